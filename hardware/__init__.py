@@ -1,0 +1,1 @@
+"""Hardware plants, bridges and the safety layer (see the README)."""

@@ -1,0 +1,240 @@
+"""Iterative LQR for model-predictive control (MJPC's iLQG, one iteration per plan).
+
+One iteration from the measured state x₀ at time t₀:
+
+1. Nominal: roll the previous policy out from x₀ under feedback scalings s ∈ {0, 10⁻³…1};
+   keep the cheapest (warm start).
+2. Model derivatives A_t, B_t and sensor Jacobians C_t, D_t from the provider (every
+   ``derivative_skip``-th knot and the last two, linearly interpolated in between).
+3. Cost derivatives by Gauss-Newton on the task's residuals (:mod:`mpc.cost`).
+4. Backward pass with box-QP control limits and regularization μ (:mod:`mpc.kernels.riccati`);
+   a non-positive-definite Q_uu raises μ and retries.
+5. Line search: rollouts of u = u* + α k + K (x ⊖ x*) for α ∈ {0, α_min…1}; the cheapest
+   becomes the new nominal. The ratio of actual to expected improvement drives μ.
+6. Publish the policy (x*, u*, K, times).
+
+An iteration that fails or produces anything non-finite is discarded; the last policy stays.
+"""
+
+from __future__ import annotations
+
+import time as _time
+from dataclasses import dataclass
+
+import mujoco
+import numpy as np
+
+from derivatives.provider_base import DerivativeProvider, Linearization
+from mpc.cost import gauss_newton, trajectory_costs
+from mpc.kernels.riccati import backward_pass
+from mpc.planner_base import IterationStats, Planner
+from mpc.policy import Policy
+from mpc.rollout import RolloutPool
+from mpc.tasks.task_base import Task
+from mpc.trajectory import ModelLayout, Trajectory
+
+
+@dataclass(frozen=True)
+class ILQRSettings:
+    horizon: float = 0.35
+    timestep: float = 0.01
+    linesearch_candidates: int = 10
+    warmstart_candidates: int = 6
+    min_step: float = 1e-3
+    derivative_skip: int = 1
+    mu_init: float = 1.0
+    mu_min: float = 1e-6
+    mu_max: float = 1e6
+    mu_factor: float = 2.0
+    backward_retries: int = 5
+    threads: int = 2
+    max_speed: float = 100.0
+
+    @property
+    def knots(self) -> int:
+        return int(round(self.horizon / self.timestep)) + 1
+
+
+class Regularization:
+    """μ schedule of Tassa et al.: multiplicative steps whose factor itself accelerates."""
+
+    def __init__(self, initial: float, low: float, high: float, factor: float):
+        self.initial, self.low, self.high, self.factor = initial, low, high, factor
+        self.reset()
+
+    def reset(self) -> None:
+        self.mu = self.initial
+        self.delta = 1.0
+
+    def increase(self, scale: float = 1.0) -> None:
+        self.delta = max(self.factor, self.delta * self.factor) * scale
+        self.mu = min(self.high, max(self.low, self.mu * self.delta))
+
+    def decrease(self) -> None:
+        self.delta = min(1.0 / self.factor, self.delta / self.factor)
+        self.mu = max(self.low, self.mu * self.delta)
+
+
+def derivative_knots(horizon: int, skip: int) -> list[int]:
+    """Knots where derivatives are computed: every ``skip``-th knot and the last two."""
+    knots = set(range(0, horizon, max(1, skip)))
+    knots.update({horizon - 2, horizon - 1})
+    return sorted(k for k in knots if k >= 0)
+
+
+class ILQR(Planner):
+    """iLQR planner on a task's planning model with a derivative provider."""
+
+    def __init__(self, task: Task, model: mujoco.MjModel, provider: DerivativeProvider,
+                 settings: ILQRSettings, home_ctrl: np.ndarray):
+        self.task = task
+        self.model = model
+        self.provider = provider
+        self.settings = settings
+        self.layout = ModelLayout.of(model)
+        self.T = settings.knots
+        self.home_ctrl = np.asarray(home_ctrl, dtype=float).copy()
+        capacity = max(settings.linesearch_candidates, settings.warmstart_candidates)
+        self.pool = RolloutPool(model, self.T, capacity, settings.threads, settings.max_speed)
+        self.linearization = Linearization.allocate(model, self.T)
+        self.knots = derivative_knots(self.T, settings.derivative_skip)
+        self.reg = Regularization(settings.mu_init, settings.mu_min, settings.mu_max,
+                                  settings.mu_factor)
+        n = settings.warmstart_candidates
+        self._fb_scales = np.concatenate([[0.0], np.logspace(-3, 0, n - 1)]) if n > 1 else [1.0]
+        n = settings.linesearch_candidates
+        self._alphas = np.concatenate(
+            [np.logspace(0, np.log10(settings.min_step), n - 1), [0.0]])
+        nx, nu = self.layout.nx, self.layout.nu
+        self._K = np.zeros((self.T, nu, nx))
+        self._k = np.zeros((self.T, nu))
+        self._dV = np.zeros(2)
+        self.nominal: Trajectory | None = None
+        self.iteration = 0
+
+    def reset(self, time, qpos, qvel, act) -> None:
+        self.policy = Policy.hold(self.layout, time, qpos, qvel, act, self.home_ctrl)
+        self.reg.reset()
+        self.provider.reset()
+        self._k[:] = 0.0
+        self.nominal = None
+        self._last_start: float | None = None
+
+    def close(self) -> None:
+        self.pool.close()
+        self.provider.close()
+
+    # ---------------------------------------------------------------------------------------
+    def iterate(self, time, qpos, qvel, act) -> IterationStats:
+        s = self.settings
+        self.iteration += 1
+        stats = IterationStats(iteration=self.iteration, time=float(time), status="ok")
+        timings = stats.timings
+        tic = _time.perf_counter()
+        self.task.update(float(time), qpos, qvel)
+        self._shift_provider(float(time))
+
+        # 1. nominal: previous policy under several feedback scalings
+        t0 = _time.perf_counter()
+        n = len(self._fb_scales)
+        batch = self.pool.run(time, qpos, qvel, act, s.timestep, self.policy,
+                              np.zeros(n), self._fb_scales)
+        costs = self._batch_costs(batch)
+        best = int(np.argmin(costs))
+        timings["nominal"] = _ms(t0)
+        if not np.isfinite(costs[best]):
+            return self._discard(stats, "nominal rollouts failed", tic)
+        nominal = batch.trajectory(best).copy()
+        self.nominal = nominal
+        stats.cost_nominal = float(costs[best])
+        residual = self.task.residual(nominal.sensordata, nominal.time)
+        term_costs = self.task.term_costs(residual[0])
+        stats.term_costs = term_costs
+        stats.stage_cost = float(term_costs.sum())
+
+        # 2. model derivatives
+        t0 = _time.perf_counter()
+        lin = self.linearization
+        self.provider.horizon(nominal, self.knots, lin)
+        lin.interpolate(self.knots)
+        stats.simulations = self.provider.last_simulations
+        timings["derivatives"] = _ms(t0)
+
+        # 3. cost derivatives
+        t0 = _time.perf_counter()
+        Rs = self.task.residual_jacobian(nominal.sensordata, nominal.time)
+        cd = gauss_newton(self.task, residual, Rs @ lin.C, Rs @ lin.D)
+        timings["cost_derivatives"] = _ms(t0)
+        if not (np.all(np.isfinite(lin.A)) and np.all(np.isfinite(lin.B))
+                and np.all(np.isfinite(cd.lxx)) and np.all(np.isfinite(cd.lx))):
+            return self._discard(stats, "non-finite derivatives", tic)
+
+        # 4. backward pass, raising μ until Q_uu + μI is positive definite
+        t0 = _time.perf_counter()
+        lay = self.layout
+        for _ in range(s.backward_retries + 1):
+            failed_at = backward_pass(lin.A, lin.B, cd.lx, cd.lu, cd.lxx, cd.luu, cd.lux,
+                                      nominal.ctrl, lay.ctrl_lo, lay.ctrl_hi, self.reg.mu,
+                                      self._K, self._k, self._dV)
+            if failed_at < 0:
+                break
+            self.reg.increase()
+        timings["backward"] = _ms(t0)
+        if failed_at >= 0:
+            return self._discard(stats, "backward pass not positive definite", tic)
+        if not (np.all(np.isfinite(self._K)) and np.all(np.isfinite(self._k))):
+            return self._discard(stats, "non-finite gains", tic)
+
+        # 5. line search over step sizes
+        t0 = _time.perf_counter()
+        candidate = Policy.build(lay, nominal.time, nominal.qpos, nominal.qvel, nominal.act,
+                                 nominal.ctrl, self._K, self._k)
+        batch = self.pool.run(time, qpos, qvel, act, s.timestep, candidate, self._alphas,
+                              np.ones(len(self._alphas)))
+        costs = self._batch_costs(batch)
+        best = int(np.argmin(costs))
+        timings["linesearch"] = _ms(t0)
+        if not np.isfinite(costs[best]):
+            self.reg.increase(10.0)
+            return self._discard(stats, "line search rollouts failed", tic)
+        alpha = float(self._alphas[best])
+        expected = alpha * self._dV[0] + alpha**2 * self._dV[1]
+        actual = float(costs[best]) - stats.cost_nominal
+        ratio = actual / expected if expected < 0 else 0.0
+        if ratio > 0.5 or alpha > 0.3:
+            self.reg.decrease()
+        elif ratio < 0.1 or alpha < 0.06:
+            self.reg.increase()
+        stats.alpha, stats.mu, stats.expected = alpha, self.reg.mu, float(expected)
+        stats.cost = float(costs[best])
+
+        # 6. publish
+        plan = batch.trajectory(best)
+        self.policy = Policy.build(lay, plan.time, plan.qpos, plan.qvel, plan.act, plan.ctrl,
+                                   self._K, iteration=self.iteration)
+        timings["total"] = _ms(tic)
+        return stats
+
+    # ---------------------------------------------------------------------------------------
+    def _batch_costs(self, batch) -> np.ndarray:
+        costs = trajectory_costs(self.task, batch.sensordata, batch.time)
+        costs = np.where(batch.status == 0, costs, np.inf)
+        return np.where(np.isfinite(costs), costs, np.inf)
+
+    def _shift_provider(self, time: float) -> None:
+        """Tell caching backends how many knots the horizon moved since the last plan."""
+        if self._last_start is not None:
+            shift = int(round((time - self._last_start) / self.settings.timestep))
+            if shift > 0:
+                self.provider.shift(shift)
+        self._last_start = time
+
+    def _discard(self, stats: IterationStats, reason: str, tic: float) -> IterationStats:
+        stats.status = reason
+        stats.mu = self.reg.mu
+        stats.timings["total"] = _ms(tic)
+        return stats
+
+
+def _ms(t0: float) -> float:
+    return (_time.perf_counter() - t0) * 1e3

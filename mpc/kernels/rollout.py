@@ -1,0 +1,74 @@
+"""Closed-loop rollout of a policy through ``mj_step``, compiled, GIL released.
+
+One call simulates T knots of the planning model from x0 at t0 with step dt:
+
+    for i in 0..T-1:   record x_i;  u_i = policy(t0 + i dt, x_i);
+                       i < T-1: mj_step (sensors at x_i, then x_{i+1});  last: mj_forward
+                       record sensordata(x_i, u_i) and the solver warm start qacc(x_i)
+
+A rollout fails (status 1) when the state stops being finite, a speed exceeds ``max_speed`` or
+MuJoCo reset the data after a bad acceleration (its clock then no longer matches t0 + i dt).
+The arrays ``d_*`` are numpy views of the MjData whose address is ``d_ptr``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from mpc import mjc
+from mpc.kernels.policy import policy_action
+
+_mj_step = mjc.mj_step
+_mj_forward = mjc.mj_forward
+_mj_setState = mjc.mj_setState
+_mj_getState = mjc.mj_getState
+_STATE_TIME = mjc.STATE_TIME
+
+OK = 0
+DIVERGED = 1
+
+
+@njit(nogil=True)
+def rollout(m_ptr, d_ptr, d_qpos, d_qvel, d_act, d_ctrl, d_sensordata, d_warmstart,
+            jnt_type, jnt_qposadr, jnt_dofadr, ctrl_lo, ctrl_hi, max_speed,
+            t0, qpos0, qvel0, act0, dt,
+            times, qpos_ref, qvel_ref, act_ref, ctrl_ref, feedforward, gains, ff_scale, fb_scale,
+            out_time, out_qpos, out_qvel, out_act, out_ctrl, out_sensordata, out_warmstart):
+    clock = np.empty(1)
+    clock[0] = t0
+    _mj_setState(m_ptr, d_ptr, clock.ctypes.data, _STATE_TIME)
+    d_qpos[:] = qpos0
+    d_qvel[:] = qvel0
+    d_act[:] = act0
+    d_warmstart[:] = 0.0
+    horizon = out_time.shape[0]
+    for i in range(horizon):
+        t = t0 + i * dt
+        out_time[i] = t
+        out_qpos[i] = d_qpos
+        out_qvel[i] = d_qvel
+        out_act[i] = d_act
+        finite = policy_action(jnt_type, jnt_qposadr, jnt_dofadr, ctrl_lo, ctrl_hi,
+                               times, qpos_ref, qvel_ref, act_ref, ctrl_ref, feedforward, gains,
+                               t, d_qpos, d_qvel, d_act, ff_scale, fb_scale, out_ctrl[i])
+        if not finite:
+            return DIVERGED
+        d_ctrl[:] = out_ctrl[i]
+        if i < horizon - 1:
+            _mj_step(m_ptr, d_ptr)
+        else:
+            _mj_forward(m_ptr, d_ptr)
+        out_sensordata[i] = d_sensordata
+        out_warmstart[i] = d_warmstart
+        if i < horizon - 1:
+            _mj_getState(m_ptr, d_ptr, clock.ctypes.data, _STATE_TIME)
+            if abs(clock[0] - (t + dt)) > 1e-6 * max(1.0, abs(t)):
+                return DIVERGED
+            for k in range(d_qvel.shape[0]):
+                if not (abs(d_qvel[k]) <= max_speed):
+                    return DIVERGED
+            for k in range(d_qpos.shape[0]):
+                if not np.isfinite(d_qpos[k]):
+                    return DIVERGED
+    return OK

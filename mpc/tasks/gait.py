@@ -1,0 +1,66 @@
+"""Gait schedules for legged robots: a phase clock and per-foot step-height targets.
+
+The phase advances as φ(t) = φ₀ + 2π f (t − t₀) with cadence f (Hz); changing the cadence
+re-anchors (φ₀, t₀) so φ stays continuous. Foot i with phase offset oᵢ (fraction of a cycle)
+is in swing during a fraction 1 − duty of the cycle, centred on φ = 2π oᵢ, where its target
+lift follows a half cosine of height ``amplitude``; in stance the target is zero.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Gait:
+    """Foot phase offsets (fractions of a cycle, in the task's foot order) and timing."""
+
+    name: str
+    offsets: tuple[float, ...]
+    duty: float
+    cadence: float
+    amplitude: float
+
+
+# Quadruped gaits, feet ordered (FL, RL, FR, RR); MJPC's published gait table.
+QUADRUPED_GAITS: dict[str, Gait] = {
+    "stand": Gait("stand", (0.0, 0.0, 0.0, 0.0), 1.0, 1.0, 0.0),
+    "walk": Gait("walk", (0.0, 0.75, 0.5, 0.25), 0.75, 1.0, 0.03),
+    "trot": Gait("trot", (0.0, 0.5, 0.5, 0.0), 0.45, 2.0, 0.03),
+    "canter": Gait("canter", (0.0, 0.33, 0.33, 0.66), 0.4, 4.0, 0.05),
+    "gallop": Gait("gallop", (0.0, 0.4, 0.05, 0.35), 0.3, 3.5, 0.10),
+}
+
+
+def step_height(phase: np.ndarray, offsets: np.ndarray, duty: float,
+                amplitude: float) -> np.ndarray:
+    """Target lift (..., nfeet) of each foot at gait phase ``phase`` (...,) in radians."""
+    if duty >= 1.0 or amplitude == 0.0:
+        return np.zeros((*np.shape(phase), len(offsets)))
+    angle = np.mod(np.asarray(phase)[..., None] + np.pi - 2 * np.pi * np.asarray(offsets),
+                   2 * np.pi) - np.pi
+    angle = angle * (0.5 / (1.0 - duty))
+    lift = np.cos(np.clip(angle, -np.pi / 2, np.pi / 2))
+    return amplitude * np.where(np.abs(lift) < 1e-6, 0.0, lift)
+
+
+class GaitClock:
+    """Phase clock that stays continuous when the cadence changes."""
+
+    def __init__(self, cadence: float, time: float = 0.0):
+        self._phase0 = 0.0
+        self._time0 = time
+        self._velocity = 2 * np.pi * cadence
+
+    def set_cadence(self, cadence: float, time: float) -> None:
+        velocity = 2 * np.pi * cadence
+        if velocity != self._velocity:
+            self._phase0 = float(self.phase(time))
+            self._time0 = time
+            self._velocity = velocity
+
+    def phase(self, time):
+        """Phase (radians) at ``time`` (scalar or array)."""
+        return self._phase0 + self._velocity * (np.asarray(time) - self._time0)

@@ -1,0 +1,193 @@
+"""Quadruped locomotion on flat ground: walk to a goal (or a list of waypoints) with a gait.
+
+Sensors (on the robot's base site ``imu``, its feet and its base subtree):
+base position p, base z-axis z, foot positions f₁..f₄ (order FL, RL, FR, RR), subtree centre of
+mass c and its velocity ċ, actuator forces τ and actuated joint angles q.
+
+Residual terms (MJPC's quadruped terms, position on the base instead of a head point):
+
+    upright   z − e_z                                           smooth_abs
+    height    p_z − mean(f_z) − h                                smooth_abs
+    position  p_xy − g_xy                                        l2
+    gait      per foot in swing: f_z − (ρ + step(t)), else 0     smooth_abs
+    balance   c_xy + ċ_xy √(2h/g) − mean(f_xy)  (capture point)  l2
+    effort    σ τ                                                quadratic
+    posture   γ ⊙ (q − q_home)                                   quadratic
+
+with h the standing height over the feet, ρ the foot radius, g the goal, step(t) the gait's
+lift target (:mod:`mpc.tasks.gait`), σ an effort scale and γ per-joint posture gains. The
+residual is affine in the sensors, r = G(t) s + c(t), so ∂r/∂s = G(t) is exact; only the gait
+rows of G depend on time (zero in stance).
+"""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+
+from mpc.tasks.gait import QUADRUPED_GAITS, GaitClock, step_height
+from mpc.tasks.task_base import CostTerm, Task
+from robots.info import RobotInfo
+
+GRAVITY = 9.81
+
+DEFAULT_WEIGHTS = {
+    "upright": 1.0, "height": 1.0, "position": 0.2, "gait": 2.0,
+    "balance": 0.2, "effort": 0.03, "posture": 0.02,
+}
+DEFAULT_PARAMS = {
+    "upright": 0.05, "height": 0.04, "position": 0.1, "gait": 0.03,
+    "balance": 0.1, "effort": 0.0, "posture": 0.0,
+}
+NORMS = {
+    "upright": "smooth_abs", "height": "smooth_abs", "position": "l2", "gait": "smooth_abs",
+    "balance": "l2", "effort": "quadratic", "posture": "quadratic",
+}
+# Posture gain per joint of a leg: abduction, hip, knee.
+POSTURE_GAINS = (2.0, 1.0, 1.0)
+
+
+class QuadrupedFlat(Task):
+    name = "quadruped_flat"
+    description = "walk to a goal or through waypoints on flat ground with a chosen gait"
+
+    def __init__(self, robot: RobotInfo, gait: str = "trot", goal=(0.0, 0.0),
+                 height: float = 0.25, foot_radius: float = 0.02, effort_scale: float = 0.02,
+                 waypoint_tolerance: float = 0.15, weights: dict | None = None):
+        super().__init__(robot)
+        if gait not in QUADRUPED_GAITS:
+            raise ValueError(f"unknown gait {gait!r}; choose from {', '.join(QUADRUPED_GAITS)}")
+        self.gait = QUADRUPED_GAITS[gait]
+        self.height = float(height)
+        self.foot_radius = float(foot_radius)
+        self.effort_scale = float(effort_scale)
+        self.waypoint_tolerance = float(waypoint_tolerance)
+        self.waypoints = _as_waypoints(goal)
+        self.waypoint_index = 0
+        self.clock = GaitClock(self.gait.cadence)
+        w = dict(DEFAULT_WEIGHTS)
+        w.update(weights or {})
+        nu = len(robot.motor_joints)
+        dims = {"upright": 3, "height": 1, "position": 2, "gait": len(robot.feet),
+                "balance": 2, "effort": nu, "posture": nu}
+        self.terms = [CostTerm(k, dims[k], NORMS[k], DEFAULT_PARAMS[k], float(w[k]))
+                      for k in DEFAULT_WEIGHTS]
+
+    # --- model -----------------------------------------------------------------------------
+    def add_sensors(self, spec: mujoco.MjSpec) -> None:
+        site, body = mujoco.mjtObj.mjOBJ_SITE, mujoco.mjtObj.mjOBJ_BODY
+        S = mujoco.mjtSensor
+        spec.add_sensor(name="base_pos", type=S.mjSENS_FRAMEPOS, objtype=site, objname="imu")
+        spec.add_sensor(name="base_zaxis", type=S.mjSENS_FRAMEZAXIS, objtype=site, objname="imu")
+        for foot in self.robot.feet:
+            spec.add_sensor(name=f"{foot}_pos", type=S.mjSENS_FRAMEPOS, objtype=site,
+                            objname=foot)
+        base = self.robot.base_body
+        spec.add_sensor(name="com_pos", type=S.mjSENS_SUBTREECOM, objtype=body, objname=base)
+        spec.add_sensor(name="com_vel", type=S.mjSENS_SUBTREELINVEL, objtype=body, objname=base)
+        for act in spec.actuators:
+            spec.add_sensor(name=f"{act.name}_force", type=S.mjSENS_ACTUATORFRC,
+                            objtype=mujoco.mjtObj.mjOBJ_ACTUATOR, objname=act.name)
+        for act in spec.actuators:
+            spec.add_sensor(name=f"{act.name}_angle", type=S.mjSENS_JOINTPOS,
+                            objtype=mujoco.mjtObj.mjOBJ_JOINT, objname=act.target)
+
+    def bind(self, model: mujoco.MjModel) -> None:
+        super().bind(model)
+        key = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, self.robot.home_key)
+        joint_qposadr = model.jnt_qposadr[model.actuator_trnid[:, 0]]
+        self.home_angles = model.key_qpos[key, joint_qposadr].copy()
+        self._build_affine_map(model)
+
+    def _build_affine_map(self, model: mujoco.MjModel) -> None:
+        """G (nr, ns) and the constant part of c (nr) of r = G(t) s + c(t)."""
+        nr, ns, nu = self.nresidual, model.nsensordata, model.nu
+        G = np.zeros((nr, ns))
+        c = np.zeros(nr)
+        sl = dict(zip([t.name for t in self.terms], self.term_slices))
+        base, zaxis = self.sensor("base_pos"), self.sensor("base_zaxis")
+        feet = [self.sensor(f"{f}_pos") for f in self.robot.feet]
+        nfeet = len(feet)
+        # upright
+        r = sl["upright"].start
+        G[r : r + 3, zaxis] = np.eye(3)
+        c[r + 2] = -1.0
+        # height
+        r = sl["height"].start
+        G[r, base.start + 2] = 1.0
+        for f in feet:
+            G[r, f.start + 2] -= 1.0 / nfeet
+        c[r] = -self.height
+        # position (goal added at evaluation)
+        r = sl["position"].start
+        G[r : r + 2, base.start : base.start + 2] = np.eye(2)
+        # gait (swing mask and step target applied at evaluation)
+        r = sl["gait"].start
+        for i, f in enumerate(feet):
+            G[r + i, f.start + 2] = 1.0
+        # balance
+        r = sl["balance"].start
+        fall_time = np.sqrt(2 * self.height / GRAVITY)
+        com, comvel = self.sensor("com_pos"), self.sensor("com_vel")
+        G[r : r + 2, com.start : com.start + 2] = np.eye(2)
+        G[r : r + 2, comvel.start : comvel.start + 2] = fall_time * np.eye(2)
+        for f in feet:
+            G[r : r + 2, f.start : f.start + 2] -= np.eye(2) / nfeet
+        # effort
+        r = sl["effort"].start
+        first = self.sensor(f"{mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_ACTUATOR, 0)}_force")
+        G[r : r + nu, first.start : first.start + nu] = self.effort_scale * np.eye(nu)
+        # posture
+        r = sl["posture"].start
+        first = self.sensor(f"{mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_ACTUATOR, 0)}_angle")
+        gains = np.tile(POSTURE_GAINS, nu // 3 + 1)[:nu]
+        G[r : r + nu, first.start : first.start + nu] = np.diag(gains)
+        c[r : r + nu] = -gains * self.home_angles
+        self._G, self._c = G, c
+        self._gait_rows = sl["gait"]
+        self._position_rows = sl["position"]
+
+    # --- residual --------------------------------------------------------------------------
+    def _swing_targets(self, time: np.ndarray) -> np.ndarray:
+        g = self.gait
+        return step_height(self.clock.phase(time), np.array(g.offsets), g.duty, g.amplitude)
+
+    def residual(self, sensordata: np.ndarray, time: np.ndarray) -> np.ndarray:
+        r = sensordata @ self._G.T + self._c
+        r[..., self._position_rows] -= self.goal
+        step = self._swing_targets(time)
+        gait = r[..., self._gait_rows]
+        r[..., self._gait_rows] = np.where(step > 0, gait - self.foot_radius - step, 0.0)
+        return r
+
+    def residual_jacobian(self, sensordata: np.ndarray, time: np.ndarray) -> np.ndarray:
+        time = np.asarray(time)
+        J = np.broadcast_to(self._G, (*time.shape, *self._G.shape)).copy()
+        swing = self._swing_targets(time) > 0
+        J[..., self._gait_rows, :] *= swing[..., None]
+        return J
+
+    # --- task state ------------------------------------------------------------------------
+    @property
+    def goal(self) -> np.ndarray:
+        return self.waypoints[self.waypoint_index]
+
+    def set_goal(self, xy) -> None:
+        self.waypoints[self.waypoint_index] = np.asarray(xy, dtype=float)[:2]
+
+    def update(self, time: float, qpos: np.ndarray, qvel: np.ndarray) -> None:
+        self.clock.set_cadence(self.gait.cadence, time)
+        last = len(self.waypoints) - 1
+        if (self.waypoint_index < last
+                and np.linalg.norm(qpos[:2] - self.goal) < self.waypoint_tolerance):
+            self.waypoint_index += 1
+
+
+def _as_waypoints(goal) -> np.ndarray:
+    """A goal [x, y] or a list of waypoints [[x, y], ...] as an (n, 2) array."""
+    a = np.asarray(goal, dtype=float)
+    if a.ndim == 1:
+        a = a[None, :]
+    if a.ndim != 2 or a.shape[1] != 2 or a.shape[0] == 0:
+        raise ValueError(f"goal must be [x, y] or a list of [x, y] waypoints, got {goal!r}")
+    return a.copy()

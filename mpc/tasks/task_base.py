@@ -1,0 +1,124 @@
+"""The task interface: a cost defined on the planning model's sensors.
+
+A task adds the sensors it needs to the robot's model and defines a residual vector
+r(s, t) of the sensor values s (evaluated by MuJoCo at a state and control) and the time t.
+The residual is split into terms; term i has a slice rᵢ, a norm nᵢ with parameter pᵢ and a
+weight wᵢ, and the stage cost is
+
+    ℓ(s, t) = Σᵢ wᵢ nᵢ(rᵢ(s, t)).
+
+Residual Jacobians with respect to the state and control follow by the chain rule,
+r_x = (∂r/∂s) C and r_u = (∂r/∂s) D, with C, D the sensor Jacobians from the derivative provider;
+time enters only as an explicit argument and is never perturbed.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import ClassVar
+
+import mujoco
+import numpy as np
+
+import robots
+from mpc import norms
+from robots.info import RobotInfo
+
+
+@dataclass(frozen=True)
+class CostTerm:
+    """One residual term: its name, dimension, norm (parameter) and weight."""
+
+    name: str
+    dim: int
+    norm: str
+    param: float
+    weight: float
+
+    def __post_init__(self) -> None:
+        if self.norm not in norms.NORMS:
+            raise ValueError(f"term {self.name}: unknown norm {self.norm!r}")
+
+
+class Task(ABC):
+    """Base class of tasks. Subclasses set ``terms`` in ``__init__``."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+
+    def __init__(self, robot: RobotInfo):
+        self.robot = robot
+        self.terms: list[CostTerm] = []
+        self._sensor_slices: dict[str, slice] = {}
+
+    # --- model -----------------------------------------------------------------------------
+    @abstractmethod
+    def add_sensors(self, spec: mujoco.MjSpec) -> None:
+        """Add the sensors the residual reads to the robot's model specification."""
+
+    def planning_model(self, timestep: float) -> mujoco.MjModel:
+        """The robot's model with this task's sensors, stepping at ``timestep``."""
+        spec = mujoco.MjSpec.from_file(str(robots.model_path(self.robot.name)))
+        spec.option.timestep = timestep
+        self.add_sensors(spec)
+        model = spec.compile()
+        self.bind(model)
+        return model
+
+    def bind(self, model: mujoco.MjModel) -> None:
+        """Resolve sensor addresses in a compiled model that has this task's sensors."""
+        self._sensor_slices = {}
+        for i in range(model.nsensor):
+            name = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_SENSOR, i)
+            adr, dim = model.sensor_adr[i], model.sensor_dim[i]
+            self._sensor_slices[name] = slice(adr, adr + dim)
+        self.nsensordata = model.nsensordata
+
+    def sensor(self, name: str) -> slice:
+        """Slice of sensor ``name`` in ``sensordata``."""
+        return self._sensor_slices[name]
+
+    # --- residual --------------------------------------------------------------------------
+    @property
+    def nresidual(self) -> int:
+        return sum(t.dim for t in self.terms)
+
+    @property
+    def term_slices(self) -> list[slice]:
+        out, start = [], 0
+        for t in self.terms:
+            out.append(slice(start, start + t.dim))
+            start += t.dim
+        return out
+
+    @abstractmethod
+    def residual(self, sensordata: np.ndarray, time: np.ndarray) -> np.ndarray:
+        """r (..., nr) from sensordata (..., ns) at times (...)."""
+
+    @abstractmethod
+    def residual_jacobian(self, sensordata: np.ndarray, time: np.ndarray) -> np.ndarray:
+        """∂r/∂s (..., nr, ns) at sensordata (..., ns) and times (...)."""
+
+    def term_costs(self, residual: np.ndarray) -> np.ndarray:
+        """Weighted cost of each term (..., nterms) from residuals (..., nr)."""
+        return np.stack(
+            [t.weight * norms.value(t.norm, residual[..., s], t.param)
+             for t, s in zip(self.terms, self.term_slices)], axis=-1)
+
+    def cost(self, residual: np.ndarray) -> np.ndarray:
+        """Stage cost ℓ (...) from residuals (..., nr)."""
+        return self.term_costs(residual).sum(axis=-1)
+
+    # --- state of the task -----------------------------------------------------------------
+    def update(self, time: float, qpos: np.ndarray, qvel: np.ndarray) -> None:  # noqa: B027
+        """Advance the task's own state (waypoints, gait clock) once per plan, at the measured state."""
+
+    @property
+    def goal(self) -> np.ndarray | None:
+        """Current goal position (xy), if the task has one."""
+        return None
+
+    def set_goal(self, xy) -> None:
+        """Move the current goal (e.g. dragged in the viewer)."""
+        raise NotImplementedError(f"task {self.name} has no goal")

@@ -1,0 +1,59 @@
+"""Shared fixtures: small models built in code and the A1 planning setup."""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+import pytest
+
+import robots
+from mpc.tasks import make_task
+
+
+@pytest.fixture(scope="session")
+def a1_task():
+    """The A1 quadruped task and its planning model (10 ms step)."""
+    task = make_task("quadruped_flat", robots.info("a1"), goal=[2.0, 0.0])
+    model = task.planning_model(0.01)
+    return task, model
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(0)
+
+
+def floating_box_model() -> mujoco.MjModel:
+    """A free body with a hinge child and one position actuator: all joint types the
+    tangent-space code distinguishes except ball, which gets its own body."""
+    return mujoco.MjModel.from_xml_string("""
+<mujoco>
+  <worldbody>
+    <geom type="plane" size="5 5 .1"/>
+    <body pos="0 0 .5">
+      <freejoint/>
+      <geom type="box" size=".1 .1 .1" mass="1"/>
+      <body pos=".2 0 0">
+        <joint name="hinge" axis="0 1 0" range="-1 1"/>
+        <geom type="capsule" size=".02" fromto="0 0 0 .2 0 0" mass=".2"/>
+        <body pos=".2 0 0">
+          <joint type="ball"/>
+          <geom type="sphere" size=".03" mass=".1"/>
+        </body>
+      </body>
+      <body pos="-.2 0 0">
+        <joint name="slide" type="slide" axis="1 0 0" range="-.1 .1"/>
+        <geom type="sphere" size=".03" mass=".1"/>
+      </body>
+    </body>
+  </worldbody>
+  <actuator>
+    <position joint="hinge" kp="10" ctrlrange="-1 1"/>
+    <motor joint="slide" ctrlrange="-2 2"/>
+  </actuator>
+</mujoco>""")
+
+
+@pytest.fixture
+def floating_model() -> mujoco.MjModel:
+    return floating_box_model()

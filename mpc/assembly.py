@@ -1,0 +1,100 @@
+"""Build the parts of a run from a validated configuration.
+
+Also checks the open config sections (task parameters, backend options, plant options) against
+the classes that consume them, for :func:`mpc.config.validate`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import TYPE_CHECKING
+
+import mujoco
+import numpy as np
+
+import derivatives
+import robots
+from derivatives.registry import provider_class
+from mpc import plants
+from mpc.config import ConfigError, check_kwargs, unknown_key
+from mpc.ilqr import ILQR, ILQRSettings
+from mpc.tasks import TASKS, Task, make_task
+
+if TYPE_CHECKING:
+    from mpc.config import Config
+    from mpc.plant_base import Plant
+
+
+# --- validation of open sections --------------------------------------------------------------
+def validate_task(cfg: Config, source: str) -> dict:
+    try:
+        info = robots.info(cfg.robot)
+    except ValueError as e:
+        raise ConfigError(f"{source}: robot: {e}") from None
+    task = dict(cfg.task)
+    name = task.pop("name", None)
+    if name is None:
+        raise ConfigError(f"{source}: missing required key 'task.name' "
+                          f"(available: {', '.join(sorted(TASKS))})")
+    if name not in TASKS:
+        raise ConfigError(f"{source}: unknown task '{name}'; available: {', '.join(sorted(TASKS))}")
+    params = check_kwargs(TASKS[name], task, source, "task.", exclude=("robot",))
+    try:
+        make_task(name, info, **params)
+    except ValueError as e:
+        raise ConfigError(f"{source}: task: {e}") from None
+    return {"name": name, **params}
+
+
+def validate_derivatives(cfg: Config, source: str) -> dict:
+    section = dict(cfg.derivatives)
+    backend = section.get("backend", "fd")
+    valid = ["backend", *derivatives.available()]
+    for key in section:
+        if key not in valid:
+            raise unknown_key(source, "derivatives.", str(key), valid)
+    if backend not in derivatives.available():
+        raise ConfigError(f"{source}: unknown derivative backend '{backend}'; available: "
+                          f"{', '.join(derivatives.available())}")
+    out = {"backend": backend}
+    for name in derivatives.available():
+        if name in section:
+            out[name] = check_kwargs(provider_class(name), section[name] or {}, source,
+                                     f"derivatives.{name}.", exclude=("model",))
+    return out
+
+
+def validate_plant(cfg: Config, source: str) -> dict:
+    section = dict(cfg.plant)
+    kind = section.pop("type", "sim")
+    try:
+        cls = plants.plant_class(kind)
+    except ValueError as e:
+        raise ConfigError(f"{source}: plant.type: {e}") from None
+    params = check_kwargs(cls, section, source, "plant.", exclude=("robot", "seed"))
+    return {"type": kind, **params}
+
+
+# --- construction ----------------------------------------------------------------------------
+def build_task(cfg: Config) -> Task:
+    params = dict(cfg.task)
+    return make_task(params.pop("name"), robots.info(cfg.robot), **params)
+
+
+def build_planner(cfg: Config, task: Task) -> ILQR:
+    settings = ILQRSettings(**asdict(cfg.planner))
+    model = task.planning_model(settings.timestep)
+    backend = cfg.derivatives["backend"]
+    provider = derivatives.make_provider(backend, model, **cfg.derivatives.get(backend, {}))
+    return ILQR(task, model, provider, settings, home_ctrl(model, task.robot.home_key))
+
+
+def build_plant(cfg: Config) -> Plant:
+    params = dict(cfg.plant)
+    cls = plants.plant_class(params.pop("type"))
+    return cls(robots.info(cfg.robot), seed=cfg.runtime.seed, **params)
+
+
+def home_ctrl(model: mujoco.MjModel, key_name: str) -> np.ndarray:
+    key = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, key_name)
+    return model.key_ctrl[key].copy()

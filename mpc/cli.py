@@ -1,0 +1,159 @@
+"""``mpc-run``: run a configuration in simulation or on a robot.
+
+    mpc-run CONFIG [--backend NAME] [--mode lockstep|realtime] [--duration SECONDS] [--seed N]
+                   [--out DIR] [--set KEY=VALUE ...] [--viewer] [--quiet]
+    mpc-run --list
+
+Bad input (config, options, environment) prints one line and exits with code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import logging
+import sys
+import traceback
+from pathlib import Path
+
+from mpc.errors import UserError
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):
+        self.exit(EXIT_USAGE, f"mpc-run: error: {message} (see mpc-run --help)\n")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="mpc-run", description="Whole-body iLQR MPC for Unitree legged robots.")
+    p.add_argument("config", nargs="?", help="YAML config file or shipped config name")
+    p.add_argument("--list", action="store_true", help="list the shipped configs and exit")
+    p.add_argument("--backend", help="derivative backend (fd, wasp, analytic)")
+    p.add_argument("--mode", choices=("lockstep", "realtime"), help="runtime mode")
+    p.add_argument("--duration", type=float, metavar="SECONDS", help="run length in seconds")
+    p.add_argument("--seed", type=int, metavar="N", help="random seed")
+    p.add_argument("--out", metavar="DIR", help="run directory (default runs/<time>_<config>)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config key, e.g. --set task.gait=stand (repeatable)")
+    p.add_argument("--viewer", action="store_true", help="open the MuJoCo viewer")
+    p.add_argument("--quiet", action="store_true", help="no live dashboard")
+    return p
+
+
+def _overrides(args: argparse.Namespace) -> list[str]:
+    out = list(args.set)
+    if args.backend is not None:
+        out.append(f"derivatives.backend={args.backend}")
+    if args.mode is not None:
+        out.append(f"runtime.mode={args.mode}")
+    if args.duration is not None:
+        out.append(f"runtime.duration={args.duration!r}")
+    if args.seed is not None:
+        out.append(f"runtime.seed={args.seed}")
+    return out
+
+
+def _list_configs() -> int:
+    from mpc.config import shipped_configs
+
+    rows = shipped_configs()
+    width = max((len(n) for n, _ in rows), default=0)
+    for name, desc in rows:
+        print(f"{name:<{width}}  {desc}")
+    return EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.list:
+        return _list_configs()
+    if not args.config:
+        _parser().error("a CONFIG file is required (or --list)")
+    try:
+        return _run(args)
+    except UserError as e:
+        print(f"mpc-run: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from mpc.config import load_config
+
+    cfg = load_config(args.config, _overrides(args))
+    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    run_dir = Path(args.out) if args.out else (
+        Path(cfg.output.dir) / f"{stamp}_{Path(cfg.source).stem}_{cfg.derivatives['backend']}"
+                               f"_{cfg.runtime.mode}")
+    console = Console(stderr=False)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+
+    from mpc.runtime.session import Session
+
+    try:
+        session = Session(cfg, run_dir)
+    except (ValueError, OSError) as e:
+        raise UserError(str(e)) from None
+    mode = cfg.runtime.mode
+    ticks = []
+    dashboard = viewer = None
+    status = EXIT_OK
+    try:
+        if args.viewer:
+            from mpc.viewer import open_viewer
+
+            viewer = open_viewer(session)
+            ticks.append(viewer.tick)
+        if not args.quiet and console.is_terminal:
+            from mpc.dashboard import Dashboard
+
+            dashboard = Dashboard(session, mode, console)
+            ticks.append(dashboard.tick)
+        run = _loop(mode)
+        run(session, cfg.runtime.duration, (lambda s: all(t(s) for t in ticks)) if ticks
+            else None)
+    except KeyboardInterrupt:
+        logging.getLogger("mpc").warning("interrupted by the user")
+        status = EXIT_INTERRUPTED
+    except UserError:
+        raise
+    except Exception:
+        (run_dir / "error.log").write_text(traceback.format_exc())
+        print(f"mpc-run: internal error, traceback in {run_dir / 'error.log'}", file=sys.stderr)
+        status = EXIT_FAILED
+    finally:
+        if dashboard is not None:
+            dashboard.close()
+        if viewer is not None:
+            viewer.close()
+        summary = session.close(mode)
+    if not args.quiet:
+        from mpc.dashboard import summary_table
+
+        console.print(summary_table(summary))
+    console.print(f"run directory: {run_dir}")
+    print(json.dumps({k: summary[k] for k in ("fell", "goal_distance_end_m",
+                                              "planning_rate_hz", "iteration_ms_median")}))
+    return status
+
+
+def _loop(mode: str):
+    if mode == "lockstep":
+        from mpc.runtime.lockstep import run_lockstep
+
+        return run_lockstep
+    from mpc.runtime.realtime import run_realtime
+
+    def run(session, duration, on_tick):
+        session.plan(session.plant.read_state())  # JIT-compile before the clock starts
+        run_realtime(session, duration, on_tick)
+
+    return run
+
+
+if __name__ == "__main__":
+    sys.exit(main())

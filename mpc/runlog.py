@@ -1,0 +1,65 @@
+"""The run directory: resolved config, time series (.npz), events log and summary.json."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+PHASES = ("nominal", "derivatives", "cost_derivatives", "backward", "linesearch", "total")
+
+
+class RunRecorder:
+    """Collects samples during a run and writes them at the end."""
+
+    def __init__(self, run_dir: Path, config: dict, term_names: list[str]):
+        self.dir = Path(run_dir)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        (self.dir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+        self.term_names = term_names
+        self.states: dict[str, list] = {k: [] for k in ("time", "qpos", "qvel", "ctrl",
+                                                          "contacts")}
+        self.plans: dict[str, list] = {k: [] for k in (
+            "time", "ok", "cost", "stage_cost", "term_costs", "timings", "mu", "alpha",
+            "simulations", "wall_time")}
+        self._handler = logging.FileHandler(self.dir / "events.log")
+        self._handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: "
+                                                     "%(message)s"))
+        logging.getLogger().addHandler(self._handler)
+        logging.getLogger().setLevel(logging.INFO)
+
+    def state(self, time: float, qpos, qvel, ctrl, contacts) -> None:
+        s = self.states
+        s["time"].append(time)
+        s["qpos"].append(np.array(qpos))
+        s["qvel"].append(np.array(qvel))
+        s["ctrl"].append(np.array(ctrl))
+        s["contacts"].append(np.array(contacts, dtype=bool))
+
+    def plan(self, stats, wall_time: float) -> None:
+        p = self.plans
+        p["time"].append(stats.time)
+        p["ok"].append(stats.status == "ok")
+        p["cost"].append(stats.cost)
+        p["stage_cost"].append(stats.stage_cost)
+        terms = stats.term_costs if len(stats.term_costs) else np.full(len(self.term_names),
+                                                                        np.nan)
+        p["term_costs"].append(terms)
+        p["timings"].append([stats.timings.get(k, np.nan) for k in PHASES])
+        p["mu"].append(stats.mu)
+        p["alpha"].append(stats.alpha)
+        p["simulations"].append(stats.simulations)
+        p["wall_time"].append(wall_time)
+
+    def write(self, summary: dict) -> None:
+        arrays = {f"state_{k}": np.array(v) for k, v in self.states.items()}
+        arrays.update({f"plan_{k}": np.array(v) for k, v in self.plans.items()})
+        arrays["term_names"] = np.array(self.term_names)
+        arrays["phase_names"] = np.array(PHASES)
+        np.savez_compressed(self.dir / "timeseries.npz", **arrays)
+        (self.dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+        logging.getLogger().removeHandler(self._handler)
+        self._handler.close()

@@ -1,0 +1,59 @@
+"""The TV-LQR feedback law between plans, with the guards that keep bad commands off the plant.
+
+u = clamp(u*(t) + K(t) (x ⊖ x*(t))) from the latest published policy. A non-finite result is
+never sent (the plant keeps its last command); a policy older than ``timeout`` or repeated
+non-finite results put the plant in damping, with the reason logged.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from mpc.plant_base import Plant, PlantState
+from mpc.policy import Policy
+
+log = logging.getLogger(__name__)
+
+#: Consecutive non-finite actions tolerated before the plant is put in damping.
+MAX_NONFINITE = 3
+
+
+class FeedbackController:
+    def __init__(self, plant: Plant, nu: int, timeout: float):
+        self.plant = plant
+        self.timeout = float(timeout)
+        self.ctrl = np.zeros(nu)
+        self.sent = 0
+        self.nonfinite = 0
+        self.stopped: str | None = None
+        self.last_age = 0.0
+
+    def step(self, policy: Policy, state: PlantState) -> np.ndarray | None:
+        """Evaluate the policy at ``state`` and send the result; returns what was sent."""
+        if self.stopped is not None:
+            return None
+        self.last_age = state.time - policy.start
+        if self.last_age > self.timeout:
+            return self._stop(f"policy expired ({self.last_age:.3f} s old, "
+                              f"limit {self.timeout:.3f} s)")
+        _, finite = policy.action(state.time, state.qpos, state.qvel, state.act, out=self.ctrl)
+        if not finite or not np.all(np.isfinite(self.ctrl)):
+            self.nonfinite += 1
+            log.warning("non-finite feedback action discarded (%d in a row)", self.nonfinite)
+            if self.nonfinite >= MAX_NONFINITE:
+                return self._stop("repeated non-finite feedback actions")
+            return None
+        self.nonfinite = 0
+        self.plant.send(self.ctrl)
+        self.sent += 1
+        return self.ctrl
+
+    def _stop(self, reason: str) -> None:
+        self.stopped = reason
+        damp = getattr(self.plant, "damp", None)
+        if damp is not None:
+            damp(reason)
+        log.error("feedback stopped: %s", reason)
+        return None

@@ -1,0 +1,97 @@
+"""The simulated robot: the robot's MuJoCo model stepped at its own timestep."""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+import mujoco
+import numpy as np
+
+import robots
+from mpc.plant_base import Plant, PlantState
+from robots.info import RobotInfo
+
+log = logging.getLogger(__name__)
+
+
+class SimPlant(Plant):
+    """MuJoCo simulation of ``robot``, started at a keyframe with optional joint-angle noise.
+
+    A ``goal`` mocap body (no contacts) marks the task's goal for the viewer, where it can be
+    dragged. In damping mode every actuated joint's target follows its measured angle, so a
+    position actuator exerts no stiffness and the joint's damping brakes it, like motors in
+    damping mode.
+    """
+
+    def __init__(self, robot: RobotInfo, seed: int = 0, timestep: float = 0.002,
+                 init_noise: float = 0.0, keyframe: str = "home"):
+        spec = mujoco.MjSpec.from_file(str(robots.model_path(robot.name)))
+        spec.option.timestep = timestep
+        goal = spec.worldbody.add_body(name="goal", mocap=True, pos=[0, 0, 0.02])
+        goal.add_geom(type=mujoco.mjtGeom.mjGEOM_CYLINDER, size=[0.08, 0.01, 0],
+                      contype=0, conaffinity=0, rgba=[0.1, 0.9, 0.2, 0.6])
+        self.model = spec.compile()
+        self.data = mujoco.MjData(self.model)
+        self.robot = robot
+        key = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_KEY, keyframe)
+        if key < 0:
+            raise ValueError(f"robot {robot.name} has no keyframe {keyframe!r}")
+        mujoco.mj_resetDataKeyframe(self.model, self.data, key)
+        joints = self.model.actuator_trnid[:, 0]
+        self._act_qpos = self.model.jnt_qposadr[joints]
+        if init_noise > 0:
+            rng = np.random.default_rng(seed)
+            self.data.qpos[self._act_qpos] += init_noise * rng.standard_normal(len(joints))
+        mujoco.mj_forward(self.model, self.data)
+        self.lock = threading.Lock()
+        self.damping_reason: str | None = None
+        # A foot touches the floor when any geom of its site's body does.
+        sites = [mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_SITE, f) for f in robot.feet]
+        self._foot_bodies = self.model.site_bodyid[sites]
+
+    @property
+    def timestep(self) -> float:
+        return float(self.model.opt.timestep)
+
+    def read_state(self) -> PlantState:
+        with self.lock:
+            d = self.data
+            return PlantState(d.time, d.qpos.copy(), d.qvel.copy(), d.act.copy())
+
+    def send(self, ctrl: np.ndarray) -> None:
+        ctrl = np.asarray(ctrl, dtype=float)
+        if not np.all(np.isfinite(ctrl)):
+            self.damp("non-finite command")
+            return
+        with self.lock:
+            if self.damping_reason is None:
+                self.data.ctrl[:] = ctrl
+
+    def damp(self, reason: str) -> None:
+        with self.lock:
+            if self.damping_reason is None:
+                self.damping_reason = reason
+                log.warning("plant damping: %s", reason)
+
+    def close(self) -> None:
+        """Nothing to release; a closed simulation just stops being stepped."""
+
+    def step(self) -> None:
+        with self.lock:
+            if self.damping_reason is not None and self.model.actuator_biastype.any():
+                self.data.ctrl[:] = self.data.qpos[self._act_qpos]
+            elif self.damping_reason is not None:
+                self.data.ctrl[:] = 0.0
+            mujoco.mj_step(self.model, self.data)
+
+    def foot_contacts(self) -> np.ndarray:
+        """Which feet touch the floor (task foot order)."""
+        with self.lock:
+            c = self.data.contact
+            bodies = self.model.geom_bodyid[np.concatenate([c.geom1, c.geom2])]
+        return np.isin(self._foot_bodies, bodies)
+
+    def set_goal_marker(self, xy) -> None:
+        with self.lock:
+            self.data.mocap_pos[0, :2] = xy

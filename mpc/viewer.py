@@ -1,0 +1,90 @@
+"""MuJoCo passive viewer: the robot, the goal (drag it with Ctrl + right mouse) and the plan.
+
+The plan is drawn from the planner's latest nominal trajectory: the base path and each foot's
+path, read from the planning model's position sensors.
+"""
+
+from __future__ import annotations
+
+import os
+
+import mujoco
+import numpy as np
+
+from mpc.errors import UserError
+from mpc.runtime.session import Session
+
+TRACE_RGBA = {"base": (0.2, 0.6, 1.0, 1.0), "foot": (1.0, 0.5, 0.1, 1.0)}
+
+
+def open_viewer(session: Session):
+    """Open the passive viewer on the simulated plant, or fail with a one-line reason."""
+    plant = session.plant
+    if not hasattr(plant, "model"):
+        raise UserError("--viewer needs a simulated plant (plant.type: sim)")
+    if os.name == "posix" and not (os.environ.get("DISPLAY") or
+                                   os.environ.get("WAYLAND_DISPLAY")):
+        raise UserError("--viewer needs a display: DISPLAY is not set (run without --viewer, "
+                        "or under X/Wayland)")
+    try:
+        import mujoco.viewer
+
+        handle = mujoco.viewer.launch_passive(plant.model, plant.data, show_left_ui=False,
+                                              show_right_ui=False)
+    except Exception as e:  # GLFW/OpenGL failures arrive as assorted exception types
+        raise UserError(f"--viewer could not open a window: {e}") from None
+    return ViewerSync(session, handle)
+
+
+class ViewerSync:
+    """Copies goal drags from the viewer to the task and draws the plan, once per tick."""
+
+    def __init__(self, session: Session, handle):
+        self.session = session
+        self.handle = handle
+        task = session.task
+        self.sensors = [("base", task.sensor("base_pos"))] if _has(task, "base_pos") else []
+        self.sensors += [("foot", task.sensor(f"{f}_pos")) for f in session.robot.feet
+                         if _has(task, f"{f}_pos")]
+        if task.goal is not None:
+            session.plant.set_goal_marker(task.goal)
+
+    def tick(self, session: Session) -> bool:
+        if not self.handle.is_running():
+            return False
+        plant = session.plant
+        with self.handle.lock():
+            goal = plant.data.mocap_pos[0, :2].copy()
+            if session.task.goal is not None and not np.allclose(goal, session.task.goal):
+                session.task.set_goal(goal)
+            self._draw(session)
+        self.handle.sync()
+        return True
+
+    def _draw(self, session: Session) -> None:
+        scn = self.handle.user_scn
+        scn.ngeom = 0
+        nominal = session.planner.nominal
+        if nominal is None:
+            return
+        for kind, sl in self.sensors:
+            path = nominal.sensordata[:, sl]
+            for a, b in zip(path[:-1], path[1:]):
+                if scn.ngeom >= scn.maxgeom:
+                    return
+                g = scn.geoms[scn.ngeom]
+                mujoco.mjv_initGeom(g, mujoco.mjtGeom.mjGEOM_LINE, np.zeros(3), np.zeros(3),
+                                    np.eye(3).ravel(), np.array(TRACE_RGBA[kind], np.float32))
+                mujoco.mjv_connector(g, mujoco.mjtGeom.mjGEOM_LINE, 3.0, a, b)
+                scn.ngeom += 1
+
+    def close(self) -> None:
+        self.handle.close()
+
+
+def _has(task, name: str) -> bool:
+    try:
+        task.sensor(name)
+    except KeyError:
+        return False
+    return True

@@ -1,7 +1,8 @@
 """Robot models and per-robot metadata.
 
-Each robot has one MJCF file in ``robots/models/`` (used both as the planner's model and as the
-simulated plant) and one :class:`RobotInfo` record in :mod:`robots.info`.
+Each robot has one MJCF file in ``robots/models/`` (the simulated plant, and the planner's model
+unless the robot names a separate planning model: H1 plans on ``h1_legs.xml``, generated from
+``h1.xml`` by :mod:`robots.derive`) and one :class:`RobotInfo` record in :mod:`robots.info`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,10 @@ from robots.info import ROBOTS, RobotInfo
 
 MODELS_DIR = Path(__file__).resolve().parent / "models"
 
-__all__ = ["ROBOTS", "RobotInfo", "available", "info", "load_model", "model_path"]
+__all__ = [
+    "ROBOTS", "RobotInfo", "available", "info", "load_model", "load_planning_model", "model_path",
+    "planning_model_path",
+]
 
 
 class UnknownRobotError(ValueError):
@@ -44,3 +48,15 @@ def model_path(name: str) -> Path:
 def load_model(name: str) -> mujoco.MjModel:
     """Compile the MJCF model of robot ``name``."""
     return mujoco.MjModel.from_xml_path(str(model_path(name)))
+
+
+def planning_model_path(name: str) -> Path:
+    """Path of the MJCF file the planner uses for robot ``name`` (its model file unless it has a
+    separate planning model)."""
+    robot = info(name)
+    return MODELS_DIR / (robot.planning_model_file or robot.model_file)
+
+
+def load_planning_model(name: str) -> mujoco.MjModel:
+    """Compile the planning model of robot ``name``."""
+    return mujoco.MjModel.from_xml_path(str(planning_model_path(name)))

@@ -53,6 +53,8 @@ class PlannerConfig:
     horizon: float = _f(0.35, gt=0.0, help="planning horizon (s)")
     timestep: float = _f(0.01, gt=0.0, help="planning model timestep (s)")
     linesearch_candidates: int = _f(10, min=2, help="rollouts per line search")
+    linesearch: str = _f("parallel", choices=("parallel", "batched"),
+                         help="all candidates at once (MJPC) or thread-sized batches")
     warmstart_candidates: int = _f(6, min=1, help="feedback scalings tried for the nominal")
     min_step: float = _f(1e-3, gt=0.0, max=1.0, help="smallest line-search step")
     derivative_skip: int = _f(1, min=1, max=10, help="derivatives every k-th knot")

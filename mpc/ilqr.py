@@ -9,8 +9,12 @@ One iteration from the measured state x₀ at time t₀:
 3. Cost derivatives by Gauss-Newton on the task's residuals (:mod:`mpc.cost`).
 4. Backward pass with box-QP control limits and regularization μ (:mod:`mpc.kernels.riccati`);
    a non-positive-definite Q_uu raises μ and retries.
-5. Line search: rollouts of u = u* + α k + K (x ⊖ x*) for α ∈ {0, α_min…1}; the cheapest
-   becomes the new nominal. The ratio of actual to expected improvement drives μ.
+5. Line search: rollouts of u = u* + α k + K (x ⊖ x*) for α ∈ {1…α_min, 0}; the cheapest
+   becomes the new nominal. ``linesearch: parallel`` rolls all candidates out at once (MJPC);
+   ``batched`` rolls them out in thread-sized batches from α = 1 down and stops after the first
+   batch whose best candidate achieves at least 10 % of the expected decrease (Armijo), which
+   saves most rollouts on a machine with few cores. The ratio of actual to expected
+   improvement drives μ.
 6. Publish the policy (x*, u*, K, times).
 
 An iteration that fails or produces anything non-finite is discarded; the last policy stays.
@@ -39,6 +43,7 @@ class ILQRSettings:
     horizon: float = 0.35
     timestep: float = 0.01
     linesearch_candidates: int = 10
+    linesearch: str = "parallel"
     warmstart_candidates: int = 6
     min_step: float = 1e-3
     derivative_skip: int = 1
@@ -189,33 +194,49 @@ class ILQR(Planner):
         t0 = _time.perf_counter()
         candidate = Policy.build(lay, nominal.time, nominal.qpos, nominal.qvel, nominal.act,
                                  nominal.ctrl, self._K, self._k)
-        batch = self.pool.run(time, qpos, qvel, act, s.timestep, candidate, self._alphas,
-                              np.ones(len(self._alphas)))
-        costs = self._batch_costs(batch)
-        best = int(np.argmin(costs))
+        plan, alpha, cost = self._linesearch(time, qpos, qvel, act, candidate,
+                                             stats.cost_nominal)
         timings["linesearch"] = _ms(t0)
-        if not np.isfinite(costs[best]):
+        if plan is None:
             self.reg.increase(10.0)
             return self._discard(stats, "line search rollouts failed", tic)
-        alpha = float(self._alphas[best])
-        expected = alpha * self._dV[0] + alpha**2 * self._dV[1]
-        actual = float(costs[best]) - stats.cost_nominal
+        expected = self._expected(alpha)
+        actual = cost - stats.cost_nominal
         ratio = actual / expected if expected < 0 else 0.0
         if ratio > 0.5 or alpha > 0.3:
             self.reg.decrease()
         elif ratio < 0.1 or alpha < 0.06:
             self.reg.increase()
-        stats.alpha, stats.mu, stats.expected = alpha, self.reg.mu, float(expected)
-        stats.cost = float(costs[best])
+        stats.alpha, stats.mu, stats.expected, stats.cost = alpha, self.reg.mu, expected, cost
 
         # 6. publish
-        plan = batch.trajectory(best)
         self.policy = Policy.build(lay, plan.time, plan.qpos, plan.qvel, plan.act, plan.ctrl,
                                    self._K, iteration=self.iteration)
         timings["total"] = _ms(tic)
         return stats
 
     # ---------------------------------------------------------------------------------------
+    def _expected(self, alpha: float) -> float:
+        return float(alpha * self._dV[0] + alpha**2 * self._dV[1])
+
+    def _linesearch(self, time, qpos, qvel, act, candidate: Policy, cost_nominal: float):
+        """(plan, α, cost) of the chosen step, or (None, 0, inf) if every rollout failed."""
+        alphas = self._alphas
+        size = len(alphas) if self.settings.linesearch == "parallel" else len(self.pool.datas)
+        best: tuple[Trajectory | None, float, float] = (None, 0.0, np.inf)
+        for start in range(0, len(alphas), size):
+            chunk = alphas[start : start + size]
+            batch = self.pool.run(time, qpos, qvel, act, self.settings.timestep, candidate,
+                                  chunk, np.ones(len(chunk)))
+            costs = self._batch_costs(batch)
+            i = int(np.argmin(costs))
+            if costs[i] < best[2]:
+                best = (batch.trajectory(i).copy(), float(chunk[i]), float(costs[i]))
+            expected = self._expected(best[1])
+            if expected < 0 and (best[2] - cost_nominal) <= 0.1 * expected:
+                break
+        return best
+
     def _batch_costs(self, batch) -> np.ndarray:
         costs = trajectory_costs(self.task, batch.sensordata, batch.time)
         costs = np.where(batch.status == 0, costs, np.inf)

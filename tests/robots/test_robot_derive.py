@@ -41,3 +41,34 @@ def test_locking_at_a_nonzero_angle_keeps_the_kinematics():
         name = full.body(b).name
         np.testing.assert_allclose(data.body(name).xpos, full_data.xpos[b], atol=1e-12)
         np.testing.assert_allclose(data.body(name).xmat, full_data.xmat[b], atol=1e-12)
+
+
+def test_locking_a_joint_away_from_the_body_origin():
+    """A hinge placed off its body's origin, welded at 0.9 rad: the body ends up where the
+    hinge would have put it."""
+    xml = """
+<mujoco>
+  <worldbody>
+    <body name="base" pos="0 0 1" quat="0.9 0.1 0.3 0.2">
+      <freejoint/>
+      <geom size="0.1"/>
+      <body name="link" pos="0.2 0.1 0" quat="0.8 0 0.6 0">
+        <joint name="hinge" pos="0.05 -0.02 0.1" axis="0.3 1 0.2"/>
+        <geom size="0.05"/>
+      </body>
+    </body>
+  </worldbody>
+  <actuator><motor joint="hinge"/></actuator>
+  <keyframe><key name="home" qpos="0 0 1 1 0 0 0 0.9" ctrl="0.5"/></keyframe>
+</mujoco>"""
+    full = mujoco.MjModel.from_xml_string(xml)
+    full_data = mujoco.MjData(full)
+    mujoco.mj_resetDataKeyframe(full, full_data, 0)
+    mujoco.mj_kinematics(full, full_data)
+    locked = lock_joints(mujoco.MjSpec.from_string(xml), ["hinge"], "home").compile()
+    data = mujoco.MjData(locked)
+    mujoco.mj_resetDataKeyframe(locked, data, 0)
+    mujoco.mj_kinematics(locked, data)
+    assert locked.nu == 0 and locked.key("home").qpos.shape == (7,)
+    np.testing.assert_allclose(data.body("link").xpos, full_data.body("link").xpos, atol=1e-12)
+    np.testing.assert_allclose(data.body("link").xmat, full_data.body("link").xmat, atol=1e-12)

@@ -42,6 +42,15 @@ class Plant(ABC):
     def close(self) -> None:
         """Stop and release the plant; a hardware plant leaves the robot in damping."""
 
+    @abstractmethod
+    def damp(self, reason: str) -> None:
+        """Enter the safe state (motor damping) and log ``reason``; latched: later
+        :meth:`send` calls are ignored."""
+
+    def prepare(self) -> None:  # noqa: B027
+        """Called once before the control loop starts (hardware: connect, wait for state,
+        ramp to the home pose). Simulated plants need nothing."""
+
     def step(self) -> None:  # noqa: B027
         """Advance a simulated plant by one timestep (hardware plants do nothing)."""
 

@@ -43,7 +43,5 @@ mj_step = _declare("mj_step", [_ptr, _ptr])
 mj_forward = _declare("mj_forward", [_ptr, _ptr])
 # void mj_setState(const mjModel* m, mjData* d, const mjtNum* state, int sig)
 mj_setState = _declare("mj_setState", [_ptr, _ptr, _ptr, ctypes.c_int])
-# void mj_getState(const mjModel* m, const mjData* d, mjtNum* state, int sig)
-mj_getState = _declare("mj_getState", [_ptr, _ptr, _ptr, ctypes.c_int])
 
 STATE_TIME = int(mujoco.mjtState.mjSTATE_TIME)

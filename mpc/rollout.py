@@ -61,7 +61,7 @@ class RolloutPool:
         for i in range(worker, n, stride):
             b.status[i] = rollout(
                 self.model._address, d._address, d.qpos, d.qvel, d.act, d.ctrl, d.sensordata,
-                d.qacc_warmstart, lay.jnt_type, lay.jnt_qposadr, lay.jnt_dofadr, lay.ctrl_lo,
+                d.qacc_warmstart, d.warning.number, lay.jnt_type, lay.jnt_qposadr, lay.jnt_dofadr, lay.ctrl_lo,
                 lay.ctrl_hi, self.max_speed, time, qpos, qvel, act, dt,
                 policy.times, policy.qpos, policy.qvel, policy.act, policy.ctrl,
                 policy.feedforward, policy.gains, ff[i], fb[i],

@@ -18,7 +18,7 @@ from numba import njit
 from mpc.kernels.tangent import interpolate_pos, state_difference
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def find_segment(times, t):
     """Segment index i and weight w in [0, 1] with t ≈ (1 - w) times[i] + w times[i + 1]."""
     n = times.shape[0]
@@ -37,7 +37,7 @@ def find_segment(times, t):
     return lo, (t - times[lo]) / (times[lo + 1] - times[lo])
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def policy_action(jnt_type, jnt_qposadr, jnt_dofadr, ctrl_lo, ctrl_hi,
                   times, qpos_ref, qvel_ref, act_ref, ctrl_ref, feedforward, gains,
                   t, qpos, qvel, act, ff_scale, fb_scale, out_ctrl):

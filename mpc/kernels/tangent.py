@@ -19,7 +19,7 @@ from numba import njit
 FREE, BALL, SLIDE, HINGE = 0, 1, 2, 3
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def quat_mul(a, b, out):
     """out = a ⊗ b (w, x, y, z)."""
     w = a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3]
@@ -32,7 +32,7 @@ def quat_mul(a, b, out):
     out[3] = z
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def quat_log_diff(q2, q1, out):
     """Rotation vector of q1⁻¹ ⊗ q2, the angle wrapped to [-π, π] (``mju_subQuat(q2, q1)``)."""
     # q1⁻¹ ⊗ q2 with q1⁻¹ = conj(q1) for unit quaternions.
@@ -54,7 +54,7 @@ def quat_log_diff(q2, q1, out):
     out[2] = z * scale
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def quat_exp_mul(q, w, scale, out):
     """out = q ⊗ exp(scale · w), normalized."""
     ax = w[0] * scale
@@ -79,7 +79,7 @@ def quat_exp_mul(q, w, scale, out):
         out[i] /= n
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def differentiate_pos(jnt_type, jnt_qposadr, jnt_dofadr, qpos2, qpos1, out):
     """out (nv) = qpos2 ⊖ qpos1, as ``mj_differentiatePos(m, out, 1, qpos1, qpos2)``."""
     for j in range(jnt_type.shape[0]):
@@ -96,7 +96,7 @@ def differentiate_pos(jnt_type, jnt_qposadr, jnt_dofadr, qpos2, qpos1, out):
             out[va] = qpos2[pa] - qpos1[pa]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def integrate_pos(jnt_type, jnt_qposadr, jnt_dofadr, qpos, dq, scale, out):
     """out (nq) = qpos ⊕ scale · dq, as ``mj_integratePos`` (out may alias qpos)."""
     for j in range(jnt_type.shape[0]):
@@ -115,7 +115,7 @@ def integrate_pos(jnt_type, jnt_qposadr, jnt_dofadr, qpos, dq, scale, out):
             out[pa] = qpos[pa] + scale * dq[va]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def interpolate_pos(jnt_type, jnt_qposadr, qpos1, qpos2, w, out):
     """out = (1 - w) qpos1 + w qpos2 with quaternions renormalized (nlerp, shortest arc)."""
     for i in range(qpos1.shape[0]):
@@ -137,7 +137,7 @@ def interpolate_pos(jnt_type, jnt_qposadr, qpos1, qpos2, w, out):
                 out[pa + i] /= n
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def state_difference(jnt_type, jnt_qposadr, jnt_dofadr, qpos, qvel, act, qpos_ref, qvel_ref,
                      act_ref, out):
     """out (2nv + na) = x ⊖ x_ref in the layout of ``mjd_transitionFD``: (dq, dv, dact)."""

@@ -65,6 +65,10 @@ class QuadrupedFlat(Task):
         self.waypoints = _as_waypoints(goal)
         self.waypoint_index = 0
         self.clock = GaitClock(self.gait.cadence)
+        unknown = set(weights or {}) - set(DEFAULT_WEIGHTS)
+        if unknown:
+            raise ValueError(f"unknown cost term(s) {', '.join(sorted(unknown))} in weights; "
+                             f"terms: {', '.join(DEFAULT_WEIGHTS)}")
         w = dict(DEFAULT_WEIGHTS)
         w.update(weights or {})
         nu = len(robot.motor_joints)

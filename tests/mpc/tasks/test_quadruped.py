@@ -1,0 +1,80 @@
+"""The quadruped task's residual and its Jacobian through MuJoCo."""
+
+import mujoco
+import numpy as np
+import pytest
+
+import robots
+from mpc.tasks import make_task
+
+
+def home_data(model):
+    d = mujoco.MjData(model)
+    mujoco.mj_resetDataKeyframe(model, d, 0)
+    mujoco.mj_forward(model, d)
+    return d
+
+
+def test_residual_jacobian_matches_finite_differences_of_the_residual(a1_task, rng):
+    task, model = a1_task
+    d = home_data(model)
+    s = d.sensordata.copy() + 0.01 * rng.standard_normal(model.nsensordata)
+    for t in (0.05, 0.13, 0.31):  # stance and swing phases
+        J = task.residual_jacobian(s, np.array(t))
+        h = 1e-6
+        fd = np.zeros_like(J)
+        for j in range(model.nsensordata):
+            e = np.zeros(model.nsensordata)
+            e[j] = h
+            fd[:, j] = (task.residual(s + e, np.array(t)) - task.residual(s - e, np.array(t))) / (2 * h)
+        np.testing.assert_allclose(J, fd, atol=1e-7)
+
+
+def test_residual_terms_mean_what_they_say(a1_task):
+    task, model = a1_task
+    d = home_data(model)
+    r = task.residual(d.sensordata.copy(), np.array(0.0))
+    sl = dict(zip([t.name for t in task.terms], task.term_slices))
+    # upright at the home pose, posture at home, zero actuator force at home ctrl
+    np.testing.assert_allclose(r[sl["upright"]], 0.0, atol=1e-12)
+    np.testing.assert_allclose(r[sl["posture"]], 0.0, atol=1e-12)
+    np.testing.assert_allclose(r[sl["effort"]], 0.0, atol=1e-9)
+    # position: base 2 m short of the goal at [2, 0]
+    np.testing.assert_allclose(r[sl["position"]], [-2.0, 0.0], atol=1e-9)
+    # height: base z minus mean foot z minus 0.25
+    feet_z = np.mean([d.site_xpos[model.site(f).id][2] for f in task.robot.feet])
+    assert r[sl["height"]][0] == pytest.approx(d.site_xpos[model.site("imu").id][2]
+                                               - feet_z - 0.25)
+
+
+def test_gait_residual_is_zero_in_stance_and_tracks_lift_in_swing(a1_task):
+    task, model = a1_task
+    d = home_data(model)
+    s = d.sensordata.copy()
+    sl = dict(zip([t.name for t in task.terms], task.term_slices))["gait"]
+    times = np.linspace(0, 0.5, 101)
+    r = task.residual(np.broadcast_to(s, (len(times), len(s))), times)[:, sl]
+    lift = task._swing_targets(times)
+    assert np.all(r[lift == 0] == 0)
+    feet_z = np.array([d.site_xpos[model.site(f).id][2] for f in task.robot.feet])
+    swing = lift > 0
+    expected = (feet_z - task.foot_radius - lift)[swing]
+    np.testing.assert_allclose(r[swing], expected, atol=1e-12)
+
+
+def test_waypoints_advance_when_reached():
+    task = make_task("quadruped_flat", robots.info("a1"), goal=[[1.0, 0.0], [1.0, 1.0]])
+    task.planning_model(0.01)
+    qpos = np.zeros(19)
+    task.update(0.0, qpos, np.zeros(18))
+    np.testing.assert_allclose(task.goal, [1.0, 0.0])
+    qpos[:2] = [0.95, 0.02]
+    task.update(0.1, qpos, np.zeros(18))
+    np.testing.assert_allclose(task.goal, [1.0, 1.0])
+
+
+@pytest.mark.parametrize("bad", [dict(gait="hop"), dict(goal=[1, 2, 3]),
+                                 dict(weights={"uprite": 1.0})])
+def test_bad_parameters_are_rejected(bad):
+    with pytest.raises(ValueError):
+        make_task("quadruped_flat", robots.info("a1"), **bad)

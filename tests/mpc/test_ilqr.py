@@ -1,0 +1,79 @@
+"""Planner iterations: progress on the A1 task and the discard-on-NaN guarantee."""
+
+import mujoco
+import numpy as np
+import pytest
+
+import derivatives
+from derivatives.fd import FDProvider
+from mpc.assembly import home_ctrl
+from mpc.ilqr import ILQR, ILQRSettings, Regularization, derivative_knots
+
+
+def a1_planner(task, model, provider=None, **settings):
+    provider = provider or derivatives.make_provider("fd", model)
+    s = ILQRSettings(**{"threads": 1, **settings})
+    planner = ILQR(task, model, provider, s, home_ctrl(model, "home"))
+    d = mujoco.MjData(model)
+    mujoco.mj_resetDataKeyframe(model, d, 0)
+    planner.reset(0.0, d.qpos, d.qvel, d.act)
+    return planner, d
+
+
+def test_iterations_lower_the_cost_of_the_plan(a1_task):
+    task, model = a1_task
+    planner, d = a1_planner(task, model)
+    costs = []
+    for _ in range(4):
+        stats = planner.iterate(0.0, d.qpos, d.qvel, d.act)
+        assert stats.status == "ok"
+        costs.append(stats.cost)
+        assert stats.cost <= stats.cost_nominal + 1e-12
+    assert costs[-1] < costs[0]
+    assert set(stats.timings) >= {"nominal", "derivatives", "cost_derivatives", "backward",
+                                  "linesearch", "total"}
+
+
+class NaNProvider(FDProvider):
+    """fd, but every Jacobian it returns is poisoned."""
+
+    def horizon(self, trajectory, knots, out):
+        super().horizon(trajectory, knots, out)
+        out.A[len(knots) // 2, 3, 3] = np.nan
+
+
+def test_nan_derivatives_discard_the_iteration_and_keep_the_policy(a1_task):
+    task, model = a1_task
+    planner, d = a1_planner(task, model, NaNProvider(model))
+    before = planner.policy
+    stats = planner.iterate(0.0, d.qpos, d.qvel, d.act)
+    assert stats.status != "ok"
+    assert planner.policy is before
+
+
+def test_failed_rollouts_discard_the_iteration(a1_task):
+    task, model = a1_task
+    planner, d = a1_planner(task, model, max_speed=1e-9)  # every rollout "diverges"
+    before = planner.policy
+    stats = planner.iterate(0.0, d.qpos, d.qvel, d.act)
+    assert stats.status == "nominal rollouts failed"
+    assert planner.policy is before
+
+
+@pytest.mark.parametrize("skip,expected", [(1, list(range(6))), (3, [0, 3, 4, 5]),
+                                           (4, [0, 4, 5])])
+def test_derivative_knots(skip, expected):
+    assert derivative_knots(6, skip) == expected
+
+
+def test_regularization_schedule_accelerates_and_is_clamped():
+    reg = Regularization(1.0, 1e-6, 1e6, 2.0)
+    reg.increase()
+    reg.increase()
+    assert reg.mu == pytest.approx(1.0 * 2 * 4)
+    for _ in range(50):
+        reg.increase()
+    assert reg.mu == 1e6
+    for _ in range(200):
+        reg.decrease()
+    assert reg.mu == 1e-6

@@ -14,6 +14,7 @@ from derivatives.provider_base import DerivativeProvider
 #: name -> "module:Class"
 _BACKENDS: dict[str, str] = {
     "fd": "derivatives.fd:FDProvider",
+    "analytic": "derivatives.analytic:AnalyticProvider",
 }
 
 

@@ -1,0 +1,18 @@
+"""Exact closed-form derivatives of one MuJoCo step (numba), contacts included.
+
+Modules follow MuJoCo's pipeline stages:
+
+* :mod:`.rnea`: inverse dynamics and its configuration/velocity derivatives;
+* :mod:`.passive` and :mod:`.actuation`: passive and actuator force derivatives;
+* :mod:`.constraint`: constraint states, Hessian, impedance and reference-acceleration terms;
+* :mod:`.contact_jacobian`: configuration derivatives of contact Jacobians;
+* :mod:`.step`: the implicit-function-theorem solve and the discrete (integrator) Jacobians;
+* :mod:`.sensor`: sensor Jacobians (the raw material of residual Jacobians);
+* :mod:`.gate`: which models and contacts are covered;
+* :mod:`.knot`: all stages of one knot in one compiled call;
+* :mod:`.provider`: the ``analytic`` backend.
+"""
+
+from derivatives.analytic.provider import AnalyticFallbackWarning, AnalyticProvider
+
+__all__ = ["AnalyticFallbackWarning", "AnalyticProvider"]

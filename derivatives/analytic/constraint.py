@@ -1,0 +1,225 @@
+"""The constraint solve and its implicit-function-theorem terms.
+
+MuJoCo's solver returns the acceleration a minimising ½(a − a₀)ᵀM(a − a₀) + s(J a − a_ref),
+so at the optimum M a − τ − Jᵀf = 0 with f = −∇s(jar), jar = J a − a_ref. Differentiating,
+
+    df = −H djar + f ⊙ dD/D,         djar = J da + dJ a − da_ref,
+
+with H the Hessian of s (block diagonal, one block per constraint):
+
+* QUADRATIC rows: D_i; SATISFIED and frictionloss LINEARNEG/POS rows: 0;
+* an elliptic contact in the CONE state (U = (μ jar₀, μ_k jar_k), N = U₀, T = ‖U₁:‖,
+  D_m = D₀ / (μ² (1 + μ²)), S = diag(μ, μ_k)):
+  H = D_m S [[1, −μ Uᵀ/T], [−μ U/T, μ N/T³ U Uᵀ + (μ² − μ N/T) I]] S (U restricted to 1:).
+
+Every D of a constraint is proportional to imp/(1 − imp) of its one position (contact distance,
+joint-limit distance), so dD/D = ρ dpos with ρ = imp'/(imp (1 − imp)); and every force is
+proportional to D (quadratic rows, cone blocks) or independent of it (linear rows), hence the
+f ⊙ dD/D term. The reference acceleration a_ref = −B J v − K imp (pos − margin) gives
+
+    da_ref/dv = −B J,      da_ref/dq = −B (dJ v) − K (imp + imp' (pos − margin)) dpos/dq,
+
+where dpos/dq is the contact's normal Jacobian row (shared by all rows of a contact, pyramid
+edges included) or the joint-limit row itself, and 0 for frictionloss rows.
+
+Constraint types and states follow ``mjtConstraint`` and ``mjtConstraintState``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from derivatives.analytic.linalg import add_at_db
+
+EQUALITY, FRICTION_DOF, FRICTION_TENDON, LIMIT_JOINT, LIMIT_TENDON = 0, 1, 2, 3, 4
+CONTACT_FRICTIONLESS, CONTACT_PYRAMIDAL, CONTACT_ELLIPTIC = 5, 6, 7
+SATISFIED, QUADRATIC, LINEARNEG, LINEARPOS, CONE = 0, 1, 2, 3, 4
+
+
+@njit(cache=True, nogil=True)
+def contact_rows(efc_type, efc_id, ncon, contact_adr, contact_dim):
+    """First efc row and cone dimension (``mjContact.dim``) of each contact; −1 if the contact
+    has no rows (excluded)."""
+    contact_adr[:ncon] = -1
+    contact_dim[:ncon] = 0
+    nefc = efc_type.shape[0]
+    r = 0
+    while r < nefc:
+        t = efc_type[r]
+        if t < CONTACT_FRICTIONLESS:
+            r += 1
+            continue
+        c = efc_id[r]
+        n = 1
+        while r + n < nefc and efc_type[r + n] == t and efc_id[r + n] == c:
+            n += 1
+        contact_adr[c] = r
+        if t == CONTACT_PYRAMIDAL:
+            contact_dim[c] = n // 2 + 1
+        else:
+            contact_dim[c] = n
+        r += n
+
+
+@njit(cache=True, nogil=True)
+def constraint_update(efc_type, efc_id, efc_J, efc_D, efc_aref, dof_frictionloss, qacc,
+                      contact_adr, contact_dim, contact_mu, contact_friction, jar, state, force,
+                      hessian, block_start, block_size):
+    """jar = J a − a_ref, states and forces as ``mj_constraintUpdate`` at a = ``qacc``, and the
+    exact Hessian of s into ``hessian`` (nefc, nefc; only the diagonal blocks are written)
+    with each row's block [block_start, block_start + block_size)."""
+    nefc = efc_type.shape[0]
+    nv = qacc.shape[0]
+    for r in range(nefc):
+        s = -efc_aref[r]
+        for k in range(nv):
+            s += efc_J[r, k] * qacc[k]
+        jar[r] = s
+        force[r] = -efc_D[r] * s
+        block_start[r] = r
+        block_size[r] = 1
+    r = 0
+    while r < nefc:
+        t = efc_type[r]
+        if t == CONTACT_ELLIPTIC:
+            c = efc_id[r]
+            dim = contact_dim[c]
+            _elliptic(jar, efc_D, contact_mu[c], contact_friction[c], r, dim, state, force,
+                      hessian)
+            for i in range(r, r + dim):
+                block_start[i] = r
+                block_size[i] = dim
+            r += dim
+            continue
+        if t == FRICTION_DOF:
+            floss = dof_frictionloss[efc_id[r]]
+            bound = floss / efc_D[r]
+            if jar[r] <= -bound:
+                state[r], force[r], hessian[r, r] = LINEARNEG, floss, 0.0
+            elif jar[r] >= bound:
+                state[r], force[r], hessian[r, r] = LINEARPOS, -floss, 0.0
+            else:
+                state[r], hessian[r, r] = QUADRATIC, efc_D[r]
+        elif t == EQUALITY:
+            state[r], hessian[r, r] = QUADRATIC, efc_D[r]
+        elif jar[r] >= 0.0:
+            state[r], force[r], hessian[r, r] = SATISFIED, 0.0, 0.0
+        else:
+            state[r], hessian[r, r] = QUADRATIC, efc_D[r]
+        r += 1
+
+
+@njit(cache=True, nogil=True)
+def _elliptic(jar, efc_D, mu, friction, r, dim, state, force, hessian):
+    """State, force and Hessian block of the elliptic contact in rows [r, r + dim)."""
+    u = np.empty(6)
+    scale = np.empty(6)
+    scale[0] = mu
+    for j in range(1, dim):
+        scale[j] = friction[j - 1]
+    for j in range(dim):
+        u[j] = jar[r + j] * scale[j]
+    n = u[0]
+    tt = 0.0
+    for j in range(1, dim):
+        tt += u[j] * u[j]
+    t = np.sqrt(tt)
+    for i in range(dim):
+        for j in range(dim):
+            hessian[r + i, r + j] = 0.0
+    if n >= mu * t or (t <= 0.0 and n >= 0.0):
+        # top zone: inside the dual cone, no force
+        for j in range(dim):
+            state[r + j] = SATISFIED
+            force[r + j] = 0.0
+        return
+    if mu * n + t <= 0.0 or (t <= 0.0 and n < 0.0):
+        # bottom zone: every row quadratic (forces already −D jar)
+        for j in range(dim):
+            state[r + j] = QUADRATIC
+            hessian[r + j, r + j] = efc_D[r + j]
+        return
+    # middle zone: cost ½ D_m (N − μ T)²
+    dm = efc_D[r] / (mu * mu * (1.0 + mu * mu))
+    nmt = n - mu * t
+    force[r] = -dm * nmt * mu
+    for j in range(1, dim):
+        force[r + j] = -force[r] / t * u[j] * scale[j]
+    for j in range(dim):
+        state[r + j] = CONE
+    hessian[r, r] = 1.0
+    for j in range(1, dim):
+        hessian[r, r + j] = -mu / t * u[j]
+        hessian[r + j, r] = hessian[r, r + j]
+    c_outer = mu * n / (t * t * t)
+    c_diag = mu * mu - mu * n / t
+    for i in range(1, dim):
+        for j in range(1, dim):
+            hessian[r + i, r + j] = c_outer * u[i] * u[j]
+        hessian[r + i, r + i] += c_diag
+    for i in range(dim):
+        for j in range(dim):
+            hessian[r + i, r + j] *= dm * scale[i] * scale[j]
+
+
+@njit(cache=True, nogil=True)
+def impedance_terms(efc_type, efc_id, efc_J, efc_pos, efc_margin, efc_KBIP, contact_adr,
+                    rho, kfac, pos_jac):
+    """Per row: ρ = imp'/(imp (1 − imp)) (dD/D per unit of position), K (imp + imp' (pos −
+    margin)) (position part of da_ref) and the row's position Jacobian dpos/dq."""
+    nefc = efc_type.shape[0]
+    nv = efc_J.shape[1]
+    for r in range(nefc):
+        t = efc_type[r]
+        k_, imp, imp_p = efc_KBIP[r, 0], efc_KBIP[r, 2], efc_KBIP[r, 3]
+        rho[r] = imp_p / (imp * (1.0 - imp)) if imp_p != 0.0 else 0.0
+        kfac[r] = k_ * (imp + imp_p * (efc_pos[r] - efc_margin[r]))
+        if t == FRICTION_DOF or t == FRICTION_TENDON:
+            pos_jac[r, :] = 0.0
+        elif t == CONTACT_PYRAMIDAL:
+            # edges are J_n ± μ_k J_k: the first pair averages to the normal row
+            a = contact_adr[efc_id[r]]
+            for k in range(nv):
+                pos_jac[r, k] = 0.5 * (efc_J[a, k] + efc_J[a + 1, k])
+        elif t == CONTACT_ELLIPTIC or t == CONTACT_FRICTIONLESS:
+            a = contact_adr[efc_id[r]]
+            pos_jac[r, :] = efc_J[a]
+        else:
+            pos_jac[r, :] = efc_J[r]
+
+
+@njit(cache=True, nogil=True)
+def ift_terms(efc_J, hessian, block_start, block_size, efc_KBIP, force, rho, kfac, pos_jac,
+              dja, djv, system, rhs_q, rhs_v):
+    """Constraint terms of the implicit-function-theorem system (M + JᵀHJ) da = rhs:
+
+    system += JᵀHJ,    rhs_q += Jᵀ (−H E + (f ρ) ⊙ dpos),    rhs_v += −(HJ)ᵀ diag(B) J,
+
+    with E = djar/dq at fixed a = (dJ/dq) a + B ⊙ (dJ/dq) v + K(imp + imp'(pos − margin)) ⊙ dpos.
+    """
+    nefc, nv = efc_J.shape
+    hj = np.zeros((nefc, nv))
+    g = np.empty((nefc, nv))
+    e = np.empty((nefc, nv))
+    damping = np.empty(nefc)
+    ones = np.ones(nefc)
+    for r in range(nefc):
+        damping[r] = efc_KBIP[r, 1]
+        for k in range(nv):
+            e[r, k] = dja[r, k] + damping[r] * djv[r, k] + kfac[r] * pos_jac[r, k]
+    for r in range(nefc):
+        fr = force[r] * rho[r]
+        for k in range(nv):
+            g[r, k] = fr * pos_jac[r, k]
+        for c in range(block_start[r], block_start[r] + block_size[r]):
+            h = hessian[r, c]
+            if h != 0.0:
+                for k in range(nv):
+                    hj[r, k] += h * efc_J[c, k]
+                    g[r, k] -= h * e[c, k]
+    add_at_db(efc_J, ones, hj, system)
+    add_at_db(efc_J, ones, g, rhs_q)
+    for r in range(nefc):
+        damping[r] = -damping[r]
+    add_at_db(hj, damping, efc_J, rhs_v)

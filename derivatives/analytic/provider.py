@@ -1,0 +1,274 @@
+"""The ``analytic`` derivative backend: exact A, B, C, D in closed form, no finite differences.
+
+Per knot: MuJoCo's forward pass (``mj_forward``, warm-started from the trajectory's solver
+acceleration) on a scratch ``MjData``, then one compiled call (:func:`.knot.linearize_knot`)
+that differentiates what it computed. Knots of a horizon are spread over worker threads, each
+with its own ``MjData``; both ``mj_forward`` and the kernel release the GIL.
+
+Fallbacks to finite differences (``mjd_transitionFD``, counted by
+:func:`derivatives.counter.fd_evaluations`) happen only where the recipe does not apply, each
+announced once with an :class:`AnalyticFallbackWarning`:
+
+* the whole model, if :func:`.gate.unsupported_features` names anything;
+* one knot, if a contact the recipe does not cover is active there, if ``xfrc_applied`` is set
+  (single-knot calls), or if a system matrix is not positive definite.
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+import mujoco
+import numpy as np
+
+from derivatives.analytic import gate
+from derivatives.analytic.knot import (
+    DATA_FIELDS,
+    NPARAMS,
+    OK,
+    P_ACTUATION,
+    P_GRAVITY,
+    P_IMPLICITFAST,
+    P_IMPRATIO,
+    P_TIMESTEP,
+    UNSUPPORTED_CONTACT,
+    DataBundle,
+    ModelBundle,
+    linearize_knot,
+)
+from derivatives.analytic.passive import integrated_damping, passive_derivatives
+from derivatives.analytic.tables import TreeTables
+from derivatives.counter import add_fd_evaluations
+from derivatives.fd import FDProvider
+from derivatives.provider_base import DerivativeProvider, Linearization, load_knot
+from mpc.trajectory import Trajectory
+
+_D = mujoco.mjtDisableBit
+
+
+class AnalyticFallbackWarning(UserWarning):
+    """Part of a linearization is computed by finite differences instead."""
+
+
+def model_bundle(m: mujoco.MjModel) -> ModelBundle:
+    """The constant tables of ``m`` for :func:`.knot.linearize_knot`."""
+    t = TreeTables.of(m)
+    disabled = m.opt.disableflags
+
+    def off(flag) -> bool:
+        return bool(disabled & int(flag))
+
+    i64 = np.int64
+    passive_dq, passive_dv = passive_derivatives(m)
+    damping = integrated_damping(m)
+    implicitfast = m.opt.integrator == mujoco.mjtIntegrator.mjINT_IMPLICITFAST
+
+    nu = m.nu
+    gain = np.zeros((nu, 3))
+    bias = np.zeros((nu, 3))
+    affine_gain = m.actuator_gaintype == mujoco.mjtGain.mjGAIN_AFFINE
+    gain[:, 0] = m.actuator_gainprm[:, 0]
+    gain[affine_gain, 1:] = m.actuator_gainprm[affine_gain, 1:3]
+    affine_bias = m.actuator_biastype == mujoco.mjtBias.mjBIAS_AFFINE
+    bias[affine_bias] = m.actuator_biasprm[affine_bias, :3]
+    clamp = m.actuator_ctrllimited.astype(bool) & (not off(_D.mjDSBL_CLAMPCTRL))
+    ctrl_lo = np.where(clamp, m.actuator_ctrlrange[:, 0], -np.inf)
+    ctrl_hi = np.where(clamp, m.actuator_ctrlrange[:, 1], np.inf)
+    flim = m.actuator_forcelimited.astype(bool)
+    force_lo = np.where(flim, m.actuator_forcerange[:, 0], -np.inf)
+    force_hi = np.where(flim, m.actuator_forcerange[:, 1], np.inf)
+
+    sensor_bodyid = np.zeros(m.nsensor, dtype=i64)
+    for i in range(m.nsensor):
+        objtype, objid = m.sensor_objtype[i], m.sensor_objid[i]
+        if objtype == mujoco.mjtObj.mjOBJ_SITE:
+            sensor_bodyid[i] = m.site_bodyid[objid]
+        elif objtype == mujoco.mjtObj.mjOBJ_GEOM:
+            sensor_bodyid[i] = m.geom_bodyid[objid]
+        elif objtype in (mujoco.mjtObj.mjOBJ_BODY, mujoco.mjtObj.mjOBJ_XBODY):
+            sensor_bodyid[i] = objid
+    real = m.sensor_datatype == mujoco.mjtDataType.mjDATATYPE_REAL
+    sensor_cutoff = np.where(real, m.sensor_cutoff, 0.0)
+
+    params = np.zeros(NPARAMS)
+    params[P_TIMESTEP] = m.opt.timestep
+    if not off(_D.mjDSBL_GRAVITY):
+        params[P_GRAVITY : P_GRAVITY + 3] = m.opt.gravity
+    params[P_IMPRATIO] = m.opt.impratio
+    params[P_IMPLICITFAST] = float(implicitfast)
+    params[P_ACTUATION] = float(not off(_D.mjDSBL_ACTUATION))
+
+    return ModelBundle(
+        t.body_parentid, t.body_rootid, t.body_dofadr, t.body_dofnum, t.body_subtree_end,
+        t.body_dof_end, t.body_chain_end, t.body_mass, t.body_subtreemass, t.dof_bodyid,
+        t.dof_parentid, t.dof_group_start, t.dof_group_end, t.dof_free_translation,
+        t.rotation_dofs, m.jnt_dofadr.astype(i64), m.M_rownnz.astype(i64),
+        m.M_rowadr.astype(i64), m.M_colind.astype(i64), m.geom_type.astype(i64),
+        m.geom_bodyid.astype(i64), m.geom_size.copy(),
+        (m.body_weldid[m.geom_bodyid] == 0).astype(i64), m.dof_frictionloss.copy(),
+        m.jnt_dofadr[m.actuator_trnid[:, 0]].astype(i64), m.actuator_gear[:, 0].copy(), gain,
+        bias, ctrl_lo, ctrl_hi, force_lo, force_hi, passive_dq, passive_dv, damping,
+        m.sensor_type.astype(i64), m.sensor_objtype.astype(i64), m.sensor_objid.astype(i64),
+        sensor_bodyid, m.sensor_adr.astype(i64), m.sensor_dim.astype(i64), sensor_cutoff,
+        params,
+    )
+
+
+class _Worker:
+    """A scratch MjData and the bundle of its fixed-address arrays."""
+
+    def __init__(self, model: mujoco.MjModel):
+        self.data = mujoco.MjData(model)
+        self.bundle = DataBundle(*(getattr(self.data, f) for f in DATA_FIELDS))
+
+
+class AnalyticProvider(DerivativeProvider):
+    """Closed-form linearization (see :mod:`derivatives.analytic`).
+
+    ``threads`` workers split the knots of a horizon; ``fallback_eps`` and ``fallback_centered``
+    configure the finite differences used where the recipe does not apply.
+    """
+
+    name = "analytic"
+
+    def __init__(self, model: mujoco.MjModel, threads: int = 2, fallback_eps: float = 1e-6,
+                 fallback_centered: bool = False):
+        super().__init__(model)
+        if threads < 1:
+            raise ValueError(f"analytic threads must be at least 1, got {threads}")
+        self.threads = int(threads)
+        self.fallback_eps = float(fallback_eps)
+        self.fallback_centered = bool(fallback_centered)
+        #: Model features outside the recipe; non-empty means every knot uses fd.
+        self.unsupported = gate.unsupported_features(model)
+        self._fd: FDProvider | None = None
+        self._warned: set[str] = set()
+        self._lock = threading.Lock()
+        self._executor = None
+        if self.unsupported:
+            self._fd = FDProvider(model, eps=fallback_eps, centered=fallback_centered,
+                                  threads=threads)
+            self._warn("model", "analytic derivatives do not cover "
+                       + ", ".join(self.unsupported)
+                       + "; this model is linearized by finite differences (mjd_transitionFD)")
+            return
+        pairs = gate.uncovered_contact_pairs(model)
+        if pairs:
+            self._warn("pairs", "analytic derivatives do not cover contacts "
+                       + ", ".join(pairs) + "; knots where such a contact is active are "
+                       "linearized by finite differences (mjd_transitionFD)")
+        self._model_bundle = model_bundle(model)
+        self._sensors = (model.nsensordata > 0
+                         and not model.opt.disableflags & int(_D.mjDSBL_SENSOR))
+        nx = 2 * model.nv
+        self._no_c = np.zeros((model.nsensordata, nx))
+        self._no_d = np.zeros((model.nsensordata, model.nu))
+        self._single = _Worker(model)
+        self._workers = [_Worker(model) for _ in range(self.threads)]
+        if self.threads > 1:
+            self._executor = ThreadPoolExecutor(self.threads)
+
+    @property
+    def fallback(self) -> bool:
+        """True if the whole model is linearized by finite differences."""
+        return self._fd is not None
+
+    # --- single knot ---------------------------------------------------------------------------
+    def linearize(self, data, A, B, C=None, D=None) -> None:
+        if self._fd is not None:
+            self._fd.linearize(data, A, B, C, D)
+            return
+        if np.any(data.xfrc_applied):
+            self._warn("xfrc", "xfrc_applied is not covered by the analytic derivatives; "
+                       "such knots are linearized by finite differences")
+            self._finite_differences(data, A, B, C, D)
+            return
+        with self._lock:
+            w = self._single
+            s = w.data
+            s.time = data.time
+            s.qpos[:] = data.qpos
+            s.qvel[:] = data.qvel
+            s.act[:] = data.act
+            s.ctrl[:] = data.ctrl
+            s.qacc_warmstart[:] = data.qacc_warmstart
+            s.qfrc_applied[:] = data.qfrc_applied
+            s.mocap_pos[:] = data.mocap_pos
+            s.mocap_quat[:] = data.mocap_quat
+            status = self._knot(w, A, B, C, D)
+            if status != OK:
+                self._finite_differences(s, A, B, C, D, status)
+
+    # --- horizon ----------------------------------------------------------------------------
+    def horizon(self, trajectory: Trajectory, knots: Sequence[int], out: Linearization) -> None:
+        if self._fd is not None:
+            self._fd.horizon(trajectory, knots, out)
+            self.last_simulations = self._fd.last_simulations
+            return
+        knots = list(knots)
+        if self._executor is None or len(knots) < 2:
+            counts = [self._work(0, knots, trajectory, out)]
+        else:
+            chunks = [knots[w :: self.threads] for w in range(self.threads)]
+            jobs = [self._executor.submit(self._work, w, chunk, trajectory, out)
+                    for w, chunk in enumerate(chunks) if chunk]
+            counts = [job.result() for job in jobs]
+        self.last_simulations = sum(counts)
+
+    def _work(self, worker: int, knots: list[int], trajectory: Trajectory,
+              out: Linearization) -> int:
+        w = self._workers[worker]
+        simulations = 0
+        for t in knots:
+            load_knot(w.data, trajectory, t)
+            status = self._knot(w, out.A[t], out.B[t], out.C[t], out.D[t])
+            if status != OK:
+                simulations += self._finite_differences(w.data, out.A[t], out.B[t], out.C[t],
+                                                        out.D[t], status)
+        return simulations
+
+    # --- internals --------------------------------------------------------------------------
+    def _knot(self, w: _Worker, A, B, C, D) -> int:
+        m, d = self.model, w.data
+        mujoco.mj_forward(m, d)
+        with_sensors = self._sensors and C is not None and D is not None
+        if not with_sensors:
+            if C is not None:
+                C[:] = 0.0
+            if D is not None:
+                D[:] = 0.0
+            C, D = self._no_c, self._no_d
+        con = d.contact
+        return linearize_knot(self._model_bundle, w.bundle, d.efc_type, d.efc_id, d.efc_J,
+                              d.efc_pos, d.efc_margin, d.efc_D, d.efc_KBIP, d.efc_aref,
+                              con.geom, con.pos, con.frame, con.friction, A, B, C, D,
+                              with_sensors)
+
+    def _finite_differences(self, data, A, B, C, D, status: int | None = None) -> int:
+        if status == UNSUPPORTED_CONTACT:
+            self._warn("contact", "a contact not covered by the analytic derivatives is "
+                       "active; such knots are linearized by finite differences")
+        elif status is not None:
+            self._warn("system", "a system matrix was not positive definite; such knots are "
+                       "linearized by finite differences")
+        m = self.model
+        mujoco.mjd_transitionFD(m, data, self.fallback_eps, self.fallback_centered, A, B,
+                                C if m.nsensordata else None, D if m.nsensordata else None)
+        n = 2 * m.nv + m.na + m.nu
+        simulations = 1 + (2 * n if self.fallback_centered else n)
+        add_fd_evaluations(simulations)
+        return simulations
+
+    def _warn(self, key: str, message: str) -> None:
+        if key not in self._warned:
+            self._warned.add(key)
+            warnings.warn(message, AnalyticFallbackWarning, stacklevel=3)
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)
+        if self._fd is not None:
+            self._fd.close()

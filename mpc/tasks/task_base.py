@@ -58,8 +58,9 @@ class Task(ABC):
         """Add the sensors the residual reads to the robot's model specification."""
 
     def planning_model(self, timestep: float) -> mujoco.MjModel:
-        """The robot's model with this task's sensors, stepping at ``timestep``."""
-        spec = mujoco.MjSpec.from_file(str(robots.model_path(self.robot.name)))
+        """The robot's planning model (H1: legs only) with this task's sensors, stepping at
+        ``timestep``."""
+        spec = mujoco.MjSpec.from_file(str(robots.planning_model_path(self.robot.name)))
         spec.option.timestep = timestep
         self.add_sensors(spec)
         model = spec.compile()

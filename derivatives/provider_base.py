@@ -13,6 +13,7 @@ are what the planner turns into residual (cost) Jacobians.
 
 from __future__ import annotations
 
+import itertools
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -26,7 +27,10 @@ from mpc.trajectory import Trajectory
 
 @dataclass
 class Linearization:
-    """Per-knot Jacobians of a horizon: A (T, nx, nx), B (T, nx, nu), C (T, ns, nx), D (T, ns, nu)."""
+    """Per-knot Jacobians of a horizon.
+
+    A (T, nx, nx), B (T, nx, nu), C (T, ns, nx), D (T, ns, nu).
+    """
 
     A: np.ndarray
     B: np.ndarray
@@ -46,7 +50,7 @@ class Linearization:
 
     def interpolate(self, knots: Sequence[int]) -> None:
         """Fill the knots between the computed ``knots`` (sorted) by linear interpolation."""
-        for lo, hi in zip(knots[:-1], knots[1:]):
+        for lo, hi in itertools.pairwise(knots):
             for t in range(lo + 1, hi):
                 w = (t - lo) / (hi - lo)
                 for name in ("A", "B", "C", "D"):
@@ -87,13 +91,13 @@ class DerivativeProvider(ABC):
             load_knot(data, trajectory, t)
             self.linearize(data, out.A[t], out.B[t], out.C[t], out.D[t])
 
-    def shift(self, knots: int) -> None:
+    def shift(self, knots: int) -> None:  # noqa: B027
         """The planner's horizon moved ``knots`` knots forward (backends with caches shift them)."""
 
-    def reset(self) -> None:
+    def reset(self) -> None:  # noqa: B027
         """The planner was reset (backends with caches clear them)."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027
         """Release threads or other resources."""
 
 

@@ -22,7 +22,6 @@ import yaml
 from mpc.errors import UserError
 
 
-
 def _shipped_dir() -> Path:
     """Shipped configs: installed as ``mpc/configs``; in a source tree, ``configs/``."""
     here = Path(__file__).resolve().parent
@@ -85,6 +84,13 @@ class OutputConfig:
 
 
 @dataclass
+class TelemetryConfig:
+    lcm_url: str = _f("", help="LCM URL of planner telemetry ('' = off), "
+                             "e.g. udpm://239.255.76.67:7667?ttl=0")
+    channel: str = _f("MPC_TELEMETRY", help="LCM channel of planner_telemetry_t messages")
+
+
+@dataclass
 class Config:
     robot: str
     description: str = ""
@@ -94,6 +100,7 @@ class Config:
     runtime: RuntimeConfig = field(default_factory=RuntimeConfig)
     plant: dict = _f({"type": "sim"})
     output: OutputConfig = field(default_factory=OutputConfig)
+    telemetry: TelemetryConfig = field(default_factory=TelemetryConfig)
     #: Where it came from, for messages.
     source: str = "<config>"
 
@@ -246,16 +253,12 @@ def check_value(value: Any, typ, source: str, where: str, meta=None) -> Any:
         if not isinstance(value, (list, tuple)):
             raise _type_error(source, where, "a list", value)
         args = typing.get_args(typ)
-        if args and args[-1] is not Ellipsis:
-            value = [check_value(v, args[0], source, f"{where}[{i}]") for i, v in
-                     enumerate(value)]
-        elif args:
+        if (args and args[-1] is not Ellipsis) or args:
             value = [check_value(v, args[0], source, f"{where}[{i}]") for i, v in
                      enumerate(value)]
         value = list(value)
-    elif origin is dict:
-        if not isinstance(value, dict):
-            raise _type_error(source, where, "a mapping", value)
+    elif origin is dict and not isinstance(value, dict):
+        raise _type_error(source, where, "a mapping", value)
     if "choices" in meta and value not in meta["choices"]:
         raise ConfigError(f"{source}: '{where}' must be one of {', '.join(meta['choices'])}, "
                           f"got {value!r}")

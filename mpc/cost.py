@@ -5,7 +5,8 @@ at each knot use the Gauss-Newton approximation of each term i (residual slice r
 weight wᵢ), with residual Jacobians r_x, r_u:
 
     ℓ_x  = Σᵢ wᵢ r_xᵢᵀ nᵢ'(rᵢ)            ℓ_u  = Σᵢ wᵢ r_uᵢᵀ nᵢ'(rᵢ)
-    ℓ_xx = Σᵢ wᵢ r_xᵢᵀ nᵢ''(rᵢ) r_xᵢ      ℓ_uu = Σᵢ wᵢ r_uᵢᵀ nᵢ''(rᵢ) r_uᵢ     ℓ_ux = Σᵢ wᵢ r_uᵢᵀ nᵢ''(rᵢ) r_xᵢ
+    ℓ_xx = Σᵢ wᵢ r_xᵢᵀ nᵢ''(rᵢ) r_xᵢ      ℓ_uu = Σᵢ wᵢ r_uᵢᵀ nᵢ''(rᵢ) r_uᵢ
+    ℓ_ux = Σᵢ wᵢ r_uᵢᵀ nᵢ''(rᵢ) r_xᵢ
 
 each divided by T. Every norm Hessian here is positive semidefinite with an explicit factor
 n'' = F Fᵀ, so with the whitened Jacobians J̃ = √w Fᵀ r_x (and likewise for u) the second
@@ -64,7 +65,7 @@ def gauss_newton(task: Task, residual: np.ndarray, rx: np.ndarray,
     grad = np.zeros_like(residual)  # Σ-ready weighted norm gradients, per residual row
     Jx = np.zeros_like(rx)  # whitened Jacobians
     Ju = np.zeros_like(ru)
-    for term, s in zip(task.terms, task.term_slices):
+    for term, s in zip(task.terms, task.term_slices, strict=False):
         if term.weight == 0.0:
             continue
         w = term.weight / T
@@ -93,7 +94,7 @@ def gauss_newton_reference(task: Task, residual: np.ndarray, rx: np.ndarray,
     lxx = np.zeros((T, nx, nx))
     luu = np.zeros((T, nu, nu))
     lux = np.zeros((T, nu, nx))
-    for term, s in zip(task.terms, task.term_slices):
+    for term, s in zip(task.terms, task.term_slices, strict=False):
         w = term.weight / T
         r, jx, ju = residual[:, s], rx[:, s], ru[:, s]
         g = norms.gradient(term.norm, r, term.param)

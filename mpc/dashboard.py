@@ -78,7 +78,7 @@ class Dashboard:
             feet = session.plant.foot_contacts()
             t.add_row("contacts", "  ".join(
                 f"[{'green' if f else 'dim'}]{n.split('_')[0]}[/]"
-                for n, f in zip(session.robot.feet, feet)))
+                for n, f in zip(session.robot.feet, feet, strict=False)))
         if session.feedback.stopped or session.fell:
             t.add_row("[red]stopped", f"[red]{session.fell or session.feedback.stopped}")
         return t

@@ -57,7 +57,7 @@ class ILQRSettings:
 
     @property
     def knots(self) -> int:
-        return int(round(self.horizon / self.timestep)) + 1
+        return round(self.horizon / self.timestep) + 1
 
 
 class Regularization:
@@ -245,7 +245,7 @@ class ILQR(Planner):
     def _shift_provider(self, time: float) -> None:
         """Tell caching backends how many knots the horizon moved since the last plan."""
         if self._last_start is not None:
-            shift = int(round((time - self._last_start) / self.settings.timestep))
+            shift = round((time - self._last_start) / self.settings.timestep)
             if shift > 0:
                 self.provider.shift(shift)
         self._last_start = time

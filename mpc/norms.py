@@ -3,8 +3,10 @@
 For a residual r of dimension d and parameter p > 0:
 
     quadratic    n(r) = ½ rᵀr                      n' = r          n'' = I
-    l2           n(r) = √(rᵀr + p²) − p            n' = r / s      n'' = (I − r rᵀ/s²) / s,  s = √(rᵀr + p²)
-    smooth_abs   n(r) = Σᵢ √(rᵢ² + p²) − p         n'ᵢ = rᵢ / sᵢ   n''ᵢᵢ = p² / sᵢ³,       sᵢ = √(rᵢ² + p²)
+    l2           n(r) = √(rᵀr + p²) − p       n' = r / s     n'' = (I − r rᵀ/s²) / s
+    smooth_abs   n(r) = Σᵢ √(rᵢ² + p²) − p    n'ᵢ = rᵢ / sᵢ  n''ᵢᵢ = p² / sᵢ³
+
+with s = √(rᵀr + p²) for l2 and sᵢ = √(rᵢ² + p²) for smooth_abs.
 
 All functions take r of shape (..., d) and broadcast over the leading dimensions.
 """

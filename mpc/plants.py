@@ -25,5 +25,6 @@ def plant_class(name: str) -> type[Plant]:
     try:
         module, cls = _PLANTS[name].split(":")
     except KeyError:
-        raise ValueError(f"unknown plant type {name!r}; available: {', '.join(available())}") from None
+        raise ValueError(
+            f"unknown plant type {name!r}; available: {', '.join(available())}") from None
     return getattr(importlib.import_module(module), cls)

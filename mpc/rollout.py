@@ -34,7 +34,7 @@ class RolloutPool:
 
     def run(self, time: float, qpos, qvel, act, dt: float, policy: Policy,
             ff_scales, fb_scales) -> TrajectoryBatch:
-        """Roll out ``len(ff_scales)`` candidates; returns a view of the first rows of the batch."""
+        """Roll out ``len(ff_scales)`` candidates; returns a view of the first rows."""
         n = len(ff_scales)
         if n > len(self.batch):
             raise ValueError(f"{n} rollouts requested, capacity {len(self.batch)}")
@@ -61,8 +61,8 @@ class RolloutPool:
         for i in range(worker, n, stride):
             b.status[i] = rollout(
                 self.model._address, d._address, d.qpos, d.qvel, d.act, d.ctrl, d.sensordata,
-                d.qacc_warmstart, d.warning.number, lay.jnt_type, lay.jnt_qposadr, lay.jnt_dofadr, lay.ctrl_lo,
-                lay.ctrl_hi, self.max_speed, time, qpos, qvel, act, dt,
+                d.qacc_warmstart, d.warning.number, lay.jnt_type, lay.jnt_qposadr,
+                lay.jnt_dofadr, lay.ctrl_lo, lay.ctrl_hi, self.max_speed, time, qpos, qvel, act, dt,
                 policy.times, policy.qpos, policy.qvel, policy.act, policy.ctrl,
                 policy.feedforward, policy.gains, ff[i], fb[i],
                 b.time[i], b.qpos[i], b.qvel[i], b.act[i], b.ctrl[i], b.sensordata[i],

@@ -11,6 +11,7 @@ import numpy as np
 import robots
 from mpc.plant_base import Plant, PlantState
 from robots.info import RobotInfo
+from robots.locked import LockedJointMap
 
 log = logging.getLogger(__name__)
 
@@ -22,6 +23,11 @@ class SimPlant(Plant):
     dragged. In damping mode every actuated joint's target follows its measured angle, so a
     position actuator exerts no stiffness and the joint's damping brakes it, like motors in
     damping mode.
+
+    A robot with locked joints (H1) is simulated in full while the planner sees its planning
+    model: states are reported and controls applied in the planning model's layout, mapped by
+    joint and actuator name, and the locked joints are held at home by a joint PD plus their
+    home torques at every step, as the hardware bridge holds them (:mod:`robots.locked`).
     """
 
     def __init__(self, robot: RobotInfo, seed: int = 0, timestep: float = 0.002,
@@ -44,6 +50,9 @@ class SimPlant(Plant):
             rng = np.random.default_rng(seed)
             self.data.qpos[self._act_qpos] += init_noise * rng.standard_normal(len(joints))
         mujoco.mj_forward(self.model, self.data)
+        self.locked = (LockedJointMap.build(robot, self.model,
+                                            robots.load_planning_model(robot.name))
+                       if robot.locked_joints else None)
         self.lock = threading.Lock()
         self.damping_reason: str | None = None
         # A foot touches the floor when any geom of its site's body does.
@@ -57,6 +66,9 @@ class SimPlant(Plant):
     def read_state(self) -> PlantState:
         with self.lock:
             d = self.data
+            if self.locked is not None:
+                return PlantState(d.time, d.qpos[self.locked.qpos], d.qvel[self.locked.qvel],
+                                  d.act.copy())
             return PlantState(d.time, d.qpos.copy(), d.qvel.copy(), d.act.copy())
 
     def send(self, ctrl: np.ndarray) -> None:
@@ -65,7 +77,9 @@ class SimPlant(Plant):
             self.damp("non-finite command")
             return
         with self.lock:
-            if self.damping_reason is None:
+            if self.damping_reason is None and self.locked is not None:
+                self.data.ctrl[self.locked.ctrl] = ctrl
+            elif self.damping_reason is None:
                 self.data.ctrl[:] = ctrl
 
     def damp(self, reason: str) -> None:
@@ -83,6 +97,9 @@ class SimPlant(Plant):
                 self.data.ctrl[:] = self.data.qpos[self._act_qpos]
             elif self.damping_reason is not None:
                 self.data.ctrl[:] = 0.0
+            elif self.locked is not None:
+                self.data.ctrl[self.locked.locked_ctrl] = self.locked.hold_torques(
+                    self.data.qpos, self.data.qvel)
             mujoco.mj_step(self.model, self.data)
 
     def foot_contacts(self) -> np.ndarray:

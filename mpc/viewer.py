@@ -6,6 +6,7 @@ path, read from the planning model's position sensors.
 
 from __future__ import annotations
 
+import itertools
 import os
 
 import mujoco
@@ -69,7 +70,7 @@ class ViewerSync:
             return
         for kind, sl in self.sensors:
             path = nominal.sensordata[:, sl]
-            for a, b in zip(path[:-1], path[1:]):
+            for a, b in itertools.pairwise(path):
                 if scn.ngeom >= scn.maxgeom:
                     return
                 g = scn.geoms[scn.ngeom]

@@ -5,7 +5,7 @@ process, interleaving repetitions so machine noise hits every variant alike, and
 median milliseconds per phase plus the run outcome. Example:
 
     python scripts/bench_planner.py configs/a1_trot.yaml --duration 3 --repeats 3 \\
-        --variant "mjpc:planner.derivative_skip=1,planner.warmstart_candidates=6,planner.linesearch=parallel" \\
+        --variant "full:planner.derivative_skip=1,planner.warmstart_candidates=6" \\
         --variant "default:"
 
 Writes a Markdown table (and CSV) to --out.
@@ -69,7 +69,7 @@ def main() -> None:
         med = np.median(t[ok], axis=0)
         s = outcomes[name]
         rows.append({"variant": name, **{f"{k}_ms": round(float(v), 2) for k, v in
-                                          zip(PHASES, med)},
+                                          zip(PHASES, med, strict=False)},
                      "iterations": int(ok.sum()),
                      "falls": sum(x["fell"] for x in s),
                      "goal_end_m": round(float(np.median([x["goal_distance_end_m"]

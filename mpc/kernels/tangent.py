@@ -122,7 +122,7 @@ def interpolate_pos(jnt_type, jnt_qposadr, qpos1, qpos2, w, out):
         out[i] = (1.0 - w) * qpos1[i] + w * qpos2[i]
     for j in range(jnt_type.shape[0]):
         t = jnt_type[j]
-        if t == FREE or t == BALL:
+        if t in (FREE, BALL):
             pa = jnt_qposadr[j] + (3 if t == FREE else 0)
             dot = 0.0
             for i in range(4):

@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 
 def tilt(qpos: np.ndarray) -> float:
     """Angle (rad) between the base's z-axis and the world's, from the base quaternion."""
-    w, x, y, z = qpos[3:7] / np.linalg.norm(qpos[3:7])
+    _w, x, y, _z = qpos[3:7] / np.linalg.norm(qpos[3:7])
     return float(np.arccos(np.clip(1.0 - 2.0 * (x * x + y * y), -1.0, 1.0)))
 
 
@@ -56,6 +56,11 @@ class Session:
         self.plant = assembly.build_plant(cfg)
         self.robot = self.task.robot
         self.recorder = RunRecorder(run_dir, cfg.to_dict(), [t.name for t in self.task.terms])
+        self.telemetry = None
+        if cfg.telemetry.lcm_url:  # imported only when asked for: a simulation needs no LCM
+            from hardware.telemetry import TelemetryPublisher
+
+            self.telemetry = TelemetryPublisher(cfg.telemetry.lcm_url, cfg.telemetry.channel)
         nu = self.planner.layout.nu
         self.feedback = FeedbackController(self.plant, nu, cfg.runtime.policy_timeout)
         self.counters = Counters()
@@ -94,6 +99,8 @@ class Session:
                         c.phase_ms.setdefault(k, []).append(v)
             if np.isfinite(stats.stage_cost):
                 c.stage_costs.append(stats.stage_cost)
+        if self.telemetry is not None:
+            self.telemetry.publish(self, stats)
         return stats
 
     def act(self, state: PlantState) -> None:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from mpc.tasks.humanoid import HumanoidFlat
 from mpc.tasks.quadruped import QuadrupedFlat
 from mpc.tasks.task_base import CostTerm, Task
 
 TASKS: dict[str, type[Task]] = {
     QuadrupedFlat.name: QuadrupedFlat,
+    HumanoidFlat.name: HumanoidFlat,
 }
 
 __all__ = ["TASKS", "CostTerm", "Task", "make_task"]

@@ -33,6 +33,14 @@ QUADRUPED_GAITS: dict[str, Gait] = {
     "gallop": Gait("gallop", (0.0, 0.4, 0.05, 0.35), 0.3, 3.5, 0.10),
 }
 
+# Biped gaits, feet ordered (left, right): the feet alternate half a cycle apart, with double
+# support for duty − 0.5 of the cycle after each step. Starting values for a humanoid; a task
+# may override duty, cadence and amplitude.
+BIPED_GAITS: dict[str, Gait] = {
+    "stand": Gait("stand", (0.0, 0.0), 1.0, 1.0, 0.0),
+    "trot": Gait("trot", (0.0, 0.5), 0.6, 1.5, 0.08),
+}
+
 
 def step_height(phase: np.ndarray, offsets: np.ndarray, duty: float,
                 amplitude: float) -> np.ndarray:

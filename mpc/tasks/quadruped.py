@@ -50,32 +50,50 @@ POSTURE_GAINS = (2.0, 1.0, 1.0)
 class QuadrupedFlat(Task):
     name = "quadruped_flat"
     description = "walk to a goal or through waypoints on flat ground with a chosen gait"
+    #: Terms (in residual order) with their weights, norm parameters and norms.
+    default_weights = DEFAULT_WEIGHTS
+    default_params = DEFAULT_PARAMS
+    norms = NORMS
 
     def __init__(self, robot: RobotInfo, gait: str = "trot", goal=(0.0, 0.0),
-                 height: float = 0.25, foot_radius: float = 0.02, effort_scale: float = 0.02,
-                 waypoint_tolerance: float = 0.15, weights: dict | None = None):
+                 height: float = 0.25, foot_radius: float | None = None,
+                 effort_scale: float = 0.02, waypoint_tolerance: float = 0.15,
+                 weights: dict | None = None):
+        """``foot_radius`` defaults to the robot's (:class:`robots.info.RobotInfo`)."""
         super().__init__(robot)
         if gait not in QUADRUPED_GAITS:
             raise ValueError(f"unknown gait {gait!r}; choose from {', '.join(QUADRUPED_GAITS)}")
         self.gait = QUADRUPED_GAITS[gait]
         self.height = float(height)
-        self.foot_radius = float(foot_radius)
+        self.foot_radius = float(robot.foot_radius if foot_radius is None else foot_radius)
         self.effort_scale = float(effort_scale)
         self.waypoint_tolerance = float(waypoint_tolerance)
         self.waypoints = _as_waypoints(goal)
         self.waypoint_index = 0
         self.clock = GaitClock(self.gait.cadence)
-        unknown = set(weights or {}) - set(DEFAULT_WEIGHTS)
+        unknown = set(weights or {}) - set(self.default_weights)
         if unknown:
             raise ValueError(f"unknown cost term(s) {', '.join(sorted(unknown))} in weights; "
-                             f"terms: {', '.join(DEFAULT_WEIGHTS)}")
-        w = dict(DEFAULT_WEIGHTS)
+                             f"terms: {', '.join(self.default_weights)}")
+        w = dict(self.default_weights)
         w.update(weights or {})
-        nu = len(robot.motor_joints)
-        dims = {"upright": 3, "height": 1, "position": 2, "gait": len(robot.feet),
+        dims = self._term_dims(len(robot.motor_joints))
+        self.terms = [CostTerm(k, dims[k], self.norms[k], self.default_params[k], float(w[k]))
+                      for k in self.default_weights]
+
+    def _term_dims(self, nu: int) -> dict[str, int]:
+        return {"upright": 3, "height": 1, "position": 2, "gait": len(self.robot.feet),
                 "balance": 2, "effort": nu, "posture": nu}
-        self.terms = [CostTerm(k, dims[k], NORMS[k], DEFAULT_PARAMS[k], float(w[k]))
-                      for k in DEFAULT_WEIGHTS]
+
+    @property
+    def support_feet(self) -> tuple[int, ...]:
+        """Indices (in ``robot.feet``) of the feet that carry the robot: height and balance
+        are measured from their mean."""
+        return tuple(range(len(self.robot.feet)))
+
+    def posture_gains(self, nu: int) -> np.ndarray:
+        """Per-joint gains γ of the posture term (actuator order)."""
+        return np.tile(POSTURE_GAINS, nu // 3 + 1)[:nu]
 
     # --- model -----------------------------------------------------------------------------
     def add_sensors(self, spec: mujoco.MjSpec) -> None:
@@ -108,9 +126,9 @@ class QuadrupedFlat(Task):
         nr, ns, nu = self.nresidual, model.nsensordata, model.nu
         G = np.zeros((nr, ns))
         c = np.zeros(nr)
-        sl = dict(zip([t.name for t in self.terms], self.term_slices))
+        sl = dict(zip([t.name for t in self.terms], self.term_slices, strict=False))
         base, zaxis = self.sensor("base_pos"), self.sensor("base_zaxis")
-        feet = [self.sensor(f"{f}_pos") for f in self.robot.feet]
+        feet = [self.sensor(f"{self.robot.feet[i]}_pos") for i in self.support_feet]
         nfeet = len(feet)
         # upright
         r = sl["upright"].start
@@ -127,8 +145,8 @@ class QuadrupedFlat(Task):
         G[r : r + 2, base.start : base.start + 2] = np.eye(2)
         # gait (swing mask and step target applied at evaluation)
         r = sl["gait"].start
-        for i, f in enumerate(feet):
-            G[r + i, f.start + 2] = 1.0
+        for i, foot in enumerate(self.robot.feet):
+            G[r + i, self.sensor(f"{foot}_pos").start + 2] = 1.0
         # balance
         r = sl["balance"].start
         fall_time = np.sqrt(2 * self.height / GRAVITY)
@@ -144,7 +162,7 @@ class QuadrupedFlat(Task):
         # posture
         r = sl["posture"].start
         first = self.sensor(f"{mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_ACTUATOR, 0)}_angle")
-        gains = np.tile(POSTURE_GAINS, nu // 3 + 1)[:nu]
+        gains = self.posture_gains(nu)
         G[r : r + nu, first.start : first.start + nu] = np.diag(gains)
         c[r : r + nu] = -gains * self.home_angles
         self._G, self._c = G, c

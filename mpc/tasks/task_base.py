@@ -105,7 +105,7 @@ class Task(ABC):
         """Weighted cost of each term (..., nterms) from residuals (..., nr)."""
         return np.stack(
             [t.weight * norms.value(t.norm, residual[..., s], t.param)
-             for t, s in zip(self.terms, self.term_slices)], axis=-1)
+             for t, s in zip(self.terms, self.term_slices, strict=False)], axis=-1)
 
     def cost(self, residual: np.ndarray) -> np.ndarray:
         """Stage cost ℓ (...) from residuals (..., nr)."""
@@ -113,7 +113,7 @@ class Task(ABC):
 
     # --- state of the task -----------------------------------------------------------------
     def update(self, time: float, qpos: np.ndarray, qvel: np.ndarray) -> None:  # noqa: B027
-        """Advance the task's own state (waypoints, gait clock) once per plan, at the measured state."""
+        """Advance the task's own state (waypoints, gait clock) once per plan."""
 
     @property
     def goal(self) -> np.ndarray | None:

@@ -20,7 +20,7 @@ def trotting_data(model, rng):
 
 
 @pytest.mark.parametrize("centered", [False, True])
-def test_transition_equals_mjd_transitionFD(a1_task, rng, centered):
+def test_transition_equals_mjd_transition_fd(a1_task, rng, centered):
     _, model = a1_task
     d = trotting_data(model, rng)
     provider = derivatives.make_provider("fd", model, eps=1e-6, centered=centered)
@@ -35,7 +35,7 @@ def test_transition_equals_mjd_transitionFD(a1_task, rng, centered):
     n = 2 * model.nv + model.na + model.nu
     assert derivatives.fd_evaluations() - count == 1 + (2 * n if centered else n)
     after = (d.qpos, d.qvel, d.ctrl, d.qacc_warmstart, d.time)
-    for x, y in zip(before, after):
+    for x, y in zip(before, after, strict=False):
         np.testing.assert_array_equal(x, y)
 
 
@@ -77,7 +77,7 @@ def test_interpolation_fills_skipped_knots_linearly(a1_task):
 
 def test_unknown_backend_names_the_choices(a1_task):
     _, model = a1_task
-    with pytest.raises(derivatives.UnknownBackendError, match="available: .*fd"):
+    with pytest.raises(derivatives.UnknownBackendError, match=r"available: .*fd"):
         derivatives.make_provider("magic", model)
 
 

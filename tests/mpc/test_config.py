@@ -61,7 +61,7 @@ def test_wrong_type_or_range_names_the_expected_one(tmp_path, text, expected):
 
 
 def test_missing_file():
-    with pytest.raises(ConfigError, match="config file not found: nowhere.yaml"):
+    with pytest.raises(ConfigError, match=r"config file not found: nowhere\.yaml"):
         load_config("nowhere.yaml")
 
 

@@ -9,7 +9,7 @@ from mpc.trajectory import ModelLayout
 
 
 def test_rollout_reproduces_python_stepping(a1_task, rng):
-    task, model = a1_task
+    _task, model = a1_task
     lay = ModelLayout.of(model)
     d = mujoco.MjData(model)
     mujoco.mj_resetDataKeyframe(model, d, 0)

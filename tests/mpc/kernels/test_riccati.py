@@ -105,7 +105,7 @@ def test_active_limits_zero_the_feedback_rows():
     assert np.all(np.abs(k) <= lim + 1e-12)
     clamped = np.isclose(np.abs(k[:-1]), lim)
     assert clamped.any()
-    for t, i in zip(*np.nonzero(clamped)):
+    for t, i in zip(*np.nonzero(clamped), strict=False):
         np.testing.assert_allclose(K[t, i], 0.0)
 
 

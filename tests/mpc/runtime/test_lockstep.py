@@ -39,8 +39,8 @@ def test_rates_are_the_configured_ones_in_lockstep(trot):
 
 
 def test_same_seed_same_result(tmp_path):
-    a, sa = run(tmp_path / "a", 0.2, "plant.init_noise=0.02", "runtime.seed=3")
-    b, sb = run(tmp_path / "b", 0.2, "plant.init_noise=0.02", "runtime.seed=3")
-    c, sc = run(tmp_path / "c", 0.2, "plant.init_noise=0.02", "runtime.seed=4")
+    _a, sa = run(tmp_path / "a", 0.2, "plant.init_noise=0.02", "runtime.seed=3")
+    _b, sb = run(tmp_path / "b", 0.2, "plant.init_noise=0.02", "runtime.seed=3")
+    _c, sc = run(tmp_path / "c", 0.2, "plant.init_noise=0.02", "runtime.seed=4")
     np.testing.assert_array_equal(sa["state_qpos"], sb["state_qpos"])
     assert not np.array_equal(sa["state_qpos"], sc["state_qpos"])

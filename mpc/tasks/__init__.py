@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from mpc.tasks.humanoid import HumanoidFlat
 from mpc.tasks.quadruped import QuadrupedFlat
+from mpc.tasks.quadruped_biped import QuadrupedBiped
 from mpc.tasks.task_base import CostTerm, Task
 
 TASKS: dict[str, type[Task]] = {
     QuadrupedFlat.name: QuadrupedFlat,
+    QuadrupedBiped.name: QuadrupedBiped,
     HumanoidFlat.name: HumanoidFlat,
 }
 

@@ -91,9 +91,10 @@ class QuadrupedFlat(Task):
         are measured from their mean."""
         return tuple(range(len(self.robot.feet)))
 
-    def posture_gains(self, nu: int) -> np.ndarray:
-        """Per-joint gains γ of the posture term (actuator order)."""
-        return np.tile(POSTURE_GAINS, nu // 3 + 1)[:nu]
+    def posture_gains(self, model: mujoco.MjModel) -> np.ndarray:
+        """Per-joint gains γ of the posture term, in ``model``'s actuator order (legs of
+        abduction, hip, knee)."""
+        return np.tile(POSTURE_GAINS, model.nu // 3 + 1)[: model.nu]
 
     # --- model -----------------------------------------------------------------------------
     def add_sensors(self, spec: mujoco.MjSpec) -> None:
@@ -162,7 +163,7 @@ class QuadrupedFlat(Task):
         # posture
         r = sl["posture"].start
         first = self.sensor(f"{mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_ACTUATOR, 0)}_angle")
-        gains = self.posture_gains(nu)
+        gains = self.posture_gains(model)
         G[r : r + nu, first.start : first.start + nu] = np.diag(gains)
         c[r : r + nu] = -gains * self.home_angles
         self._G, self._c = G, c

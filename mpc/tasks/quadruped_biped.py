@@ -67,10 +67,12 @@ class QuadrupedBiped(QuadrupedFlat):
         prefix = "R" if self.support == "hind" else "F"
         return tuple(i for i, f in enumerate(self.robot.feet) if f.startswith(prefix))
 
-    def posture_gains(self, nu: int) -> np.ndarray:
-        gains = super().posture_gains(nu).copy()
+    def posture_gains(self, model: mujoco.MjModel) -> np.ndarray:
+        gains = super().posture_gains(model).copy()
         lifted = "F" if self.support == "hind" else "R"
-        for a, joint in enumerate(self.robot.motor_joints[:nu]):
+        for a in range(model.nu):
+            joint = model.joint(model.actuator_trnid[a, 0]).name
+            # Unitree names: <leg>_hip_joint is the abduction, thigh and calf the hip and knee.
             if joint.startswith(lifted) and not joint.endswith("_hip_joint"):
                 gains[a] *= LIFTED_POSTURE_FACTOR
         return gains

@@ -25,12 +25,6 @@ from mpc.runtime.feedback import FeedbackController
 log = logging.getLogger(__name__)
 
 
-def tilt(qpos: np.ndarray) -> float:
-    """Angle (rad) between the base's z-axis and the world's, from the base quaternion."""
-    _w, x, y, _z = qpos[3:7] / np.linalg.norm(qpos[3:7])
-    return float(np.arccos(np.clip(1.0 - 2.0 * (x * x + y * y), -1.0, 1.0)))
-
-
 @dataclass
 class Counters:
     """Rates and timings measured during the run."""
@@ -118,10 +112,7 @@ class Session:
             self.recorder.state(state.time, state.qpos, state.qvel, self.feedback.ctrl,
                                 contacts)
         if self.fell is None:
-            if state.qpos[2] < self.robot.fall_height:
-                self.fell = f"base height {state.qpos[2]:.3f} m < {self.robot.fall_height} m"
-            elif tilt(state.qpos) > self.robot.fall_tilt:
-                self.fell = f"tilt {np.degrees(tilt(state.qpos)):.0f} deg"
+            self.fell = self.task.fall_reason(state.qpos)
             if self.fell is not None:
                 log.error("robot fell at t=%.3f s: %s", state.time, self.fell)
                 return False

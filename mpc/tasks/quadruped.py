@@ -22,6 +22,8 @@ rows of G depend on time (zero in stance).
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import mujoco
 import numpy as np
 
@@ -51,9 +53,9 @@ class QuadrupedFlat(Task):
     name = "quadruped_flat"
     description = "walk to a goal or through waypoints on flat ground with a chosen gait"
     #: Terms (in residual order) with their weights, norm parameters and norms.
-    default_weights = DEFAULT_WEIGHTS
-    default_params = DEFAULT_PARAMS
-    norms = NORMS
+    default_weights: ClassVar[dict[str, float]] = DEFAULT_WEIGHTS
+    default_params: ClassVar[dict[str, float]] = DEFAULT_PARAMS
+    norms: ClassVar[dict[str, str]] = NORMS
 
     def __init__(self, robot: RobotInfo, gait: str = "trot", goal=(0.0, 0.0),
                  height: float = 0.25, foot_radius: float | None = None,

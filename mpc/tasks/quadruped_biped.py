@@ -22,12 +22,13 @@ in the sensors, r = G(t) s + c(t), as in :mod:`mpc.tasks.quadruped`.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 import mujoco
 import numpy as np
 
 from mpc.tasks.quadruped import DEFAULT_PARAMS, DEFAULT_WEIGHTS, NORMS, QuadrupedFlat
+from mpc.tasks.task_base import base_axes
 from robots.info import RobotInfo
 
 #: Posture gain factor of the lifted legs' hip and knee joints.
@@ -37,9 +38,9 @@ LIFTED_POSTURE_FACTOR = 0.03
 class QuadrupedBiped(QuadrupedFlat):
     name = "quadruped_biped"
     description = "quadruped on its hind legs (foot stand) or front legs (hand stand)"
-    default_weights = {**DEFAULT_WEIGHTS, "heading": 1.0}
-    default_params = {**DEFAULT_PARAMS, "heading": 0.1}
-    norms = {**NORMS, "heading": "smooth_abs"}
+    default_weights: ClassVar[dict[str, float]] = {**DEFAULT_WEIGHTS, "heading": 1.0}
+    default_params: ClassVar[dict[str, float]] = {**DEFAULT_PARAMS, "heading": 0.1}
+    norms: ClassVar[dict[str, str]] = {**NORMS, "heading": "smooth_abs"}
 
     def __init__(self, robot: RobotInfo, support: Literal["hind", "front"] = "hind",
                  goal=(0.0, 0.0), height: float = 0.5, heading: float = 0.0,
@@ -85,7 +86,7 @@ class QuadrupedBiped(QuadrupedFlat):
 
     def _build_affine_map(self, model: mujoco.MjModel) -> None:
         super()._build_affine_map(model)
-        sl = dict(zip([t.name for t in self.terms], self.term_slices))
+        sl = dict(zip([t.name for t in self.terms], self.term_slices, strict=True))
         r = sl["upright"]
         self._G[r] = 0.0
         self._G[r, self.sensor("base_xaxis")] = np.eye(3)
@@ -94,6 +95,23 @@ class QuadrupedBiped(QuadrupedFlat):
         z = self.sensor("base_zaxis")
         self._G[r : r + 2, z.start : z.start + 2] = -self.sign * np.eye(2)
         self._c[r : r + 2] = -np.cos(self.heading), -np.sin(self.heading)
+
+    # --- safety ----------------------------------------------------------------------------
+    def fall_reason(self, qpos: np.ndarray) -> str | None:
+        """Fallen: base below the robot's fall height, or the body tilted more than the robot's
+        fall tilt from every posture on the way up, i.e. from every up axis cos θ z + sin θ s x
+        with θ ∈ [0, 90°] (four legs at θ = 0, two legs at 90°). With a = z·e_z and
+        b = s x·e_z the highest of them has vertical component √(a² + b²) when a, b ≥ 0,
+        else max(a, b)."""
+        if qpos[2] < self.robot.fall_height:
+            return f"base height {qpos[2]:.3f} m < {self.robot.fall_height} m"
+        axes = base_axes(qpos)
+        a, b = axes[2, 2], self.sign * axes[2, 0]
+        best = np.hypot(a, b) if a >= 0 and b >= 0 else max(a, b)
+        angle = float(np.arccos(np.clip(best, -1.0, 1.0)))
+        if angle > self.robot.fall_tilt:
+            return f"tilt {np.degrees(angle):.0f} deg from the four- and two-leg postures"
+        return None
 
     # --- residual --------------------------------------------------------------------------
     def _swing_targets(self, time: np.ndarray) -> np.ndarray:

@@ -111,6 +111,18 @@ class Task(ABC):
         """Stage cost ℓ (...) from residuals (..., nr)."""
         return self.term_costs(residual).sum(axis=-1)
 
+    # --- safety ----------------------------------------------------------------------------
+    def fall_reason(self, qpos: np.ndarray) -> str | None:
+        """Why the robot counts as fallen at ``qpos`` (planning-model layout), or None. The
+        robot's criterion: base below its fall height or its z-axis tilted beyond its fall
+        tilt. Tasks whose goal posture is tilted (a quadruped on two legs) override this."""
+        if qpos[2] < self.robot.fall_height:
+            return f"base height {qpos[2]:.3f} m < {self.robot.fall_height} m"
+        angle = float(np.arccos(np.clip(base_axes(qpos)[2, 2], -1.0, 1.0)))
+        if angle > self.robot.fall_tilt:
+            return f"tilt {np.degrees(angle):.0f} deg"
+        return None
+
     # --- state of the task -----------------------------------------------------------------
     def update(self, time: float, qpos: np.ndarray, qvel: np.ndarray) -> None:  # noqa: B027
         """Advance the task's own state (waypoints, gait clock) once per plan."""
@@ -123,3 +135,12 @@ class Task(ABC):
     def set_goal(self, xy) -> None:
         """Move the current goal (e.g. dragged in the viewer)."""
         raise NotImplementedError(f"task {self.name} has no goal")
+
+
+def base_axes(qpos: np.ndarray) -> np.ndarray:
+    """Rotation matrix of the floating base (columns: its x, y, z axes in the world) from the
+    base quaternion qpos[3:7]."""
+    mat = np.zeros(9)
+    quat = np.asarray(qpos[3:7], dtype=float)
+    mujoco.mju_quat2Mat(mat, quat / np.linalg.norm(quat))
+    return mat.reshape(3, 3)

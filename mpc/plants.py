@@ -9,6 +9,7 @@ from mpc.plant_base import Plant
 
 _PLANTS: dict[str, str] = {
     "sim": "mpc.sim_plant:SimPlant",
+    "lcm": "hardware.lcm_plant:LcmPlant",
 }
 
 

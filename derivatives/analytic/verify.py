@@ -1,0 +1,216 @@
+"""Reference states and the finite-difference oracle used to verify the analytic backend.
+
+Shared by the tests and ``scripts/bench_derivatives.py``. Every state starts from the model's
+first keyframe, lowers the floating base until its lowest geoms press ``depth`` into the floor,
+and adds seeded random velocities and controls; then
+
+* ``standing``: as is;
+* ``sliding``: the base moves sideways at 0.4 m/s, so feet slide (elliptic cones in the cone
+  state, pyramid edges split between quadratic and satisfied);
+* ``airborne``: one leg is folded so that its foot leaves the floor;
+* ``joint_limit``: one leg joint is pushed 5 mrad past its range;
+* ``fast_rotation``: the base spins at about 4 rad/s.
+
+The oracle is centered ``mjd_transitionFD`` with the Newton solver at tolerance 1e-12 (at
+MuJoCo's default 1e-8 the oracle itself is off by up to tens of percent). A state is only
+usable if the contact set and the constraint states do not change within the difference step;
+:func:`is_smooth` checks that, and the state builders make sure of it.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import mujoco
+import numpy as np
+
+STATES = ("standing", "sliding", "airborne", "joint_limit", "fast_rotation")
+_COVERED = (int(mujoco.mjtGeom.mjGEOM_SPHERE), int(mujoco.mjtGeom.mjGEOM_CAPSULE),
+            int(mujoco.mjtGeom.mjGEOM_BOX))
+
+
+def oracle_model(m: mujoco.MjModel, integrator: str = "euler") -> mujoco.MjModel:
+    """A copy of ``m`` with the Newton solver at tolerance 1e-12 and the given integrator."""
+    m = copy.copy(m)
+    m.opt.solver = mujoco.mjtSolver.mjSOL_NEWTON
+    m.opt.tolerance = 1e-12
+    m.opt.ls_tolerance = 1e-12
+    m.opt.iterations = 1000
+    m.opt.ls_iterations = 200
+    m.opt.integrator = {"euler": mujoco.mjtIntegrator.mjINT_EULER,
+                        "implicitfast": mujoco.mjtIntegrator.mjINT_IMPLICITFAST}[integrator]
+    return m
+
+
+def centered_fd(m: mujoco.MjModel, d: mujoco.MjData, eps: float = 1e-6):
+    """(A, B, C, D) by centered ``mjd_transitionFD``."""
+    nx = 2 * m.nv + m.na
+    A, B = np.zeros((nx, nx)), np.zeros((nx, m.nu))
+    C, D = np.zeros((m.nsensordata, nx)), np.zeros((m.nsensordata, m.nu))
+    mujoco.mjd_transitionFD(m, d, eps, True, A, B, C if m.nsensordata else None,
+                            D if m.nsensordata else None)
+    return A, B, C, D
+
+
+def relative_error(x: np.ndarray, ref: np.ndarray) -> float:
+    """‖x − ref‖_F / ‖ref‖_F (0 if both are zero)."""
+    den = np.linalg.norm(ref)
+    num = np.linalg.norm(x - ref)
+    return float(num / den) if den > 0 else float(num)
+
+
+def contacts_covered(m: mujoco.MjModel, d: mujoco.MjData) -> bool:
+    """True if every active contact is a static plane against a sphere, capsule or box."""
+    for i in range(d.ncon):
+        c = d.contact[i]
+        if c.efc_address < 0:
+            continue
+        g1, g2 = c.geom
+        if not (m.geom_type[g1] == mujoco.mjtGeom.mjGEOM_PLANE
+                and m.body_weldid[m.geom_bodyid[g1]] == 0 and m.geom_type[g2] in _COVERED):
+            return False
+    return True
+
+
+def _signature(m: mujoco.MjModel, d: mujoco.MjData) -> tuple:
+    """Contact set and constraint states at the solution (islands do not keep efc_state)."""
+    mujoco.mj_forward(m, d)
+    scratch = mujoco.MjData(m)
+    scratch.qpos[:], scratch.qvel[:], scratch.ctrl[:] = d.qpos, d.qvel, d.ctrl
+    scratch.qacc_warmstart[:] = d.qacc
+    mujoco.mj_forward(m, scratch)
+    jar = scratch.efc_J.reshape(scratch.nefc, m.nv) @ scratch.qacc - scratch.efc_aref
+    mujoco.mj_constraintUpdate(m, scratch, jar, None, 0)
+    geoms = tuple(tuple(int(g) for g in scratch.contact[i].geom) for i in range(scratch.ncon))
+    return geoms, tuple(int(s) for s in scratch.efc_state)
+
+
+def is_smooth(m: mujoco.MjModel, d: mujoco.MjData, eps: float = 1e-5) -> bool:
+    """True if perturbing each state and control coordinate by ±eps keeps the contact set and
+    the constraint states (so centered differences with a step below eps are meaningful)."""
+    base = _signature(m, d)
+    probe = mujoco.MjData(m)
+    nv = m.nv
+    for i in range(2 * nv + m.nu):
+        for sign in (1.0, -1.0):
+            probe.qpos[:], probe.qvel[:], probe.ctrl[:] = d.qpos, d.qvel, d.ctrl
+            if i < nv:
+                dq = np.zeros(nv)
+                dq[i] = sign * eps
+                mujoco.mj_integratePos(m, probe.qpos, dq, 1.0)
+            elif i < 2 * nv:
+                probe.qvel[i - nv] += sign * eps
+            else:
+                probe.ctrl[i - 2 * nv] += sign * eps
+            if _signature(m, probe) != base:
+                return False
+    return True
+
+
+def _floating(m: mujoco.MjModel) -> int:
+    free = np.flatnonzero(m.jnt_type == mujoco.mjtJoint.mjJNT_FREE)
+    if free.size == 0:
+        raise ValueError("reference states need a floating base")
+    return int(m.jnt_qposadr[free[0]])
+
+
+def _press(m: mujoco.MjModel, d: mujoco.MjData, depth: float) -> None:
+    """Move the base vertically so that its lowest geom penetrates the floor by ``depth``."""
+    mujoco.mj_forward(m, d)
+    floors = [g for g in range(m.ngeom) if m.geom_type[g] == mujoco.mjtGeom.mjGEOM_PLANE
+              and m.body_weldid[m.geom_bodyid[g]] == 0]
+    gap = np.inf
+    for floor in floors:
+        for g in range(m.ngeom):
+            if m.body_weldid[m.geom_bodyid[g]] == 0:
+                continue
+            if not (m.geom_contype[g] & m.geom_conaffinity[floor]
+                    or m.geom_contype[floor] & m.geom_conaffinity[g]):
+                continue
+            gap = min(gap, mujoco.mj_geomDistance(m, d, floor, g, 10.0, None))
+    d.qpos[_floating(m) + 2] -= gap + depth
+    mujoco.mj_forward(m, d)
+
+
+def reference_state(m: mujoco.MjModel, name: str, seed: int = 0,
+                    depth: float = 0.003) -> mujoco.MjData:
+    """One of :data:`STATES` for a floating-base model with a keyframe (see module doc)."""
+    if name not in STATES:
+        raise ValueError(f"unknown state {name!r}; choose from {', '.join(STATES)}")
+    rng = np.random.default_rng(seed)
+    d = mujoco.MjData(m)
+    if m.nkey:
+        mujoco.mj_resetDataKeyframe(m, d, 0)
+    dof0 = int(m.jnt_dofadr[np.flatnonzero(m.jnt_type == mujoco.mjtJoint.mjJNT_FREE)[0]])
+    legs = [j for j in range(m.njnt) if m.jnt_type[j] == mujoco.mjtJoint.mjJNT_HINGE]
+    if name == "joint_limit":
+        _push_past_limit(m, d, legs, depth)
+    _press(m, d, depth)
+    if name == "airborne":
+        _lift_one_foot(m, d, legs, depth)
+    d.qvel[:] = 0.05 * rng.standard_normal(m.nv)
+    if name == "sliding":
+        d.qvel[dof0 + 1] += 0.4
+    if name == "fast_rotation":
+        d.qvel[dof0 + 3 : dof0 + 6] += (2.0, -1.5, 3.0)
+    _controls(m, d, rng)
+    settle_solver(m, d)
+    return d
+
+
+def settle_solver(m: mujoco.MjModel, d: mujoco.MjData) -> None:
+    """Forward twice, the second time warm-started at the first solution.
+
+    The oracle's perturbed solves start from ``qacc_warmstart``; from a stale one (a different
+    control, say) Newton may stop after two iterations up to 1e-7 away from the optimum even
+    at tolerance 1e-12, which differences at step 1e-6 turn into 1e-4 errors.
+    """
+    mujoco.mj_forward(m, d)
+    d.qacc_warmstart[:] = d.qacc
+    mujoco.mj_forward(m, d)
+    d.qacc_warmstart[:] = d.qacc
+
+
+def _push_past_limit(m: mujoco.MjModel, d: mujoco.MjData, legs: list[int],
+                     depth: float) -> None:
+    """Push the first limited leg joint 5 mrad past a limit that keeps every contact covered."""
+    start = d.qpos.copy()
+    for j in legs:
+        if not m.jnt_limited[j]:
+            continue
+        for side in (1, 0):
+            d.qpos[:] = start
+            d.qpos[m.jnt_qposadr[j]] = m.jnt_range[j, side] + (0.005 if side else -0.005)
+            _press(m, d, depth)
+            if contacts_covered(m, d):
+                return
+    raise ValueError("no joint limit keeps the contacts covered")
+
+
+def _lift_one_foot(m: mujoco.MjModel, d: mujoco.MjData, legs: list[int], depth: float) -> None:
+    """Fold the first leg joint whose motion takes one contact (and only one) off the floor."""
+    mujoco.mj_forward(m, d)
+    before = d.ncon
+    for j in legs:
+        for delta in (0.4, -0.4):
+            trial = d.qpos.copy()
+            trial[m.jnt_qposadr[j]] += delta
+            probe = mujoco.MjData(m)
+            probe.qpos[:] = trial
+            mujoco.mj_forward(m, probe)
+            if 0 < probe.ncon < before:
+                d.qpos[:] = trial
+                _press(m, d, depth)
+                return
+    raise ValueError("no single joint lifts a foot")
+
+
+def _controls(m: mujoco.MjModel, d: mujoco.MjData, rng: np.random.Generator) -> None:
+    """Position servos: the joint angle plus noise; other actuators: noise in their range."""
+    for i in range(m.nu):
+        lo, hi = m.actuator_ctrlrange[i] if m.actuator_ctrllimited[i] else (-1.0, 1.0)
+        if m.actuator_biastype[i] == mujoco.mjtBias.mjBIAS_AFFINE:
+            q = d.qpos[m.jnt_qposadr[m.actuator_trnid[i, 0]]]
+            d.ctrl[i] = np.clip(q + 0.05 * rng.standard_normal(), lo, hi)
+        else:
+            d.ctrl[i] = lo + (hi - lo) * (0.5 + 0.1 * rng.standard_normal())

@@ -1,0 +1,172 @@
+"""Oracles and small models shared by the analytic-backend tests.
+
+Independent of the code under test: MuJoCo's own functions (``mj_rne``, ``efc_J`` after
+``mj_fwdPosition``, ``mj_constraintUpdate``), finite differences of them in MuJoCo's tangent
+space, and Pinocchio.
+"""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+
+from derivatives.analytic.tables import TreeTables
+
+
+def random_state(m: mujoco.MjModel, rng: np.random.Generator, spread: float = 0.3):
+    """Data at a random configuration around the first keyframe (or qpos0), random velocity."""
+    d = mujoco.MjData(m)
+    if m.nkey:
+        mujoco.mj_resetDataKeyframe(m, d, 0)
+    dq = spread * rng.standard_normal(m.nv)
+    mujoco.mj_integratePos(m, d.qpos, dq, 1.0)
+    d.qvel[:] = rng.standard_normal(m.nv)
+    mujoco.mj_forward(m, d)
+    return d
+
+
+def tangent_fd(m: mujoco.MjModel, qpos: np.ndarray, fun, eps: float = 1e-6) -> np.ndarray:
+    """Centered differences of fun(qpos) (a vector or matrix) over MuJoCo's tangent space."""
+    columns = []
+    for j in range(m.nv):
+        dq = np.zeros(m.nv)
+        dq[j] = eps
+        plus, minus = qpos.copy(), qpos.copy()
+        mujoco.mj_integratePos(m, plus, dq, 1.0)
+        mujoco.mj_integratePos(m, minus, dq, -1.0)
+        columns.append((np.asarray(fun(plus)) - np.asarray(fun(minus))) / (2 * eps))
+    return np.stack(columns, axis=-1)
+
+
+def vector_fd(x: np.ndarray, fun, eps: float = 1e-6) -> np.ndarray:
+    """Centered differences of fun(x) over a plain vector x."""
+    columns = []
+    for j in range(x.size):
+        plus, minus = x.copy(), x.copy()
+        plus[j] += eps
+        minus[j] -= eps
+        columns.append((np.asarray(fun(plus)) - np.asarray(fun(minus))) / (2 * eps))
+    return np.stack(columns, axis=-1)
+
+
+def mj_rne_at(m: mujoco.MjModel, qpos, qvel, qacc, gravity: bool = True) -> np.ndarray:
+    """MuJoCo's RNEA (``mj_rne`` with ``flg_acc=1``) at a state."""
+    d = mujoco.MjData(m)
+    d.qpos[:], d.qvel[:], d.qacc[:] = qpos, qvel, qacc
+    if not gravity:
+        m = _without_gravity(m)
+    mujoco.mj_kinematics(m, d)
+    mujoco.mj_comPos(m, d)
+    mujoco.mj_comVel(m, d)
+    out = np.zeros(m.nv)
+    mujoco.mj_rne(m, d, 1, out)
+    return out
+
+
+def _without_gravity(m: mujoco.MjModel) -> mujoco.MjModel:
+    import copy
+
+    m = copy.copy(m)
+    m.opt.gravity[:] = 0.0
+    return m
+
+
+def rnea_args(m: mujoco.MjModel, d: mujoco.MjData):
+    """Tree tables and data arrays in the order of :func:`rnea_derivatives` (up to qvel)."""
+    t = TreeTables.of(m)
+    return (t.body_parentid, t.body_dofadr, t.body_dofnum, t.body_subtree_end, t.body_dof_end,
+            t.dof_bodyid, t.dof_parentid, t.dof_group_start, t.dof_group_end,
+            t.dof_free_translation, d.cdof, d.cdof_dot, d.cinert, d.cvel, d.qvel)
+
+
+def floating_chain_model() -> mujoco.MjModel:
+    """A free body with hinge, ball and slide children, a second hinge on one body and a
+    hinge with an off-origin anchor: every joint arrangement the tree code distinguishes."""
+    return mujoco.MjModel.from_xml_string("""
+<mujoco>
+  <option gravity="0.3 -0.2 -9.81"/>
+  <worldbody>
+    <geom type="plane" size="5 5 .1"/>
+    <body pos="0 0 .5">
+      <freejoint/>
+      <geom type="box" size=".1 .08 .05" mass="2"/>
+      <body pos=".2 0 0" euler="10 20 30">
+        <joint name="hinge" axis="0 1 0"/>
+        <joint name="hinge2" axis="1 0 .3" pos=".05 .02 0"/>
+        <geom type="capsule" size=".02" fromto="0 0 0 .2 0 0" mass=".3"/>
+        <body pos=".2 0 0">
+          <joint type="ball"/>
+          <geom type="sphere" size=".03" pos=".02 .01 0" mass=".1"/>
+          <body pos="0 0 -.1">
+            <joint axis="0 0 1"/>
+            <geom type="capsule" size=".01" fromto="0 0 0 0 0 -.1" mass=".05"/>
+          </body>
+        </body>
+      </body>
+      <body pos="-.2 0 0">
+        <joint type="slide" axis="1 0 .5"/>
+        <geom type="sphere" size=".03" mass=".1"/>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>""")
+
+
+def single_joint_chain_model() -> mujoco.MjModel:
+    """Like :func:`floating_chain_model` with one joint per body (Pinocchio's tree)."""
+    return mujoco.MjModel.from_xml_string("""
+<mujoco>
+  <option gravity="0.3 -0.2 -9.81"/>
+  <worldbody>
+    <geom type="plane" size="5 5 .1"/>
+    <body pos="0 0 .5">
+      <freejoint/>
+      <geom type="box" size=".1 .08 .05" mass="2"/>
+      <body pos=".2 0 0" euler="10 20 30">
+        <joint name="hinge" axis="0 1 .2" pos=".05 .02 0"/>
+        <geom type="capsule" size=".02" fromto="0 0 0 .2 0 0" mass=".3"/>
+        <body pos=".2 0 0">
+          <joint type="ball"/>
+          <geom type="sphere" size=".03" pos=".02 .01 0" mass=".1"/>
+          <body pos="0 0 -.1">
+            <joint axis="0 0 1"/>
+            <geom type="capsule" size=".01" fromto="0 0 0 0 0 -.1" mass=".05"/>
+          </body>
+        </body>
+      </body>
+      <body pos="-.2 0 0">
+        <joint type="slide" axis="1 0 .5"/>
+        <geom type="sphere" size=".03" mass=".1"/>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>""")
+
+
+def contact_zoo_model(cone: str = "elliptic", impratio: float = 10.0) -> mujoco.MjModel:
+    """A free box resting on spheres of every contact dimension (1, 3, 4, 6), a capsule and a
+    box corner, with a limited, frictional hinge: every constraint type and cone dimension."""
+    return mujoco.MjModel.from_xml_string(f"""
+<mujoco>
+  <option cone="{cone}" impratio="{impratio}" timestep="0.005"/>
+  <worldbody>
+    <geom type="plane" size="5 5 .1" friction="0.8 0.02 0.01"/>
+    <body pos="0 0 .1">
+      <freejoint/>
+      <geom type="box" size=".2 .15 .03" mass="3" contype="0" conaffinity="0"/>
+      <geom type="sphere" size=".03" pos=".15 .1 -.07" condim="1" priority="1"/>
+      <geom type="sphere" size=".03" pos="-.15 .1 -.07" condim="3" priority="1" solimp=".8 .95 .01"/>
+      <geom type="sphere" size=".03" pos=".15 -.1 -.07" condim="4" priority="1"/>
+      <geom type="sphere" size=".03" pos="-.15 -.1 -.07" condim="6" priority="1" solref=".01 .8"/>
+      <geom type="capsule" size=".02" fromto="-.1 0 -.0805 .1 .05 -.0795" condim="3"/>
+      <body pos="0 0 .05">
+        <joint name="hinge" axis="0 1 0" range="-.3 .3" frictionloss=".3" damping=".5"
+               armature=".01"/>
+        <geom type="box" size=".03 .03 .03" pos="0 0 -.101" euler="20 30 10" mass=".2"/>
+      </body>
+    </body>
+  </worldbody>
+  <actuator>
+    <position joint="hinge" kp="20" kv="1" ctrlrange="-1 1" forcerange="-3 3"/>
+  </actuator>
+</mujoco>""")

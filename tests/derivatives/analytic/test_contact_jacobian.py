@@ -1,0 +1,126 @@
+"""Contact-Jacobian derivatives against finite differences of MuJoCo's ``efc_J``.
+
+``efc_J`` after ``mj_fwdPosition`` at perturbed configurations is the oracle for (∂J/∂q) a,
+(∂J/∂q) v and ∂(Jᵀf)/∂q: spheres of every contact dimension, capsule ends (whose friction frame
+turns with the capsule: pyramidal cones see it), box corners, elliptic and pyramidal cones.
+"""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+import pytest
+from analytic_oracles import contact_zoo_model, tangent_fd
+
+import robots
+from derivatives.analytic import verify
+from derivatives.analytic.constraint import contact_rows
+from derivatives.analytic.contact_jacobian import (
+    BOX,
+    CAPSULE,
+    SPHERE,
+    contact_jacobian_derivatives,
+    contact_supported,
+)
+from derivatives.analytic.tables import TreeTables
+from robots.reference import load_reference
+
+
+def zoo(cone):
+    m = contact_zoo_model(cone)
+    d = mujoco.MjData(m)
+    d.qpos[2] -= 0.002
+    return m, d
+
+
+def a1_sliding(cone):
+    m = robots.load_model("a1")
+    m.opt.cone = mujoco.mjtCone.mjCONE_PYRAMIDAL if cone == "pyramidal" else m.opt.cone
+    return m, verify.reference_state(m, "sliding")
+
+
+def h1_reference():
+    m = load_reference("h1")
+    return m, verify.reference_state(m, "fast_rotation")
+
+
+CASES = {
+    "zoo-elliptic": lambda: zoo("elliptic"),
+    "zoo-pyramidal": lambda: zoo("pyramidal"),
+    "a1-elliptic": lambda: a1_sliding("elliptic"),
+    "a1-pyramidal": lambda: a1_sliding("pyramidal"),
+    "h1-reference-pyramidal": h1_reference,
+}
+
+
+def analytic(m, d, qacc, force):
+    t = TreeTables.of(m)
+    nefc, ncon, nv = d.nefc, d.ncon, m.nv
+    adr, dim = np.empty(ncon, np.int64), np.empty(ncon, np.int64)
+    contact_rows(d.efc_type, d.efc_id, ncon, adr, dim)
+    dja, djv, djtf = np.zeros((nefc, nv)), np.zeros((nefc, nv)), np.zeros((nv, nv))
+    contact_jacobian_derivatives(
+        t.dof_parentid, t.dof_group_start, t.body_chain_end, t.body_rootid,
+        m.geom_type.astype(np.int64), m.geom_bodyid.astype(np.int64), m.geom_size, d.geom_xmat,
+        d.cdof, d.subtree_com, qacc, d.qvel, d.efc_type, d.efc_pos, force, d.contact.geom,
+        d.contact.pos, d.contact.frame, d.contact.friction, adr, dim, dja, djv, djtf)
+    return dja, djv, djtf
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_contact_jacobian_derivatives_match_efc_J(case):
+    m, d = CASES[case]()
+    rng = np.random.default_rng(2)
+    d.qvel[:] = rng.standard_normal(m.nv)
+    mujoco.mj_forward(m, d)
+    nefc, nv = d.nefc, m.nv
+    assert d.ncon > 0
+    qacc = rng.standard_normal(nv)
+    force = rng.standard_normal(nefc)
+    dja, djv, djtf = analytic(m, d, qacc, force)
+
+    def jacobian(qpos):
+        s = mujoco.MjData(m)
+        s.qpos[:] = qpos
+        mujoco.mj_fwdPosition(m, s)
+        assert s.nefc == nefc and s.ncon == d.ncon
+        return s.efc_J.reshape(nefc, nv).copy()
+
+    dJ = tangent_fd(m, d.qpos, jacobian)  # (nefc, nv, nv): ∂J/∂q_j in the last axis
+    contact = d.efc_type >= 5
+    scale = np.abs(dJ).max()
+    np.testing.assert_allclose(dja[contact], np.einsum("rkj,k->rj", dJ, qacc)[contact],
+                               rtol=0, atol=1e-7 * scale)
+    np.testing.assert_allclose(djv[contact], np.einsum("rkj,k->rj", dJ, d.qvel)[contact],
+                               rtol=0, atol=1e-7 * scale)
+    contact_force = np.where(contact, force, 0.0)
+    np.testing.assert_allclose(djtf, np.einsum("rkj,r->kj", dJ, contact_force), rtol=0,
+                               atol=1e-7 * scale)
+
+
+def test_capsule_frame_turns_with_the_capsule():
+    """The pyramidal H1 feet would be wrong without the turning friction frame."""
+    m, d = h1_reference()
+    assert CAPSULE in m.geom_type[d.contact.geom[:, 1]]
+    frame = d.contact.frame.copy()
+
+    def tangent(qpos):
+        s = mujoco.MjData(m)
+        s.qpos[:] = qpos
+        mujoco.mj_fwdPosition(m, s)
+        return s.contact.frame[:, 3:6].copy()
+
+    assert np.abs(tangent_fd(m, d.qpos, tangent)).max() > 0.1
+    assert np.all(np.abs(frame[:, 0:3] - [0, 0, 1]) < 1e-12)
+
+
+def test_supported_pairs():
+    types = np.array([0, SPHERE, CAPSULE, BOX, 5], dtype=np.int64)  # plane ... cylinder
+    static = np.array([1, 0, 0, 0, 0], dtype=np.int64)
+    assert contact_supported(types, static, 0, 1)
+    assert contact_supported(types, static, 0, 2)
+    assert contact_supported(types, static, 0, 3)
+    assert not contact_supported(types, static, 0, 4)  # cylinder
+    assert not contact_supported(types, static, 1, 2)  # sphere-capsule
+    moving_plane = np.array([0, 0, 0, 0, 0], dtype=np.int64)
+    assert not contact_supported(types, moving_plane, 0, 1)

@@ -15,7 +15,7 @@ from collections import deque
 class ClockOffset:
     """Sliding-window maximum of (robot time - local arrival time)."""
 
-    def __init__(self, window: float = 1.0):
+    def __init__(self, window: float = 0.2):
         self.window = window
         # (local time, offset), offsets decreasing: the front is the window's maximum.
         self._candidates: deque[tuple[float, float]] = deque()

@@ -269,12 +269,14 @@ class LcmPlant(Plant):
                                    "within 2 s")
 
     def health(self) -> dict[str, float]:
-        """Age of the newest state (s, local clock), lost state messages, and the estimator's
-        figures (pose age, dropouts, ...)."""
+        """Age of the newest state (s, local clock), lost state messages, whether the robot
+        process reports damping, and the estimator's figures (pose age, dropouts, ...)."""
         with self._cond:
-            age = time.monotonic() - self._received if self._state is not None else np.inf
+            msg = self._state
+            age = time.monotonic() - self._received if msg is not None else np.inf
             lost = self._lost
-        out = {"state_age": age, "states_lost": float(lost)}
+        out = {"state_age": age, "states_lost": float(lost),
+               "robot_damping": float(msg.damping) if msg is not None else 0.0}
         if self.base_state == "mocap":
             out.update(self.estimator.health())
         return out

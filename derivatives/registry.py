@@ -15,6 +15,7 @@ from derivatives.provider_base import DerivativeProvider
 _BACKENDS: dict[str, str] = {
     "fd": "derivatives.fd:FDProvider",
     "analytic": "derivatives.analytic:AnalyticProvider",
+    "wasp": "derivatives.wasp:WaspProvider",
 }
 
 

@@ -1,0 +1,158 @@
+"""The ``wasp`` backend: WASP-approximated A, B, C, D per knot, knots spread over threads.
+
+Per knot and input block (ctrl, act, qvel, qpos) of size n, one call measures JVPs along the
+block's directions in round-robin order, continuing where the previous call at that knot
+stopped: at least p_min = max(1, floor(frac n)) of them, then one at a time until a fresh JVP
+agrees with the cache's prediction for it (:func:`derivatives.wasp.update.agrees`), at most n.
+Every JVP updates the estimate (rank one, :mod:`derivatives.wasp.update`). A cold knot fails
+every test, so its first call is a full forward-difference sweep (1 + 2nv + na + nu
+simulations, exactly ``mjd_transitionFD``'s count); warm knots cost 1 + Σ_b p_b.
+
+Sensor Jacobians C, D come out of the same JVPs (sensordata is part of each JVP's output), so
+the agreement test also watches the residual Jacobians the planner builds from them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+import mujoco
+import numpy as np
+
+from derivatives.counter import add_fd_evaluations
+from derivatives.provider_base import DerivativeProvider, Linearization
+from derivatives.wasp.basis import (
+    ACT,
+    BLOCKS,
+    CTRL,
+    QPOS,
+    QVEL,
+    block_offsets,
+    min_jvps,
+    packed_directions,
+)
+from derivatives.wasp.cache import WaspCache
+from derivatives.wasp.kernel import linearize_knots
+from derivatives.wasp.mujoco_c import FUNCTIONS
+from mpc.trajectory import Trajectory
+
+_BASES = ("random", "axes")
+
+
+class WaspProvider(DerivativeProvider):
+    """WASP derivatives with JVP step ``eps``.
+
+    ``frac_x``/``tol_x`` apply to the state blocks (qpos, qvel, act), ``frac_u``/``tol_u`` to
+    ctrl; ``seed`` draws the random orthonormal directions, ``basis: axes`` uses coordinate
+    directions instead (then ``frac = 1`` is ``mjd_transitionFD`` bit for bit: a reference for
+    debugging). ``threads`` workers share the knots of a horizon.
+    """
+
+    name = "wasp"
+
+    def __init__(self, model: mujoco.MjModel, frac_x: float = 0.5, frac_u: float = 0.3,
+                 tol_x: float = 0.5, tol_u: float = 0.5, eps: float = 1e-6, seed: int = 0,
+                 threads: int = 2, basis: str = "random"):
+        super().__init__(model)
+        for key, frac in (("frac_x", frac_x), ("frac_u", frac_u)):
+            if not 0.0 < frac <= 1.0:
+                raise ValueError(f"wasp {key} must be in (0, 1], got {frac}")
+        for key, tol in (("tol_x", tol_x), ("tol_u", tol_u)):
+            if not tol >= 0.0:
+                raise ValueError(f"wasp {key} must be non-negative, got {tol}")
+        if not eps > 0:
+            raise ValueError(f"wasp eps must be positive, got {eps}")
+        if threads < 1:
+            raise ValueError(f"wasp threads must be at least 1, got {threads}")
+        if basis not in _BASES:
+            raise ValueError(f"wasp basis must be one of {', '.join(_BASES)}, got {basis!r}")
+        if model.opt.integrator == mujoco.mjtIntegrator.mjINT_RK4:
+            raise ValueError("wasp: the RK4 integrator is not supported (as in mjd_transitionFD)")
+        if model.nhistory:
+            raise ValueError("wasp: models with actuator or sensor delays are not supported")
+        nv, na, nu = model.nv, model.na, model.nu
+        self.eps = float(eps)
+        self.threads = int(threads)
+        self.offsets = block_offsets(nv, na, nu)
+        self.directions = packed_directions(nv, na, nu, seed, axes=basis == "axes")
+        sizes = np.diff(self.offsets)
+        fracs = {QPOS: frac_x, QVEL: frac_x, ACT: frac_x, CTRL: frac_u}
+        self.p_min = np.array([min_jvps(int(sizes[b]), fracs[b]) for b in range(len(BLOCKS))],
+                              dtype=np.int64)
+        self.tol = np.array([tol_u if b == CTRL else tol_x for b in range(len(BLOCKS))])
+        # Base point of the ctrl block: ε inside the range, so u' + ε q_j is never clamped.
+        limited = model.actuator_ctrllimited.astype(bool)
+        lo, hi = model.actuator_ctrlrange[:, 0], model.actuator_ctrlrange[:, 1]
+        wide = hi - lo > 2 * self.eps
+        mid = 0.5 * (lo + hi)
+        self._ctrl_lo = np.where(limited, np.where(wide, lo + self.eps, mid), -np.inf)
+        self._ctrl_hi = np.where(limited, np.where(wide, hi - self.eps, mid), np.inf)
+        outputs, inputs = 2 * nv + na + model.nsensordata, int(self.offsets[-1])
+        self.cache = WaspCache(outputs, inputs, len(BLOCKS))  # horizon index t -> knot t
+        self.single = WaspCache(outputs, inputs, len(BLOCKS), capacity=1)  # linearize()
+        self._simulations = np.zeros(0, dtype=np.int64)
+        self._datas = [mujoco.MjData(model) for _ in range(self.threads)]
+        self._executor = ThreadPoolExecutor(self.threads) if self.threads > 1 else None
+
+    # --- the provider interface -----------------------------------------------------------
+    def linearize(self, data, A, B, C=None, D=None) -> None:
+        """One knot at ``data`` with its own cache, so a sequence of calls at slowly varying
+        states reuses earlier JVPs like a horizon index does. ``data`` is not touched."""
+        m = self.model
+        scratch = self._datas[0]
+        spec = mujoco.mjtState.mjSTATE_INTEGRATION  # applied forces, mocap, ... come along
+        state = np.empty(mujoco.mj_stateSize(m, spec))
+        mujoco.mj_getState(m, data, state, spec)
+        mujoco.mj_setState(m, scratch, state, spec)
+        knot = Trajectory(np.array([data.time]), data.qpos[None].copy(), data.qvel[None].copy(),
+                          data.act[None].copy(), data.ctrl[None].copy(),
+                          data.sensordata[None].copy(), data.qacc_warmstart[None].copy())
+        out = Linearization.allocate(m, 1)
+        simulations = np.zeros(1, dtype=np.int64)
+        self._run(0, np.zeros(1, dtype=np.int64), knot, self.single, out, simulations)
+        add_fd_evaluations(int(simulations[0]))
+        for target, value in ((A, out.A), (B, out.B), (C, out.C), (D, out.D)):
+            if target is not None:
+                target[...] = value[0]
+
+    def horizon(self, trajectory: Trajectory, knots: Sequence[int], out: Linearization) -> None:
+        knots = np.array(sorted(set(knots)), dtype=np.int64)  # each knot once per call
+        self.cache.reserve(trajectory.horizon)
+        if self._simulations.shape[0] < trajectory.horizon:
+            self._simulations = np.zeros(trajectory.horizon, dtype=np.int64)
+        self._simulations[:] = 0
+        if self._executor is None or len(knots) < 2:
+            self._run(0, knots, trajectory, self.cache, out, self._simulations)
+        else:
+            jobs = [self._executor.submit(self._run, w, knots[w :: self.threads], trajectory,
+                                          self.cache, out, self._simulations)
+                    for w in range(min(self.threads, len(knots)))]
+            for job in jobs:
+                job.result()
+        self.last_simulations = int(self._simulations.sum())
+        add_fd_evaluations(self.last_simulations)
+
+    def shift(self, knots: int) -> None:
+        self.cache.shift(knots)
+
+    def reset(self) -> None:
+        self.cache.reset()
+        self.single.reset()
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)
+
+    # --------------------------------------------------------------------------------------
+    def _run(self, worker: int, knots: np.ndarray, traj: Trajectory, cache: WaspCache,
+             out: Linearization, simulations: np.ndarray) -> None:
+        d = self._datas[worker]
+        c = np.ascontiguousarray
+        linearize_knots(
+            FUNCTIONS, np.uint64(self.model._address), np.uint64(d._address), d.qpos, d.qvel,
+            d.act, d.ctrl, d.qacc_warmstart, d.sensordata, knots, c(traj.time), c(traj.qpos),
+            c(traj.qvel), c(traj.act), c(traj.ctrl), c(traj.warmstart), self._ctrl_lo,
+            self._ctrl_hi, self.eps, self.directions, self.offsets, self.p_min, self.tol,
+            cache.F, cache.D, cache.filled, cache.pointer, out.A, out.B, out.C, out.D,
+            simulations)

@@ -6,6 +6,7 @@ the classes that consume them, for :func:`mpc.config.validate`.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
@@ -71,8 +72,19 @@ def validate_plant(cfg: Config, source: str) -> dict:
         cls = plants.plant_class(kind)
     except ValueError as e:
         raise ConfigError(f"{source}: plant.type: {e}") from None
-    params = check_kwargs(cls, section, source, "plant.", exclude=("robot", "seed"))
+    params = check_kwargs(cls, section, source, "plant.", exclude=("robot", "seed", "safety"))
     return {"type": kind, **params}
+
+
+def validate_safety(cfg: Config, source: str) -> dict:
+    from hardware.safety import SafetyConfig
+
+    params = check_kwargs(SafetyConfig, dict(cfg.safety), source, "safety.")
+    try:
+        SafetyConfig(**params)
+    except ValueError as e:
+        raise ConfigError(f"{source}: {e}") from None
+    return params
 
 
 # --- construction ----------------------------------------------------------------------------
@@ -90,9 +102,27 @@ def build_planner(cfg: Config, task: Task) -> ILQR:
 
 
 def build_plant(cfg: Config) -> Plant:
+    """The plant, ready for the control loop: behind the safety layer if it is hardware (or
+    ``safety.in_simulation``), prepared (hardware: connected, ramped to the home pose)."""
+    from hardware.safe_plant import SafePlant
+    from hardware.safety import SafetyConfig
+
     params = dict(cfg.plant)
     cls = plants.plant_class(params.pop("type"))
-    return cls(robots.info(cfg.robot), seed=cfg.runtime.seed, **params)
+    robot = robots.info(cfg.robot)
+    safety = SafetyConfig(**cfg.safety)
+    takes_safety = "safety" in inspect.signature(cls.__init__).parameters
+    if takes_safety:  # hardware bridges enforce the whole layer themselves
+        params["safety"] = safety
+    plant = cls(robot, seed=cfg.runtime.seed, **params)
+    if not takes_safety and (plant.realtime_only or safety.in_simulation or safety.dry_run):
+        plant = SafePlant(plant, robot, safety, robots.load_planning_model(cfg.robot))
+    try:
+        plant.prepare()
+    except BaseException:
+        plant.close()
+        raise
+    return plant
 
 
 def home_ctrl(model: mujoco.MjModel, key_name: str) -> np.ndarray:

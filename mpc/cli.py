@@ -40,6 +40,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="override a config key, e.g. --set task.gait=stand (repeatable)")
     p.add_argument("--viewer", action="store_true", help="open the MuJoCo viewer")
     p.add_argument("--quiet", action="store_true", help="no live dashboard")
+    p.add_argument("--dry-run", action="store_true",
+                   help="compute and log everything, send no motion command to the robot")
     return p
 
 
@@ -53,6 +55,8 @@ def _overrides(args: argparse.Namespace) -> list[str]:
         out.append(f"runtime.duration={args.duration!r}")
     if args.seed is not None:
         out.append(f"runtime.seed={args.seed}")
+    if args.dry_run:
+        out.append("safety.dry_run=true")
     return out
 
 
@@ -98,8 +102,11 @@ def _run(args: argparse.Namespace) -> int:
         session = Session(cfg, run_dir)
     except (ValueError, OSError) as e:
         raise UserError(str(e)) from None
+    except KeyboardInterrupt:
+        print("mpc-run: interrupted before the run started", file=sys.stderr)
+        return EXIT_INTERRUPTED
     mode = cfg.runtime.mode
-    ticks = []
+    ticks = [_plant_running]
     dashboard = viewer = None
     status = EXIT_OK
     try:
@@ -131,6 +138,10 @@ def _run(args: argparse.Namespace) -> int:
         if viewer is not None:
             viewer.close()
         summary = session.close(mode)
+    stopped = _plant_stop_reason(session)
+    if stopped is not None and status == EXIT_OK:
+        print(f"mpc-run: the robot was put in damping: {stopped}", file=sys.stderr)
+        status = EXIT_FAILED
     if not args.quiet:
         from mpc.dashboard import summary_table
 
@@ -139,6 +150,19 @@ def _run(args: argparse.Namespace) -> int:
     print(json.dumps({k: summary[k] for k in ("fell", "goal_distance_end_m",
                                               "planning_rate_hz", "iteration_ms_median")}))
     return status
+
+
+def _plant_stop_reason(session) -> str | None:
+    """Why a hardware plant went to damping before the run ended (a safety trip), if it did."""
+    reason = getattr(session.plant, "damping_reason", None)
+    if session.plant.realtime_only and reason not in (None, "run ended"):
+        return reason
+    return None
+
+
+def _plant_running(session) -> bool:
+    """Ends the run once a hardware plant has tripped: nothing more is sent after damping."""
+    return _plant_stop_reason(session) is None
 
 
 def _loop(mode: str):

@@ -99,6 +99,7 @@ class Config:
     derivatives: dict = _f({"backend": "fd"})
     runtime: RuntimeConfig = field(default_factory=RuntimeConfig)
     plant: dict = _f({"type": "sim"})
+    safety: dict = _f({})
     output: OutputConfig = field(default_factory=OutputConfig)
     telemetry: TelemetryConfig = field(default_factory=TelemetryConfig)
     #: Where it came from, for messages.
@@ -180,6 +181,7 @@ def validate(data: dict, source: str) -> Config:
     cfg.task = assembly.validate_task(cfg, source)
     cfg.derivatives = assembly.validate_derivatives(cfg, source)
     cfg.plant = assembly.validate_plant(cfg, source)
+    cfg.safety = assembly.validate_safety(cfg, source)
     return cfg
 
 

@@ -1,10 +1,13 @@
-"""ctypes entry points into libmujoco for numba kernels.
+"""libmujoco entry points as first-class functions for numba kernels.
 
-numba can call a ctypes function from compiled code; with ``MjModel._address`` and
-``MjData._address`` as pointers, a whole rollout (policy, ``mj_step``, bookkeeping) runs in one
-compiled call that releases the GIL. The library is the one the ``mujoco`` bindings loaded, so
-the pointers are compatible. Kernels that use these functions cannot be cached on disk (the
-function addresses are baked into the machine code).
+With ``MjModel._address`` and ``MjData._address`` as pointers, a whole rollout (policy,
+``mj_step``, bookkeeping) runs in one compiled call that releases the GIL. The functions are
+passed to kernels as arguments (numba's wrapper-address protocol) rather than referenced as
+globals, so the kernels' machine code holds no addresses and can be cached on disk.
+
+The library is the one the ``mujoco`` bindings loaded, so the pointers are compatible.
+Pointer arguments are declared as 64-bit integers (``ndarray.ctypes.data`` is unsigned in numba):
+MuJoCo supports 64-bit platforms only, where both travel in the same registers.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ import glob
 import os
 
 import mujoco
+import numba.experimental.function_type  # noqa: F401  (registers typeof for the protocol)
+from numba import types
 
 
 def _load_library() -> ctypes.CDLL:
@@ -27,21 +32,29 @@ def _load_library() -> ctypes.CDLL:
 
 
 _lib = _load_library()
-_ptr = ctypes.c_void_p
 
 
-def _declare(name: str, argtypes: list, restype=None):
-    fn = getattr(_lib, name)
-    fn.argtypes = argtypes
-    fn.restype = restype
-    return fn
+class CFunction(types.WrapperAddressProtocol):
+    """A C function of libmujoco with a numba signature."""
+
+    def __init__(self, name: str, signature):
+        self.name = name
+        self._address = ctypes.cast(getattr(_lib, name), ctypes.c_void_p).value
+        self._signature = signature
+
+    def __wrapper_address__(self) -> int:
+        return self._address
+
+    def signature(self):
+        return self._signature
 
 
+_ptr = types.int64
 # void mj_step(const mjModel* m, mjData* d)
-mj_step = _declare("mj_step", [_ptr, _ptr])
+mj_step = CFunction("mj_step", types.void(_ptr, _ptr))
 # void mj_forward(const mjModel* m, mjData* d)
-mj_forward = _declare("mj_forward", [_ptr, _ptr])
+mj_forward = CFunction("mj_forward", types.void(_ptr, _ptr))
 # void mj_setState(const mjModel* m, mjData* d, const mjtNum* state, int sig)
-mj_setState = _declare("mj_setState", [_ptr, _ptr, _ptr, ctypes.c_int])
+mj_set_state = CFunction("mj_setState", types.void(_ptr, _ptr, types.uint64, types.int32))
 
 STATE_TIME = int(mujoco.mjtState.mjSTATE_TIME)

@@ -9,6 +9,8 @@ from mpc.plant_base import Plant
 
 _PLANTS: dict[str, str] = {
     "sim": "mpc.sim_plant:SimPlant",
+    "unitree_udp": "hardware.unitree_udp:UnitreeUdpPlant",
+    "unitree_dds": "hardware.unitree_dds:UnitreeDdsPlant",
     "lcm": "hardware.lcm_plant:LcmPlant",
 }
 

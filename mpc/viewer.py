@@ -1,13 +1,15 @@
 """MuJoCo passive viewer: the robot, the goal (drag it with Ctrl + right mouse) and the plan.
 
-The plan is drawn from the planner's latest nominal trajectory: the base path and each foot's
-path, read from the planning model's position sensors.
+The plan is drawn from the planner's latest nominal trajectory: each foot's path and the base
+path (drawn on the floor, where it is not hidden by the body), read from the planning model's
+position sensors. The camera follows the robot's base.
 """
 
 from __future__ import annotations
 
 import itertools
 import os
+import time
 
 import mujoco
 import numpy as np
@@ -34,6 +36,11 @@ def open_viewer(session: Session):
                                               show_right_ui=False)
     except Exception as e:  # GLFW/OpenGL failures arrive as assorted exception types
         raise UserError(f"--viewer could not open a window: {e}") from None
+    with handle.lock():
+        handle.cam.type = mujoco.mjtCamera.mjCAMERA_TRACKING
+        handle.cam.trackbodyid = plant.model.body(session.robot.base_body).id
+        handle.cam.distance = 1.6 if session.robot.name != "h1" else 3.0
+        handle.cam.elevation = -20.0
     return ViewerSync(session, handle)
 
 
@@ -69,7 +76,9 @@ class ViewerSync:
         if nominal is None:
             return
         for kind, sl in self.sensors:
-            path = nominal.sensordata[:, sl]
+            path = nominal.sensordata[:, sl].copy()
+            if kind == "base":
+                path[:, 2] = 0.005
             for a, b in itertools.pairwise(path):
                 if scn.ngeom >= scn.maxgeom:
                     return
@@ -79,8 +88,12 @@ class ViewerSync:
                 mujoco.mjv_connector(g, mujoco.mjtGeom.mjGEOM_LINE, 3.0, a, b)
                 scn.ngeom += 1
 
-    def close(self) -> None:
+    def close(self, timeout: float = 5.0) -> None:
+        """Close the window and wait for the viewer's render thread to finish."""
         self.handle.close()
+        deadline = time.monotonic() + timeout
+        while self.handle.is_running() and time.monotonic() < deadline:
+            time.sleep(0.02)
 
 
 def _has(task, name: str) -> bool:

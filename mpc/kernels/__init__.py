@@ -1,5 +1,4 @@
 """Numba kernels of the planner: plain numpy-array signatures, no MuJoCo objects.
 
-The exception is :mod:`mpc.kernels.rollout`, which calls into libmujoco through
-:mod:`mpc.mjc` and therefore cannot be cached on disk.
+:mod:`mpc.kernels.rollout` also takes libmujoco functions as arguments (:mod:`mpc.mjc`).
 """

@@ -8,8 +8,9 @@ One call simulates T knots of the planning model from x0 at t0 with step dt:
 
 A rollout fails (status 1) when the state stops being finite, a speed exceeds ``max_speed`` or
 MuJoCo raised a warning (it resets the data after a bad acceleration, which would otherwise
-pass for a plausible state). The arrays ``d_*`` are numpy views of the MjData whose address is
-``d_ptr``; ``d_warnings`` is the view of its warning counters.
+pass for a plausible state). ``mj_*`` are libmujoco functions (:mod:`mpc.mjc`); the arrays
+``d_*`` are numpy views of the MjData whose address is ``d_ptr``; ``d_warnings`` is the view
+of its warning counters.
 """
 
 from __future__ import annotations
@@ -17,27 +18,23 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from mpc import mjc
 from mpc.kernels.policy import policy_action
-
-_mj_step = mjc.mj_step
-_mj_forward = mjc.mj_forward
-_mj_setState = mjc.mj_setState
-_STATE_TIME = mjc.STATE_TIME
+from mpc.mjc import STATE_TIME
 
 OK = 0
 DIVERGED = 1
 
 
-@njit(nogil=True)
-def rollout(m_ptr, d_ptr, d_qpos, d_qvel, d_act, d_ctrl, d_sensordata, d_warmstart, d_warnings,
+@njit(cache=True, nogil=True)
+def rollout(mj_step, mj_forward, mj_set_state,
+            m_ptr, d_ptr, d_qpos, d_qvel, d_act, d_ctrl, d_sensordata, d_warmstart, d_warnings,
             jnt_type, jnt_qposadr, jnt_dofadr, ctrl_lo, ctrl_hi, max_speed,
             t0, qpos0, qvel0, act0, dt,
             times, qpos_ref, qvel_ref, act_ref, ctrl_ref, feedforward, gains, ff_scale, fb_scale,
             out_time, out_qpos, out_qvel, out_act, out_ctrl, out_sensordata, out_warmstart):
     clock = np.empty(1)
     clock[0] = t0
-    _mj_setState(m_ptr, d_ptr, clock.ctypes.data, _STATE_TIME)
+    mj_set_state(m_ptr, d_ptr, clock.ctypes.data, np.int32(STATE_TIME))
     d_qpos[:] = qpos0
     d_qvel[:] = qvel0
     d_act[:] = act0
@@ -57,9 +54,9 @@ def rollout(m_ptr, d_ptr, d_qpos, d_qvel, d_act, d_ctrl, d_sensordata, d_warmsta
             return DIVERGED
         d_ctrl[:] = out_ctrl[i]
         if i < horizon - 1:
-            _mj_step(m_ptr, d_ptr)
+            mj_step(m_ptr, d_ptr)
         else:
-            _mj_forward(m_ptr, d_ptr)
+            mj_forward(m_ptr, d_ptr)
         out_sensordata[i] = d_sensordata
         out_warmstart[i] = d_warmstart
         if d_warnings.sum() != warnings:

@@ -1,5 +1,6 @@
 """The viewer on a virtual display: goal drags reach the task and the plan is drawn."""
 
+import atexit
 import os
 import shutil
 import subprocess
@@ -21,12 +22,12 @@ def display():
     number = 90 + os.getpid() % 100
     proc = subprocess.Popen([xvfb, f":{number}", "-screen", "0", "800x600x24", "-nolisten",
                              "tcp"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # Stopped at exit, after GLFW (imported later, so its exit handler runs first) let go.
+    atexit.register(proc.terminate)
     time.sleep(1.0)
     old = os.environ.get("DISPLAY")
     os.environ["DISPLAY"] = f":{number}"
     yield
-    proc.terminate()
-    proc.wait()
     if old is None:
         os.environ.pop("DISPLAY")
     else:

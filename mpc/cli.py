@@ -95,6 +95,7 @@ def _run(args: argparse.Namespace) -> int:
                                f"_{cfg.runtime.mode}")
     console = Console(stderr=False)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    _route_mujoco_warnings()
 
     from mpc.runtime.session import Session
 
@@ -163,6 +164,17 @@ def _plant_stop_reason(session) -> str | None:
 def _plant_running(session) -> bool:
     """Ends the run once a hardware plant has tripped: nothing more is sent after damping."""
     return _plant_stop_reason(session) is None
+
+
+def _route_mujoco_warnings() -> None:
+    """MuJoCo's warnings go to the run's events log (and stderr) instead of MUJOCO_LOG.TXT.
+
+    Planner rollouts that diverge raise warnings too; MuJoCo prints each kind once per MjData.
+    """
+    import mujoco
+
+    log = logging.getLogger("mujoco")
+    mujoco.set_mju_user_warning(lambda message: log.warning(message.strip()))
 
 
 def _loop(mode: str):

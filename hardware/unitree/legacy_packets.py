@@ -16,74 +16,78 @@ Byte layouts (little-endian, packed), as the compiled SDKs put them on the wire:
   footForce i16[4], footForceEst i16[4], tick u32, wirelessRemote u8[40], reserve u32, crc u32.
   Go1 807 B, A1 771 B.
 
-The checksum is :func:`hardware.unitree.crc.packet_crc`. Encoders take values in SI units and
-clamp them to what the fields can carry (tau within +-128 N m, Kp below 2048, Kd below 4096:
-the SDK itself wraps around, tau = 200 went out as -56); they refuse non-finite values.
+The checksum is :func:`hardware.unitree.crc.packet_crc`. Packets are built with precompiled
+``struct`` formats (one C call per packet). Encoders take values in SI units and clamp them to
+what the fields can carry (tau within +-128 N m, Kp below 2048, Kd below 4096: the SDK itself
+wraps around, tau = 200 went out as -56); they refuse non-finite values.
 """
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 
 from hardware.unitree import crc
 from hardware.unitree.lowlevel import HEAD, LEVEL_LOW, SLOTS, LowState, MotorCommand
 
-MOTOR_CMD = np.dtype([("mode", "u1"), ("q", "<f4"), ("dq", "<f4"), ("tau", "<i2"),
-                      ("kp", "<u2"), ("kd", "<u2"), ("reserve", "V12")])
-MOTOR_STATE = np.dtype([("mode", "u1"), ("q", "<f4"), ("dq", "<f4"), ("ddq", "<i2"),
-                        ("tau", "<i2"), ("q_raw", "<f4"), ("dq_raw", "<f4"), ("ddq_raw", "<i2"),
-                        ("temperature", "i1"), ("reserve", "V8")])
-IMU = np.dtype([("quaternion", "<f4", (4,)), ("gyroscope", "<f4", (3,)),
-                ("accelerometer", "<f4", (3,)), ("rpy", "<f4", (3,)), ("temperature", "i1")])
-GO1_HEADER = [("head", "u1", (2,)), ("level_flag", "u1"), ("frame_reserve", "u1"),
-              ("sn", "<u4", (2,)), ("version", "<u4", (2,)), ("bandwidth", "<u2")]
-A1_HEADER = [("level_flag", "u1"), ("comm_version", "<u2"), ("robot_id", "<u2"),
-             ("sn", "<u4"), ("bandwidth", "u1")]
-GO1_BMS_STATE = [("version_h", "u1"), ("version_l", "u1"), ("status", "u1"), ("soc", "u1"),
-                 ("current", "<i4"), ("cycle", "<u2"), ("bq_ntc", "i1", (2,)),
-                 ("mcu_ntc", "i1", (2,)), ("cell_vol", "<u2", (5,))]
-_TAIL = [("wireless_remote", "V40"), ("reserve", "<u4"), ("crc", "<u4")]
-_STATE_TAIL = [("foot_force", "<i2", (4,)), ("foot_force_est", "<i2", (4,)), ("tick", "<u4"),
-               *_TAIL]
-
-GO1_LOW_CMD = np.dtype([*GO1_HEADER, ("motor", MOTOR_CMD, (SLOTS,)), ("bms_off", "u1"),
-                        ("bms_reserve", "V3"), *_TAIL])
-A1_LOW_CMD = np.dtype([*A1_HEADER, ("motor", MOTOR_CMD, (SLOTS,)), ("led", "V12"), *_TAIL])
-GO1_LOW_STATE = np.dtype([*GO1_HEADER, ("imu", IMU), ("motor", MOTOR_STATE, (SLOTS,)),
-                          ("bms", GO1_BMS_STATE), *_STATE_TAIL])
-A1_LOW_STATE = np.dtype([*A1_HEADER, ("imu", IMU), ("motor", MOTOR_STATE, (SLOTS,)),
-                         *_STATE_TAIL])
+GO1_HEADER = "2sBB2I2IH"  # head, levelFlag, frameReserve, SN[2], version[2], bandWidth
+A1_HEADER = "BHHIB"  # levelFlag, commVersion, robotID, SN, bandWidth
+MOTOR_CMD = "BffhHH12x"  # mode, q, dq, tau*256, Kp*32, Kd*16, reserve
+MOTOR_STATE = "Bffhhffhb8x"  # mode, q, dq, ddq, tauEst*256, q_raw, dq_raw, ddq_raw, temp
+IMU = "4f3f3f3fb"  # quaternion (w, x, y, z), gyroscope, accelerometer, rpy, temperature
+GO1_BMS_STATE = "BBBBiH2b2b5H"
+STATE_TAIL = "4h4hI40sI"  # footForce, footForceEst, tick, wirelessRemote, reserve
 
 #: What the fields can carry: tau i16/256, Kp u16/32, Kd u16/16.
 TAU_WIRE = (-32768 / 256, 32767 / 256)
 KP_WIRE = (0.0, 65535 / 32)
 KD_WIRE = (0.0, 65535 / 16)
 _F32_MAX = float(np.finfo(np.float32).max)
+_N_IMU = 14
+_N_MOTOR_STATE = 9
 
 
 @dataclass(frozen=True)
 class PacketFormat:
-    """One robot's legacy low-level packet format."""
+    """One robot's legacy low-level packet format (the CRC word not included in the structs)."""
 
     name: str
-    low_cmd: np.dtype
-    low_state: np.dtype
+    header: str
     #: Whether the header starts with FE EF (Go1) or with the level flag (A1).
     has_head: bool
+    low_cmd: struct.Struct
+    low_state: struct.Struct
 
     @property
     def cmd_size(self) -> int:
-        return self.low_cmd.itemsize
+        return self.low_cmd.size + 4
 
     @property
     def state_size(self) -> int:
-        return self.low_state.itemsize
+        return self.low_state.size + 4
+
+    @property
+    def header_fields(self) -> int:
+        return len(struct.unpack("<" + self.header, bytes(struct.calcsize("<" + self.header))))
+
+    def header_values(self) -> tuple:
+        if self.has_head:
+            return bytes(HEAD), LEVEL_LOW, 0, 0, 0, 0, 0, 0
+        return LEVEL_LOW, 0, 0, 0, 0
 
 
-GO1 = PacketFormat("go1", GO1_LOW_CMD, GO1_LOW_STATE, has_head=True)
-A1 = PacketFormat("a1", A1_LOW_CMD, A1_LOW_STATE, has_head=False)
+def _format(name: str, header: str, has_head: bool, cmd_tail: str, bms: str) -> PacketFormat:
+    return PacketFormat(
+        name, header, has_head,
+        struct.Struct("<" + header + MOTOR_CMD * SLOTS + cmd_tail + "40sI"),
+        struct.Struct("<" + header + IMU + MOTOR_STATE * SLOTS + bms + STATE_TAIL))
+
+
+GO1 = _format("go1", GO1_HEADER, True, "B3x", GO1_BMS_STATE)  # BmsCmd: off, reserve
+A1 = _format("a1", A1_HEADER, False, "12x", "")  # LED u8[4][3]
 FORMATS = {"a1": A1, "go1": GO1}
 
 
@@ -96,21 +100,20 @@ def _f32(values) -> np.ndarray:
     return np.clip(values, -_F32_MAX, _F32_MAX).astype(np.float32)
 
 
-def _header(rec: np.ndarray, fmt: PacketFormat) -> None:
-    rec["level_flag"] = LEVEL_LOW
-    if fmt.has_head:
-        rec["head"] = HEAD
-
-
-def _check(packet: bytes, fmt: PacketFormat, dtype: np.dtype, what: str) -> np.ndarray:
-    if len(packet) != dtype.itemsize:
-        raise PacketError(f"{fmt.name} {what}: {len(packet)} B, expected {dtype.itemsize} B")
+def _check(packet: bytes, fmt: PacketFormat, size: int, what: str) -> None:
+    if len(packet) != size:
+        raise PacketError(f"{fmt.name} {what}: {len(packet)} B, expected {size} B")
     if not crc.crc_ok(packet):
         raise PacketError(f"{fmt.name} {what}: bad checksum")
-    rec = np.frombuffer(packet, dtype=dtype)[0]
-    if rec["level_flag"] != LEVEL_LOW or (fmt.has_head and tuple(rec["head"]) != HEAD):
+    if fmt.has_head:
+        if tuple(packet[:2]) != HEAD or packet[2] != LEVEL_LOW:
+            raise PacketError(f"{fmt.name} {what}: not a low-level message")
+    elif packet[0] != LEVEL_LOW:
         raise PacketError(f"{fmt.name} {what}: not a low-level message")
-    return rec
+
+
+def _sealed(body: bytes) -> bytes:
+    return bytes(crc.seal(bytearray(body + bytes(4))))
 
 
 def encode_low_cmd(fmt: PacketFormat, cmd: MotorCommand, wireless_remote: bytes = bytes(40)
@@ -118,56 +121,53 @@ def encode_low_cmd(fmt: PacketFormat, cmd: MotorCommand, wireless_remote: bytes 
     """LowCmd packet carrying ``cmd`` (values clamped to the field ranges)."""
     if not cmd.finite():
         raise ValueError("refusing to encode a non-finite motor command")
-    rec = np.zeros(1, dtype=fmt.low_cmd)
-    _header(rec, fmt)
-    m = rec["motor"][0]
-    m["mode"] = cmd.mode
-    m["q"] = np.clip(cmd.q, -_F32_MAX, _F32_MAX)
-    m["dq"] = np.clip(cmd.dq, -_F32_MAX, _F32_MAX)
-    m["tau"] = np.clip(np.trunc(_f32(cmd.tau) * 256), -32768, 32767)
-    m["kp"] = np.clip(np.trunc(_f32(cmd.kp) * 32), 0, 65535)
-    m["kd"] = np.clip(np.trunc(_f32(cmd.kd) * 16), 0, 65535)
-    rec["wireless_remote"] = np.void(bytes(wireless_remote))
-    return bytes(crc.seal(bytearray(rec.tobytes())))
+    motors = zip(
+        np.asarray(cmd.mode, np.uint8).tolist(), _f32(cmd.q).tolist(), _f32(cmd.dq).tolist(),
+        np.clip(np.trunc(_f32(cmd.tau) * 256), -32768, 32767).astype(int).tolist(),
+        np.clip(np.trunc(_f32(cmd.kp) * 32), 0, 65535).astype(int).tolist(),
+        np.clip(np.trunc(_f32(cmd.kd) * 16), 0, 65535).astype(int).tolist(), strict=True)
+    tail = (0,) if fmt.has_head else ()  # Go1: BmsCmd.off
+    return _sealed(fmt.low_cmd.pack(*fmt.header_values(), *chain.from_iterable(motors), *tail,
+                                    bytes(wireless_remote), 0))
 
 
 def decode_low_cmd(fmt: PacketFormat, packet: bytes) -> MotorCommand:
     """The command in a LowCmd packet; :class:`PacketError` if it is malformed."""
-    m = _check(packet, fmt, fmt.low_cmd, "LowCmd")["motor"]
-    return MotorCommand(mode=m["mode"].astype(np.uint8), q=m["q"].astype(float),
-                        dq=m["dq"].astype(float), tau=m["tau"] / 256.0, kp=m["kp"] / 32.0,
-                        kd=m["kd"] / 16.0)
+    _check(packet, fmt, fmt.cmd_size, "LowCmd")
+    values = fmt.low_cmd.unpack_from(packet)
+    h = fmt.header_fields
+    m = np.array(values[h:h + 6 * SLOTS], dtype=float).reshape(SLOTS, 6)
+    return MotorCommand(mode=m[:, 0].astype(np.uint8), q=m[:, 1], dq=m[:, 2],
+                        tau=m[:, 3] / 256.0, kp=m[:, 4] / 32.0, kd=m[:, 5] / 16.0)
 
 
 def encode_low_state(fmt: PacketFormat, state: LowState) -> bytes:
     """LowState packet of ``state`` (what a robot sends)."""
-    rec = np.zeros(1, dtype=fmt.low_state)
-    _header(rec, fmt)
-    imu = rec["imu"]
-    imu["quaternion"] = state.quat
-    imu["gyroscope"] = state.gyro
-    imu["accelerometer"] = state.accel
-    imu["rpy"] = state.rpy
-    m = rec["motor"][0]
-    m["mode"] = state.mode
-    m["q"] = m["q_raw"] = state.q
-    m["dq"] = m["dq_raw"] = state.dq
-    m["tau"] = np.clip(np.trunc(_f32(state.tau_est) * 256), -32768, 32767)
-    rec["foot_force"] = np.clip(np.round(state.foot_force), -32768, 32767)
-    rec["foot_force_est"] = rec["foot_force"]
-    rec["tick"] = state.tick & 0xFFFFFFFF
-    rec["wireless_remote"] = np.void(bytes(state.wireless_remote))
-    return bytes(crc.seal(bytearray(rec.tobytes())))
+    q, dq = _f32(state.q).tolist(), _f32(state.dq).tolist()
+    tau = np.clip(np.trunc(_f32(state.tau_est) * 256), -32768, 32767).astype(int).tolist()
+    zeros = [0] * SLOTS
+    motors = zip(np.asarray(state.mode, np.uint8).tolist(), q, dq, zeros, tau, q, dq, zeros,
+                 zeros, strict=True)
+    imu = [*_f32(state.quat).tolist(), *_f32(state.gyro).tolist(),
+           *_f32(state.accel).tolist(), *_f32(state.rpy).tolist(), 0]
+    bms = (0,) * 15 if fmt.has_head else ()
+    force = np.clip(np.round(state.foot_force), -32768, 32767).astype(int).tolist()
+    return _sealed(fmt.low_state.pack(
+        *fmt.header_values(), *imu, *chain.from_iterable(motors), *bms, *force, *force,
+        state.tick & 0xFFFFFFFF, bytes(state.wireless_remote), 0))
 
 
 def decode_low_state(fmt: PacketFormat, packet: bytes) -> LowState:
     """The state in a LowState packet; :class:`PacketError` if it is malformed."""
-    rec = _check(packet, fmt, fmt.low_state, "LowState")
-    imu, m = rec["imu"], rec["motor"]
+    _check(packet, fmt, fmt.state_size, "LowState")
+    values = fmt.low_state.unpack_from(packet)
+    h = fmt.header_fields
+    imu = np.array(values[h:h + 13], dtype=float)
+    k = h + _N_IMU
+    m = np.array(values[k:k + _N_MOTOR_STATE * SLOTS], dtype=float).reshape(
+        SLOTS, _N_MOTOR_STATE)
+    tail = values[-11:]  # footForce[4], footForceEst[4], tick, wirelessRemote, reserve
     return LowState(
-        tick=int(rec["tick"]), quat=imu["quaternion"].astype(float),
-        gyro=imu["gyroscope"].astype(float), accel=imu["accelerometer"].astype(float),
-        rpy=imu["rpy"].astype(float), q=m["q"].astype(float), dq=m["dq"].astype(float),
-        tau_est=m["tau"] / 256.0, mode=m["mode"].astype(np.uint8),
-        foot_force=rec["foot_force"].astype(float),
-        wireless_remote=bytes(rec["wireless_remote"]))
+        tick=tail[8], quat=imu[0:4], gyro=imu[4:7], accel=imu[7:10], rpy=imu[10:13],
+        q=m[:, 1], dq=m[:, 2], tau_est=m[:, 4] / 256.0, mode=m[:, 0].astype(np.uint8),
+        foot_force=np.array(tail[0:4], dtype=float), wireless_remote=tail[9])

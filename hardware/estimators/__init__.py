@@ -1,0 +1,48 @@
+"""Base-state sources by name (``plant.base_state.type`` of a hardware config).
+
+Each source is built as ``cls(model, robot, **options)`` with the planner's model; its options
+are checked against its keyword parameters, like a plant's.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import mujoco
+
+from hardware.base_state import BaseStateSource
+from mpc.config import check_kwargs
+from robots.info import RobotInfo
+
+_SOURCES: dict[str, str] = {
+    "leg_odometry": "hardware.estimators.leg_odometry:LegOdometry",
+    "sim_truth": "hardware.estimators.sim_truth:SimTruth",
+}
+
+
+def register(name: str, target: str) -> None:
+    """Register a base-state source given as ``"module:Class"``."""
+    _SOURCES[name] = target
+
+
+def available() -> list[str]:
+    return sorted(_SOURCES)
+
+
+def source_class(name: str) -> type[BaseStateSource]:
+    try:
+        module, cls = _SOURCES[name].split(":")
+    except KeyError:
+        raise ValueError(f"unknown base-state source {name!r}; available: "
+                         f"{', '.join(available())}") from None
+    return getattr(importlib.import_module(module), cls)
+
+
+def make_source(spec: dict, model: mujoco.MjModel, robot: RobotInfo,
+                where: str = "plant.base_state") -> BaseStateSource:
+    """Build the source described by ``spec`` (``{"type": NAME, **options}``)."""
+    options = dict(spec)
+    name = options.pop("type", "leg_odometry")
+    cls = source_class(name)
+    options = check_kwargs(cls, options, "config", f"{where}.", exclude=("model", "robot"))
+    return cls(model, robot, **options)

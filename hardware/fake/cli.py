@@ -1,0 +1,95 @@
+"""``mpc-fake-robot``: a MuJoCo-simulated Unitree robot serving the real low-level protocol.
+
+    mpc-fake-robot --robot {a1,go1,go2,h1} --transport {udp,dds} [--host IP] [--port N]
+                   [--domain-id N] [--interface NAME] [--truth-port N] [--start lying|standing]
+                   [--duration S] [--command-timeout S] [--log FILE.npz]
+                   [--stop-state-at S] [--corrupt-state-every N] [--estop-at S]
+
+Runs until --duration, SIGINT or SIGTERM; then prints a one-line JSON summary (counts, rates,
+final base position, whether it fell). Bad input prints one line and exits with code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import signal
+import sys
+import threading
+import time as _time
+
+EXIT_OK, EXIT_USAGE = 0, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):
+        self.exit(EXIT_USAGE, f"mpc-fake-robot: error: {message}\n")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="mpc-fake-robot", description="A simulated Unitree robot on loopback.")
+    p.add_argument("--robot", required=True, help="a1, go1 (udp); go2, h1 (dds)")
+    p.add_argument("--transport", required=True, choices=("udp", "dds"))
+    p.add_argument("--host", default="127.0.0.1", help="UDP address to serve on")
+    p.add_argument("--port", type=int, default=8007, help="UDP port to serve on")
+    p.add_argument("--domain-id", type=int, default=1, help="DDS domain id (robot: 0)")
+    p.add_argument("--interface", default="lo", help="DDS network interface")
+    p.add_argument("--truth-port", type=int, help="stream the simulated base state to "
+                   "127.0.0.1:PORT (test only)")
+    p.add_argument("--start", choices=("lying", "standing"), default="lying",
+                   help="lying: motors off, folded on the floor (as a robot at rest)")
+    p.add_argument("--duration", type=float, default=float("inf"), metavar="S")
+    p.add_argument("--command-timeout", type=float, default=0.1, metavar="S",
+                   help="no valid command for this long: motors to damping")
+    p.add_argument("--log", metavar="FILE.npz", help="write everything received and sent")
+    p.add_argument("--stop-state-at", type=float, metavar="S",
+                   help="fault: stop publishing state S seconds after start")
+    p.add_argument("--corrupt-state-every", type=int, default=0, metavar="N",
+                   help="fault: corrupt the checksum of every N-th state")
+    p.add_argument("--estop-at", type=float, metavar="S",
+                   help="fault: hold the remote's L2+B from S seconds after start")
+    p.add_argument("--quiet", action="store_true", help="no log lines, only the summary")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
+                        format="fake-robot %(levelname)s: %(message)s")
+    import robots
+    from hardware.fake.server import FakeRobot
+
+    try:
+        robot = robots.info(args.robot)
+        fake = FakeRobot(robot, args.transport, host=args.host, port=args.port,
+                         domain_id=args.domain_id, interface=args.interface,
+                         truth_port=args.truth_port, start=args.start,
+                         command_timeout=args.command_timeout)
+    except (ValueError, OSError) as e:
+        print(f"mpc-fake-robot: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    fake.corrupt_every = args.corrupt_state_every
+    logging.getLogger("fake").info("serving %s over %s", robot.name, args.transport)
+    fake.start()
+    t0 = _time.monotonic()
+    events = [(args.stop_state_at, fake.stop_publishing), (args.estop_at,
+                                                           lambda: fake.press(["L2", "B"]))]
+    while not stop.is_set() and fake.thread.is_alive() and _time.monotonic() - t0 < args.duration:
+        for i, (at, action) in enumerate(events):
+            if at is not None and _time.monotonic() - t0 >= at:
+                action()
+                events[i] = (None, action)
+        stop.wait(0.005)
+    fake.stop()
+    if args.log:
+        fake.write_log(args.log)
+    print(json.dumps(fake.summary()), flush=True)
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

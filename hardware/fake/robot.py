@@ -1,0 +1,168 @@
+"""A simulated Unitree robot that behaves like the real one at the low level.
+
+The robot's MuJoCo model with its actuators turned into torque motors; every simulation step
+each motor applies the PD law of the latest valid command,
+
+    tau = clip(Kp (q_des - q) + Kd (dq_des - dq) + tau_ff, +-torque limit)
+
+(a position target of POS_STOP or velocity target of VEL_STOP switches that term off; a motor in
+mode 0, or in a mode its motor family does not servo in, applies nothing). The joint damping
+of a joint the model drove through a position servo is removed: on the robot that damping is
+the motor's Kd, which now comes from the command. When commands stop coming for
+``command_timeout`` the motors fall back to damping (Kp 0, Kd ``damping_kd``).
+
+State (IMU from the simulated base, joints per motor slot, foot contact forces in N, the remote)
+is what the robot publishes. Faults can be injected: stop publishing, corrupt checksums, hold
+the remote's e-stop buttons.
+"""
+
+from __future__ import annotations
+
+import math
+
+import mujoco
+import numpy as np
+
+import robots
+from hardware.motor_map import MotorMap
+from hardware.unitree.lowlevel import POS_STOP, SLOTS, VEL_STOP, LowState, MotorCommand
+from robots.info import RobotInfo
+
+FAMILY = {"a1": "legacy", "go1": "legacy", "go2": "go2", "h1": "h1"}
+
+
+def rpy_of(quat: np.ndarray) -> np.ndarray:
+    w, x, y, z = quat
+    return np.array([math.atan2(2 * (w * x + y * z), 1 - 2 * (x * x + y * y)),
+                     math.asin(max(-1.0, min(1.0, 2 * (w * y - z * x)))),
+                     math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))])
+
+
+class FakeRobotSim:
+    """The simulation; :mod:`hardware.fake.server` puts it on a wire."""
+
+    def __init__(self, robot: RobotInfo, start: str = "lying", command_timeout: float = 0.1,
+                 damping_kd: float = 3.0, settle_time: float = 1.5):
+        self.robot = robot
+        spec = mujoco.MjSpec.from_file(str(robots.model_path(robot.name)))
+        base = spec.body(robot.base_body)
+        base.add_site(name="fake_imu")
+        spec.add_sensor(type=mujoco.mjtSensor.mjSENS_ACCELEROMETER,
+                        objtype=mujoco.mjtObj.mjOBJ_SITE, objname="fake_imu", name="fake_acc")
+        position_joints = []
+        for act in spec.actuators:
+            if act.biastype == mujoco.mjtBias.mjBIAS_AFFINE:
+                position_joints.append(act.target)
+            act.set_to_motor()
+            act.ctrllimited = mujoco.mjtLimited.mjLIMITED_FALSE
+            act.forcelimited = mujoco.mjtLimited.mjLIMITED_FALSE
+        for name in position_joints:
+            spec.joint(name).damping = np.zeros(3)
+        self.model = spec.compile()
+        self.data = mujoco.MjData(self.model)
+        m = self.model
+        joints = m.actuator_trnid[:, 0]
+        self.qadr = m.jnt_qposadr[joints]
+        self.vadr = m.jnt_dofadr[joints]
+        self.slots = np.array([robot.slot_of(m.joint(j).name) for j in joints])
+        self.map = MotorMap.build(robot, robots.load_planning_model(robot.name),
+                                  FAMILY[robot.name])
+        self.limit = self.map.torque_limit[self.slots]
+        self.servo_mode = self.map.servo_mode[self.slots]
+        self.command_timeout = command_timeout
+        self.damping_kd = damping_kd
+        self.cmd: MotorCommand | None = None
+        self.cmd_time = -math.inf
+        self.damping = False
+        self.damping_events = 0
+        self.wrong_mode = 0
+        self.tau = np.zeros(m.nu)
+        self.remote = bytes(40)
+        sites = [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_SITE, f) for f in robot.feet]
+        self.foot_bodies = m.site_bodyid[sites]
+        self.acc_adr = m.sensor_adr[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_SENSOR, "fake_acc")]
+        key = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_KEY, robot.home_key)
+        mujoco.mj_resetDataKeyframe(m, self.data, key)
+        if start == "lying":  # motors damping: it folds onto the floor, as a robot laid down
+            for _ in range(int(settle_time / m.opt.timestep)):
+                self.data.ctrl[:] = -damping_kd * self.data.qvel[self.vadr]
+                mujoco.mj_step(m, self.data)
+        elif start != "standing":
+            raise ValueError(f"start must be lying or standing, got {start!r}")
+        self.data.time = 0.0
+        mujoco.mj_forward(m, self.data)
+
+    @property
+    def timestep(self) -> float:
+        return float(self.model.opt.timestep)
+
+    def command(self, cmd: MotorCommand, wall_time: float) -> None:
+        """A valid command arrived (checksum already checked)."""
+        self.cmd = cmd
+        self.cmd_time = wall_time
+        if self.damping:
+            self.damping = False
+
+    def step(self, wall_time: float) -> None:
+        """Apply the motors' PD law and advance one timestep."""
+        d = self.data
+        silent = self.cmd is not None and wall_time - self.cmd_time > self.command_timeout
+        if silent and not self.damping:
+            self.damping = True
+            self.damping_events += 1
+        q, dq = d.qpos[self.qadr], d.qvel[self.vadr]
+        if self.cmd is None:
+            tau = np.zeros_like(q)
+        elif self.damping:
+            tau = -self.damping_kd * dq
+        else:
+            c = self.cmd
+            s = self.slots
+            mode = c.mode[s]
+            on = mode == self.servo_mode
+            self.wrong_mode += int(np.count_nonzero((mode != 0) & ~on))
+            q_des, dq_des = c.q[s], c.dq[s]
+            tau = (np.where(np.abs(q_des) < POS_STOP / 2, c.kp[s] * (q_des - q), 0.0)
+                   + np.where(np.abs(dq_des) < VEL_STOP / 2, c.kd[s] * (dq_des - dq), 0.0)
+                   + c.tau[s])
+            tau = np.where(on, tau, 0.0)
+        self.tau = np.clip(tau, -self.limit, self.limit)
+        d.ctrl[:] = self.tau
+        mujoco.mj_step(self.model, d)
+
+    def state(self) -> LowState:
+        """What the robot publishes now."""
+        d = self.data
+        q = np.zeros(SLOTS)
+        dq = np.zeros(SLOTS)
+        tau = np.zeros(SLOTS)
+        mode = np.zeros(SLOTS, np.uint8)
+        q[self.slots] = d.qpos[self.qadr]
+        dq[self.slots] = d.qvel[self.vadr]
+        tau[self.slots] = self.tau
+        if self.cmd is not None:
+            mode[self.slots] = self.cmd.mode[self.slots]
+        quat = d.qpos[3:7].copy()
+        return LowState(tick=round(d.time * 1e6), quat=quat, gyro=d.qvel[3:6].copy(),
+                        accel=d.sensordata[self.acc_adr:self.acc_adr + 3].copy(),
+                        rpy=rpy_of(quat), q=q, dq=dq, tau_est=tau, mode=mode,
+                        foot_force=self.foot_forces(), wireless_remote=self.remote)
+
+    def foot_forces(self) -> np.ndarray:
+        """Normal contact force on each foot's body (N)."""
+        m, d = self.model, self.data
+        out = np.zeros(len(self.foot_bodies))
+        if d.ncon == 0:
+            return out
+        b1 = m.geom_bodyid[d.contact.geom1]
+        b2 = m.geom_bodyid[d.contact.geom2]
+        wrench = np.zeros(6)
+        for k, body in enumerate(self.foot_bodies):
+            for i in np.flatnonzero((b1 == body) | (b2 == body)):
+                mujoco.mj_contactForce(m, d, int(i), wrench)
+                out[k] += abs(wrench[0])
+        return out
+
+    def tilt(self) -> float:
+        x, y = self.data.qpos[4:6]
+        return math.acos(max(-1.0, min(1.0, 1 - 2 * (x * x + y * y))))

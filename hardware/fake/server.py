@@ -1,0 +1,211 @@
+"""A fake robot on a real wire: legacy UDP (A1, Go1) or SDK2 DDS (Go2, H1).
+
+Every simulation step (in wall-clock time) it takes the commands that arrived (a bad checksum
+or a malformed packet is dropped and counted; the newest valid one wins), steps the simulation
+with the motors' PD law, and publishes the state: over UDP to whoever sent the last valid
+command (as the legacy robots do), over DDS on rt/lowstate. With ``truth_port`` it also streams
+its simulated base state on loopback (test only, see :mod:`hardware.estimators.sim_truth`).
+
+Everything received and sent is logged; :meth:`FakeRobot.summary` reports counts and rates.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+import time as _time
+from pathlib import Path
+
+import numpy as np
+
+from hardware.estimators.sim_truth import pack_truth
+from hardware.fake.robot import FakeRobotSim
+from hardware.unitree import legacy_packets, sdk2_messages
+from hardware.unitree.legacy_packets import PacketError
+from hardware.unitree.lowlevel import remote_block
+from robots.info import RobotInfo
+
+log = logging.getLogger(__name__)
+
+
+class FakeRobot:
+    def __init__(self, robot: RobotInfo, transport: str, *, host: str = "127.0.0.1",
+                 port: int = 8007, domain_id: int = 0, interface: str = "lo",
+                 truth_port: int | None = None, start: str = "lying",
+                 command_timeout: float = 0.1):
+        self.robot = robot
+        self.transport = transport
+        self.sim = FakeRobotSim(robot, start=start, command_timeout=command_timeout)
+        if transport == "udp":
+            if robot.name not in legacy_packets.FORMATS:
+                raise ValueError(f"{robot.name} does not speak the legacy UDP protocol "
+                                 f"(transport dds)")
+            from hardware.udp_link import UdpLink
+
+            self.fmt = legacy_packets.FORMATS[robot.name]
+            # The peer is learnt from the first valid command; the link's own peer is unused.
+            self.link = UdpLink("127.0.0.1", 9, port, host)
+            self.client: tuple[str, int] | None = None
+        elif transport == "dds":
+            if robot.name not in ("go2", "h1"):
+                raise ValueError(f"{robot.name} does not speak SDK2 DDS (transport udp)")
+            from hardware.dds_link import DdsLink
+            from hardware.unitree import sdk2_types
+
+            self.link = DdsLink(domain_id, interface, "rt/lowcmd", sdk2_types.LowCmd_,
+                                "rt/lowstate", sdk2_types.LowState_)
+        else:
+            raise ValueError(f"transport must be udp or dds, got {transport!r}")
+        self.truth = None
+        if truth_port is not None:
+            self.truth = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            self.truth_addr = ("127.0.0.1", truth_port)
+        self.counts = {"states_sent": 0, "commands": 0, "bad_checksum": 0, "bad_packets": 0}
+        self.log: dict[str, list] = {k: [] for k in (
+            "cmd_t", "cmd_crc", "cmd_mode", "cmd_q", "cmd_dq", "cmd_tau", "cmd_kp", "cmd_kd",
+            "state_t", "state_tick", "base_qpos")}
+        # Fault injection (set from any thread)
+        self.publishing = True
+        self.corrupt_every = 0
+        self._stop = threading.Event()
+        self.thread: threading.Thread | None = None
+        self.wall_start = 0.0
+        self.max_tilt = 0.0
+        self.stood = False
+        self.fell: str | None = None
+
+    # --- faults ------------------------------------------------------------------------------
+    def stop_publishing(self) -> float:
+        """Stop sending state (the robot went silent); returns the time it happened."""
+        self.publishing = False
+        return _time.monotonic()
+
+    def press(self, buttons=()) -> None:
+        """Hold ``buttons`` on the remote from now on."""
+        self.sim.remote = remote_block(buttons)
+
+    # --- running -----------------------------------------------------------------------------
+    def start(self) -> FakeRobot:
+        self.thread = threading.Thread(target=self.run, name="fake-robot", daemon=True)
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self.thread is not None:
+            self.thread.join(timeout=5.0)
+
+    def run(self, duration: float = float("inf")) -> None:
+        dt = self.sim.timestep
+        self.wall_start = _time.monotonic()
+        next_step = self.wall_start
+        end = self.wall_start + duration
+        try:
+            while not self._stop.is_set() and _time.monotonic() < end:
+                for raw in self._receive(max(0.0, next_step - _time.monotonic())):
+                    self._on_command(raw, _time.monotonic())
+                now = _time.monotonic()
+                if now < next_step:
+                    continue
+                self.sim.step(now)
+                self._publish(now)
+                next_step += dt
+                if now - next_step > 0.1:  # fell far behind: do not burst
+                    next_step = now
+        finally:
+            self.link.close()
+            if self.truth is not None:
+                self.truth.close()
+
+    def _receive(self, timeout: float) -> list[bytes]:
+        if self.transport == "udp":
+            items = self.link.receive(timeout)
+            self._senders = [addr for _, addr in items]
+            return [data for data, _ in items]
+        return self.link.receive(timeout)
+
+    def _on_command(self, raw: bytes, now: float) -> None:
+        try:
+            if self.transport == "udp":
+                cmd = legacy_packets.decode_low_cmd(self.fmt, raw)
+            else:
+                cmd = sdk2_messages.decode_low_cmd(raw)
+        except PacketError as e:
+            self.counts["bad_checksum" if "checksum" in str(e) else "bad_packets"] += 1
+            return
+        if self.transport == "udp":
+            self.client = self._senders[-1]
+        self.counts["commands"] += 1
+        self.sim.command(cmd, now)
+        lg = self.log
+        lg["cmd_t"].append(now)
+        lg["cmd_crc"].append(int.from_bytes(raw[-4:] if self.transport == "udp" else
+                                            raw[4 + sdk2_messages.LOW_CMD_LAYOUT.cdr.size - 4:
+                                                4 + sdk2_messages.LOW_CMD_LAYOUT.cdr.size],
+                                            "little"))
+        for field in ("mode", "q", "dq", "tau", "kp", "kd"):
+            lg[f"cmd_{field}"].append(getattr(cmd, field).copy())
+
+    def _publish(self, now: float) -> None:
+        d = self.sim.data
+        self._watch_fall()
+        if not self.publishing:
+            return
+        state = self.sim.state()
+        if self.truth is not None:
+            self.truth.sendto(pack_truth(state.tick, d.time, d.qpos, d.qvel), self.truth_addr)
+        if self.transport == "udp":
+            if self.client is None:
+                return
+            packet = legacy_packets.encode_low_state(self.fmt, state)
+        else:
+            packet = sdk2_messages.encode_low_state(state)
+        self.counts["states_sent"] += 1
+        if self.corrupt_every and self.counts["states_sent"] % self.corrupt_every == 0:
+            packet = packet[:-8] + bytes([packet[-8] ^ 0xFF]) + packet[-7:]
+        if self.transport == "udp":
+            self.link.send_to(packet, self.client)
+        else:
+            self.link.send(packet)
+        self.log["state_t"].append(now)
+        self.log["state_tick"].append(state.tick)
+        self.log["base_qpos"].append(d.qpos[:7].copy())
+
+    def _watch_fall(self) -> None:
+        """A fall: after standing up, under active control (not damping), the base drops below
+        the robot's fall height or tilts beyond its fall tilt."""
+        sim = self.sim
+        height, tilt = sim.data.qpos[2], sim.tilt()
+        self.max_tilt = max(self.max_tilt, tilt)
+        self.stood = self.stood or height > self.robot.fall_height + 0.05
+        cmd = sim.cmd
+        active = (cmd is not None and not sim.damping
+                  and bool(np.any(cmd.kp[sim.slots] > 0) or np.any(cmd.tau[sim.slots] != 0)))
+        if self.fell is None and self.stood and active:
+            if height < self.robot.fall_height:
+                self.fell = f"base height {height:.3f} m at t={sim.data.time:.2f} s"
+            elif tilt > self.robot.fall_tilt:
+                self.fell = f"tilt {np.degrees(tilt):.0f} deg at t={sim.data.time:.2f} s"
+
+    # --- results -----------------------------------------------------------------------------
+    def summary(self) -> dict:
+        wall = max(_time.monotonic() - self.wall_start, 1e-9)
+        t_cmd = np.array(self.log["cmd_t"])
+        t_state = np.array(self.log["state_t"])
+        rate = lambda t: round((len(t) - 1) / (t[-1] - t[0]), 1) if len(t) > 1 else 0.0  # noqa: E731
+        return {
+            "robot": self.robot.name, "transport": self.transport, **self.counts,
+            "wrong_mode": self.sim.wrong_mode, "watchdog_damping": self.sim.damping_events,
+            "command_rate_hz": rate(t_cmd), "state_rate_hz": rate(t_state),
+            "real_time_factor": round(self.sim.data.time / wall, 3),
+            "base_xyz": [round(float(v), 4) for v in self.sim.data.qpos[:3]],
+            "max_tilt_deg": round(float(np.degrees(self.max_tilt)), 1),
+            "stood": bool(self.stood), "fell": self.fell is not None, "fell_reason": self.fell,
+        }
+
+    def write_log(self, path: str) -> None:
+        out = Path(path)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        np.savez(out, **{k: np.array(v) for k, v in self.log.items()},
+                 crc_ok_count=self.counts["commands"])

@@ -1,0 +1,114 @@
+"""Model order <-> motor slots, by joint name, and the per-slot figures a bridge needs.
+
+The planner's model orders its actuators one way (Go2's reference model: FL, FR, RL, RR), the
+robot's motor slots another (FR, FL, RR, RL; H1: its own table). ``RobotInfo.motor_joints``
+names the joint of every slot; the map is built by looking each model actuator's joint up by
+name, never by position.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import mujoco
+import numpy as np
+
+import robots
+from hardware.unitree.lowlevel import MODE_FOC, MODE_SERVO, SLOTS
+from robots.info import RobotInfo
+
+#: H1 motors that servo in mode 0x01 (ankles and arms, "weak" motors in Unitree's H1 example);
+#: the others (hips, knees, torso) in 0x0A.
+H1_FOC_JOINTS = ("left_ankle", "right_ankle", "right_shoulder_pitch", "right_shoulder_roll",
+                 "right_shoulder_yaw", "right_elbow", "left_shoulder_pitch",
+                 "left_shoulder_roll", "left_shoulder_yaw", "left_elbow")
+
+
+@dataclass(frozen=True)
+class MotorMap:
+    """Where each of the planning model's actuators and joints lives among the motor slots.
+
+    Per-slot arrays have ``SLOTS`` entries (unused slots: zero limits, not in ``used``).
+    """
+
+    #: Slot of model actuator i.
+    actuator_slots: np.ndarray
+    #: qpos / qvel address of model actuator i's joint in the planning model.
+    qpos_adr: np.ndarray
+    dof_adr: np.ndarray
+    #: Slots the robot uses, and those the planner does not see (held at home: H1 upper body).
+    used: np.ndarray
+    locked: np.ndarray
+    #: Home joint angle, joint range and torque limit of every slot.
+    home: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    torque_limit: np.ndarray
+    #: Gains that hold a slot at a target: for a slot the planner drives through a position
+    #: actuator, that actuator's stiffness and the joint's damping (so the motor's PD is the
+    #: actuator the planner assumed); otherwise the robot's hardware PD gains.
+    hold_kp: np.ndarray
+    hold_kd: np.ndarray
+    #: Motor mode that servos each slot.
+    servo_mode: np.ndarray
+    #: Whether the planner's controls are joint-angle targets (else joint torques).
+    position_control: bool
+
+    @classmethod
+    def build(cls, robot: RobotInfo, model: mujoco.MjModel, servo_mode: str) -> MotorMap:
+        """``model`` is the planner's model; ``servo_mode`` "legacy" (0x0A), "go2" (0x01) or
+        "h1" (per motor)."""
+        slots = np.zeros(SLOTS, bool)
+        lower, upper, torque = np.zeros(SLOTS), np.zeros(SLOTS), np.zeros(SLOTS)
+        hw_kp, hw_kd = np.zeros(SLOTS), np.zeros(SLOTS)
+        for i, slot in enumerate(robot.motor_slots):
+            slots[slot] = True
+            lower[slot], upper[slot] = robot.joint_limits[i]
+            torque[slot] = robot.torque_limit[i]
+            hw_kp[slot], hw_kd[slot] = robot.hw_kp[i], robot.hw_kd[i]
+        act_joints = [model.joint(model.actuator_trnid[a, 0]).name for a in range(model.nu)]
+        missing = [j for j in act_joints if j not in robot.motor_joints]
+        if missing:
+            raise ValueError(f"{robot.name}: model joints without a motor: {missing}")
+        act_slots = np.array([robot.slot_of(j) for j in act_joints], dtype=int)
+        jnt = model.actuator_trnid[:, 0]
+        position = bool(np.all(model.actuator_biastype == mujoco.mjtBias.mjBIAS_AFFINE))
+        kp, kd = hw_kp.copy(), hw_kd.copy()
+        if position:
+            kp[act_slots] = model.actuator_gainprm[:, 0]
+            kd[act_slots] = model.dof_damping[model.jnt_dofadr[jnt]] - model.actuator_biasprm[:, 2]
+        used = np.flatnonzero(slots)
+        locked = np.array([robot.slot_of(j) for j in robot.locked_joints], dtype=int)
+        return cls(actuator_slots=act_slots, qpos_adr=model.jnt_qposadr[jnt].copy(),
+                   dof_adr=model.jnt_dofadr[jnt].copy(), used=used, locked=locked,
+                   home=_home_angles(robot), lower=lower, upper=upper, torque_limit=torque,
+                   hold_kp=kp, hold_kd=kd, servo_mode=_servo_modes(robot, servo_mode),
+                   position_control=position)
+
+    def joint_values(self, per_slot: np.ndarray) -> np.ndarray:
+        """Values of the planner's actuated joints (model order) from a per-slot array."""
+        return np.asarray(per_slot)[self.actuator_slots]
+
+
+def _home_angles(robot: RobotInfo) -> np.ndarray:
+    """Joint angles of the full robot model's home keyframe, per slot."""
+    model = robots.load_model(robot.name)
+    key = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, robot.home_key)
+    home = np.zeros(SLOTS)
+    for joint, slot in zip(robot.motor_joints, robot.motor_slots, strict=True):
+        home[slot] = model.key_qpos[key, model.jnt_qposadr[model.joint(joint).id]]
+    return home
+
+
+def _servo_modes(robot: RobotInfo, kind: str) -> np.ndarray:
+    modes = np.zeros(SLOTS, np.uint8)
+    for joint, slot in zip(robot.motor_joints, robot.motor_slots, strict=True):
+        if kind == "legacy":
+            modes[slot] = MODE_SERVO
+        elif kind == "go2":
+            modes[slot] = MODE_FOC
+        elif kind == "h1":
+            modes[slot] = MODE_FOC if joint in H1_FOC_JOINTS else MODE_SERVO
+        else:
+            raise ValueError(f"unknown motor family {kind!r}")
+    return modes

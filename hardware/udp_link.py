@@ -1,0 +1,72 @@
+"""A UDP socket to a legacy Unitree robot: datagrams out to the robot, datagrams in.
+
+The robot (192.168.123.10:8007 for low level) streams its state to the client that last sent
+it a command, so the client binds a fixed local port (8080 by convention) and sends first.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import select
+import socket
+
+
+class LinkError(OSError):
+    """The link cannot be opened or used; the message is fit for one line."""
+
+
+class UdpLink:
+    def __init__(self, peer_ip: str, peer_port: int, local_port: int, local_ip: str = "0.0.0.0",
+                 bufsize: int = 2048):
+        for what, ip in (("robot address", peer_ip), ("local address", local_ip)):
+            try:
+                ipaddress.IPv4Address(ip)
+            except ValueError:
+                raise LinkError(f"{what} {ip!r} is not an IPv4 address") from None
+        for what, port in (("robot port", peer_port), ("local port", local_port)):
+            if not 0 <= port <= 65535:
+                raise LinkError(f"{what} {port} is not a UDP port")
+        self.peer = (peer_ip, peer_port)
+        self.bufsize = bufsize
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        try:
+            self.sock.bind((local_ip, local_port))
+        except OSError as e:
+            self.sock.close()
+            raise LinkError(f"cannot bind UDP {local_ip}:{local_port}: {e.strerror}") from None
+        self.sock.setblocking(False)
+        self.send_errors = 0
+
+    def send(self, payload: bytes) -> None:
+        """Send one datagram to the peer; :class:`LinkError` if the network refuses it."""
+        try:
+            self.sock.sendto(payload, self.peer)
+        except BlockingIOError:
+            self.send_errors += 1
+        except OSError as e:
+            self.send_errors += 1
+            raise LinkError(f"cannot send to {self.peer[0]}:{self.peer[1]}: {e.strerror}") \
+                from None
+
+    def receive(self, timeout: float) -> list[tuple[bytes, tuple[str, int]]]:
+        """Datagrams waiting or arriving within ``timeout`` s, with their senders."""
+        out = []
+        if timeout > 0:
+            ready, _, _ = select.select([self.sock], [], [], timeout)
+            if not ready:
+                return out
+        while True:
+            try:
+                out.append(self.sock.recvfrom(self.bufsize))
+            except (BlockingIOError, ConnectionRefusedError):
+                return out
+
+    def send_to(self, payload: bytes, addr: tuple[str, int]) -> None:
+        """Send one datagram to ``addr`` (the fake robot answers whoever commands it)."""
+        try:
+            self.sock.sendto(payload, addr)
+        except OSError:
+            self.send_errors += 1
+
+    def close(self) -> None:
+        self.sock.close()

@@ -1,0 +1,55 @@
+"""Hardware plant for the A1 and Go1 over the legacy low-level UDP protocol (pure Python).
+
+Defaults are the robots' wired low-level addresses: robot 192.168.123.10:8007, this PC's
+local port 8080 (the PC at 192.168.123.x). The robot must be in low-level mode (remote).
+"""
+
+from __future__ import annotations
+
+from hardware.bridge import UnitreeBridge
+from hardware.safety import SafetyConfig
+from hardware.udp_link import UdpLink
+from hardware.unitree import legacy_packets
+from hardware.unitree.lowlevel import LowState, MotorCommand
+from robots.info import RobotInfo
+
+
+class UnitreeUdpPlant(UnitreeBridge):
+    def __init__(self, robot: RobotInfo, seed: int = 0, robot_ip: str = "192.168.123.10",
+                 robot_port: int = 8007, local_port: int = 8080, local_ip: str = "0.0.0.0",
+                 rate: float = 500.0, connect_timeout: float = 2.0,
+                 kp: list[float] | None = None, kd: list[float] | None = None,
+                 base_state: dict | None = None, log_file: str = "",
+                 safety: SafetyConfig | None = None):
+        if robot.name not in legacy_packets.FORMATS:
+            raise ValueError(f"the legacy UDP bridge speaks {', '.join(legacy_packets.FORMATS)}; "
+                             f"{robot.name} needs plant type unitree_dds")
+        self.fmt = legacy_packets.FORMATS[robot.name]
+        self.dry_run = bool(safety and safety.dry_run)
+        self.link = UdpLink(robot_ip, robot_port, local_port, local_ip)
+        try:
+            super().__init__(robot, servo_family="legacy", rate=rate,
+                             connect_timeout=connect_timeout, kp=kp, kd=kd,
+                             base_state=base_state, log_file=log_file, safety=safety,
+                             send_while_connecting=True)
+        except Exception:
+            self.link.close()
+            raise
+
+    def describe_peer(self) -> str:
+        return f"{self.link.peer[0]}:{self.link.peer[1]} (UDP, {self.fmt.name} packets)"
+
+    def _transmit(self, cmd: MotorCommand) -> bytes:
+        # A dry run still keeps the robot streaming state, with every motor off.
+        packet = legacy_packets.encode_low_cmd(self.fmt, MotorCommand() if self.dry_run else cmd)
+        self.link.send(packet)
+        return packet
+
+    def _receive(self, timeout: float) -> list[bytes]:
+        return [data for data, _ in self.link.receive(timeout)]
+
+    def _decode(self, raw: bytes) -> LowState:
+        return legacy_packets.decode_low_state(self.fmt, raw)
+
+    def _close_link(self) -> None:
+        self.link.close()

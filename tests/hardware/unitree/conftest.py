@@ -1,0 +1,123 @@
+"""Fake robots on loopback and bridges connected to them, for the Unitree hardware tests.
+
+The fake robot runs the real protocol over real sockets (UDP on 127.0.0.1, cyclonedds on
+``lo``); in-process fakes run in a thread, and the tests that the issue asks to cross a process
+boundary start ``mpc-fake-robot`` as a separate process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import robots
+from hardware.fake.server import FakeRobot
+from hardware.safety import SafetyConfig
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def free_udp_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def domain_id() -> int:
+    """A DDS domain id no other test run on this host is likely to use."""
+    return 100 + os.getpid() % 100
+
+
+@pytest.fixture
+def fake_robot():
+    """``fake_robot(name, transport, **options)``: a started in-process fake robot."""
+    started = []
+
+    def start(name: str, transport: str = "udp", **options) -> FakeRobot:
+        if transport == "udp":
+            options.setdefault("port", free_udp_port())
+        else:
+            options.setdefault("domain_id", domain_id())
+        fake = FakeRobot(robots.info(name), transport, **options)
+        fake.port = options.get("port")
+        started.append(fake)
+        return fake.start()
+
+    yield start
+    for fake in started:
+        fake.stop()
+
+
+@pytest.fixture
+def udp_bridge():
+    """``udp_bridge(fake, **options)``: a UnitreeUdpPlant connected to ``fake``, with a short
+    startup ramp unless ``safety`` is given. The stale-state limit is the loosest allowed (50
+    ms): fake robot and bridge share one interpreter here, and only the test of that watchdog
+    tightens it."""
+    from hardware.unitree_udp import UnitreeUdpPlant
+
+    made = []
+
+    def connect(fake: FakeRobot, prepare: bool = True, **options):
+        options.setdefault("safety", SafetyConfig(ramp_time=0.3, state_timeout=0.05))
+        plant = UnitreeUdpPlant(fake.robot, robot_ip="127.0.0.1", robot_port=fake.port,
+                                local_port=free_udp_port(), **options)
+        made.append(plant)
+        if prepare:
+            plant.prepare()
+        return plant
+
+    yield connect
+    for plant in made:
+        plant.close()
+
+
+def commands(fake: FakeRobot, after: float = -np.inf) -> dict[str, np.ndarray]:
+    """What the fake robot received (monotonic time > ``after``), as arrays."""
+    with_t = np.array(fake.log["cmd_t"])
+    keep = with_t > after
+    out = {"t": with_t[keep]}
+    for f in ("mode", "q", "dq", "tau", "kp", "kd"):
+        values = np.array(fake.log[f"cmd_{f}"])
+        out[f] = values[keep] if values.size else values
+    return out
+
+
+def first_damping(fake: FakeRobot, after: float, kd: float) -> float:
+    """Time of the first damping command (Kp 0, Kd ``kd`` on every used motor) received after
+    ``after``; inf if none."""
+    c = commands(fake, after)
+    used = fake.sim.slots
+    damping = (np.all(c["kp"][:, used] == 0, axis=1)
+               & np.all(np.isclose(c["kd"][:, used], kd, atol=0.07), axis=1))
+    hits = np.flatnonzero(damping)
+    return float(c["t"][hits[0]]) if hits.size else float("inf")
+
+
+def wait_for(predicate, timeout: float, step: float = 0.005) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(step)
+    return predicate()
+
+
+def start_fake_process(args: list[str]) -> subprocess.Popen:
+    """``mpc-fake-robot`` in a process of its own, at raised priority where allowed: it stands
+    in for hardware with a processor of its own."""
+    def raise_priority():
+        with contextlib.suppress(PermissionError):
+            os.nice(-10)
+
+    return subprocess.Popen([sys.executable, "-m", "hardware.fake.cli", "--quiet", *args],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=raise_priority)

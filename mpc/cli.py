@@ -186,6 +186,8 @@ def _loop(mode: str):
 
     def run(session, duration, on_tick):
         session.plan(session.plant.read_state())  # JIT-compile before the clock starts
+        if session.plant.realtime_only:  # a robot's clock ran on meanwhile: plan from now
+            session.plan(session.plant.read_state())
         run_realtime(session, duration, on_tick)
 
     return run

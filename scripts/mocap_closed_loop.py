@@ -149,9 +149,10 @@ def main(argv: list[str] | None = None) -> int:
         wall = time.perf_counter()
         run = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
         wall = time.perf_counter() - wall
-        if run.returncode != 0:
+        if run.returncode != 0:  # a run that ended in damping still has a run directory
             print(run.stdout, run.stderr, file=sys.stderr)
-            raise SystemExit(f"mpc-run failed with exit code {run.returncode}")
+            if not (run_dir / "summary.json").exists():
+                raise SystemExit(f"mpc-run failed with exit code {run.returncode}")
     finally:
         fake.send_signal(signal.SIGINT)
         fake_tail = fake.communicate(timeout=10)[0].strip()
@@ -159,6 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     summary = json.loads((run_dir / "summary.json").read_text())
     result = {
         "mode": args.mode, "backend": args.backend, "duration_s": args.duration,
+        "mpc_run_exit_code": run.returncode,
         "mocap_latency_s": args.mocap_latency, "dropout_every_s": args.dropout_every,
         "dropout_duration_s": args.dropout_duration, "wall_time_s": round(wall, 1),
         "run": {k: summary.get(k) for k in (
@@ -171,7 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     }
     (run_dir / "estimation.json").write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
-    ok = not summary["fell"] and summary["goal_distance_end_m"] <= args.goal_tolerance
+    ok = (run.returncode == 0 and not summary["fell"]
+          and summary["goal_distance_end_m"] <= args.goal_tolerance)
     return 0 if ok else 1
 
 

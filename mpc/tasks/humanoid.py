@@ -48,7 +48,7 @@ from robots.info import RobotInfo
 GRAVITY = 9.81
 
 DEFAULT_WEIGHTS = {
-    "height": 5.0, "upright": 4.0, "feet_upright": 1.0, "heading": 1.0, "position": 1.0,
+    "height": 5.0, "upright": 4.0, "feet_upright": 1.0, "heading": 1.0, "position": 3.0,
     "gait": 10.0, "balance": 5.0, "effort": 0.1, "posture": 0.5,
 }
 DEFAULT_PARAMS = {

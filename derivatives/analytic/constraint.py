@@ -175,14 +175,14 @@ def impedance_terms(efc_type, efc_id, efc_J, efc_pos, efc_margin, efc_KBIP, cont
         k_, imp, imp_p = efc_KBIP[r, 0], efc_KBIP[r, 2], efc_KBIP[r, 3]
         rho[r] = imp_p / (imp * (1.0 - imp)) if imp_p != 0.0 else 0.0
         kfac[r] = k_ * (imp + imp_p * (efc_pos[r] - efc_margin[r]))
-        if t == FRICTION_DOF or t == FRICTION_TENDON:
+        if t in (FRICTION_DOF, FRICTION_TENDON):
             pos_jac[r, :] = 0.0
         elif t == CONTACT_PYRAMIDAL:
             # edges are J_n ± μ_k J_k: the first pair averages to the normal row
             a = contact_adr[efc_id[r]]
             for k in range(nv):
                 pos_jac[r, k] = 0.5 * (efc_J[a, k] + efc_J[a + 1, k])
-        elif t == CONTACT_ELLIPTIC or t == CONTACT_FRICTIONLESS:
+        elif t in (CONTACT_ELLIPTIC, CONTACT_FRICTIONLESS):
             a = contact_adr[efc_id[r]]
             pos_jac[r, :] = efc_J[a]
         else:

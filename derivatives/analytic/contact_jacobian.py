@@ -37,14 +37,15 @@ PLANE, SPHERE, CAPSULE, BOX = 0, 2, 3, 6
 def contact_supported(geom_type, geom_static, g1, g2):
     """True if the pair (g1, g2) is a static plane against a sphere, capsule or box."""
     return (geom_type[g1] == PLANE and geom_static[g1] == 1 and geom_static[g2] == 0
-            and (geom_type[g2] == SPHERE or geom_type[g2] == CAPSULE or geom_type[g2] == BOX))
+            and geom_type[g2] in (SPHERE, CAPSULE, BOX))
 
 
 @njit(cache=True, nogil=True)
-def contact_jacobian_derivatives(dof_parentid, dof_group_start, body_chain_end, body_rootid, geom_type, geom_bodyid, geom_size,
-                                 geom_xmat, cdof, subtree_com, qacc, qvel, efc_type, efc_pos,
-                                 efc_force, contact_geom, contact_pos, contact_frame,
-                                 contact_friction, contact_adr, contact_dim, dja, djv, djtf):
+def contact_jacobian_derivatives(dof_parentid, dof_group_start, body_chain_end, body_rootid,
+                                 geom_type, geom_bodyid, geom_size, geom_xmat, cdof,
+                                 subtree_com, qacc, qvel, efc_type, efc_pos, efc_force,
+                                 contact_geom, contact_pos, contact_frame, contact_friction,
+                                 contact_adr, contact_dim, dja, djv, djtf):
     """dja = (∂J/∂q) a, djv = (∂J/∂q) v (nefc, nv; rows of other constraints untouched) and
     djtf += ∂(Jᵀf)/∂q with f fixed (nv, nv), for all contacts."""
     nv = cdof.shape[0]

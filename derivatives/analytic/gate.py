@@ -126,9 +126,9 @@ def _sensor_issues(m: mujoco.MjModel) -> list[str]:
                 out.append("frame sensors with a reference frame")
             if m.sensor_objtype[i] not in FRAME_OBJECTS:
                 out.append(f"frame sensors on {mujoco.mjtObj(m.sensor_objtype[i]).name}")
-        if t in (int(_S.mjSENS_JOINTPOS), int(_S.mjSENS_JOINTVEL)):
-            if m.jnt_type[m.sensor_objid[i]] not in _SCALAR_JOINTS:
-                out.append("joint sensors on ball or free joints")
+        if (t in (int(_S.mjSENS_JOINTPOS), int(_S.mjSENS_JOINTVEL))
+                and m.jnt_type[m.sensor_objid[i]] not in _SCALAR_JOINTS):
+            out.append("joint sensors on ball or free joints")
         if m.sensor_delay[i] != 0 or np.any(m.sensor_interval[i] != 0):
             out.append("sensor delay or interval")
     return out

@@ -72,24 +72,41 @@ class DataBundleType(types.StructRef):
 
 
 class ModelBundle(structref.StructRefProxy):
-    """The model's constant tables (see :mod:`derivatives.analytic.provider`)."""
+    """The model's constant tables, in the order of :data:`MODEL_FIELDS`."""
+
+    def __new__(cls, *values):
+        # a cached constructor: numba's default one compiles anew in every process
+        return _new_model_bundle(values)
 
 
 class DataBundle(structref.StructRefProxy):
-    """Views of one MjData's fixed-address arrays."""
+    """Views of one MjData's fixed-address arrays, in the order of :data:`DATA_FIELDS`."""
+
+    def __new__(cls, *values):
+        return _new_data_bundle(values)
 
 
 structref.define_proxy(ModelBundle, ModelBundleType, list(MODEL_FIELDS))
 structref.define_proxy(DataBundle, DataBundleType, list(DATA_FIELDS))
 
 
+@njit(cache=True)
+def _new_model_bundle(values):
+    return ModelBundle(*values)
+
+
+@njit(cache=True)
+def _new_data_bundle(values):
+    return DataBundle(*values)
+
+
 @njit(cache=True, nogil=True)
 def linearize_knot(mb, db, efc_type, efc_id, efc_J_flat, efc_pos, efc_margin, efc_D, efc_KBIP,
                    efc_aref, contact_geom, contact_pos, contact_frame, contact_friction, A, B,
-                   C, D, with_sensors):
+                   C, D, with_sensors, info):
     """Fill A, B (and C, D when ``with_sensors``) at the forward-pass data; returns a status:
-    OK, UNSUPPORTED_CONTACT (a contact the recipe does not cover is active) or
-    NOT_POSITIVE_DEFINITE."""
+    OK, UNSUPPORTED_CONTACT (a contact the recipe does not cover is active; its index goes to
+    ``info[0]``) or NOT_POSITIVE_DEFINITE."""
     nv = db.qvel.shape[0]
     nu = db.ctrl.shape[0]
     nefc = efc_type.shape[0]
@@ -107,6 +124,7 @@ def linearize_knot(mb, db, efc_type, efc_id, efc_J_flat, efc_pos, efc_margin, ef
     for c in range(ncon):
         if contact_adr[c] >= 0 and not contact_supported(mb.geom_type, mb.geom_static,
                                                          contact_geom[c, 0], contact_geom[c, 1]):
+            info[0] = c
             return UNSUPPORTED_CONTACT
         contact_mu[c] = contact_friction[c, 0] * mu_scale
     jar = np.empty(nefc)

@@ -27,6 +27,7 @@ import numpy as np
 from derivatives.analytic import gate
 from derivatives.analytic.knot import (
     DATA_FIELDS,
+    MODEL_FIELDS,
     NPARAMS,
     OK,
     P_ACTUATION,
@@ -53,8 +54,9 @@ class AnalyticFallbackWarning(UserWarning):
     """Part of a linearization is computed by finite differences instead."""
 
 
-def model_bundle(m: mujoco.MjModel) -> ModelBundle:
-    """The constant tables of ``m`` for :func:`.knot.linearize_knot`."""
+def model_tables(m: mujoco.MjModel) -> dict[str, np.ndarray]:
+    """The constant tables of ``m`` that :func:`.knot.linearize_knot` reads, by field name
+    (:data:`.knot.MODEL_FIELDS`)."""
     t = TreeTables.of(m)
     disabled = m.opt.disableflags
 
@@ -88,7 +90,7 @@ def model_bundle(m: mujoco.MjModel) -> ModelBundle:
             sensor_bodyid[i] = m.site_bodyid[objid]
         elif objtype == mujoco.mjtObj.mjOBJ_GEOM:
             sensor_bodyid[i] = m.geom_bodyid[objid]
-        elif objtype in (mujoco.mjtObj.mjOBJ_BODY, mujoco.mjtObj.mjOBJ_XBODY):
+        elif objtype in (int(mujoco.mjtObj.mjOBJ_BODY), int(mujoco.mjtObj.mjOBJ_XBODY)):
             sensor_bodyid[i] = objid
     real = m.sensor_datatype == mujoco.mjtDataType.mjDATATYPE_REAL
     sensor_cutoff = np.where(real, m.sensor_cutoff, 0.0)
@@ -101,7 +103,7 @@ def model_bundle(m: mujoco.MjModel) -> ModelBundle:
     params[P_IMPLICITFAST] = float(implicitfast)
     params[P_ACTUATION] = float(not off(_D.mjDSBL_ACTUATION))
 
-    return ModelBundle(
+    values = (
         t.body_parentid, t.body_rootid, t.body_dofadr, t.body_dofnum, t.body_subtree_end,
         t.body_dof_end, t.body_chain_end, t.body_mass, t.body_subtreemass, t.dof_bodyid,
         t.dof_parentid, t.dof_group_start, t.dof_group_end, t.dof_free_translation,
@@ -115,14 +117,16 @@ def model_bundle(m: mujoco.MjModel) -> ModelBundle:
         sensor_bodyid, m.sensor_adr.astype(i64), m.sensor_dim.astype(i64), sensor_cutoff,
         params,
     )
+    return dict(zip(MODEL_FIELDS, values, strict=True))
 
 
 class _Worker:
-    """A scratch MjData and the bundle of its fixed-address arrays."""
+    """A scratch MjData, the bundle of its fixed-address arrays and a status buffer."""
 
     def __init__(self, model: mujoco.MjModel):
         self.data = mujoco.MjData(model)
         self.bundle = DataBundle(*(getattr(self.data, f) for f in DATA_FIELDS))
+        self.info = np.zeros(1, dtype=np.int64)
 
 
 class AnalyticProvider(DerivativeProvider):
@@ -155,12 +159,10 @@ class AnalyticProvider(DerivativeProvider):
                        + ", ".join(self.unsupported)
                        + "; this model is linearized by finite differences (mjd_transitionFD)")
             return
-        pairs = gate.uncovered_contact_pairs(model)
-        if pairs:
-            self._warn("pairs", "analytic derivatives do not cover contacts "
-                       + ", ".join(pairs) + "; knots where such a contact is active are "
-                       "linearized by finite differences (mjd_transitionFD)")
-        self._model_bundle = model_bundle(model)
+        #: Geom pairs that may touch but are not covered (linearized by fd where they do).
+        self.uncovered_pairs = gate.uncovered_contact_pairs(model)
+        tables = model_tables(model)
+        self._model_bundle = ModelBundle(*(tables[f] for f in MODEL_FIELDS))
         self._sensors = (model.nsensordata > 0
                          and not model.opt.disableflags & int(_D.mjDSBL_SENSOR))
         nx = 2 * model.nv
@@ -183,7 +185,7 @@ class AnalyticProvider(DerivativeProvider):
             return
         if np.any(data.xfrc_applied):
             self._warn("xfrc", "xfrc_applied is not covered by the analytic derivatives; "
-                       "such knots are linearized by finite differences")
+                       "such knots are linearized by finite differences (mjd_transitionFD)")
             self._finite_differences(data, A, B, C, D)
             return
         with self._lock:
@@ -200,7 +202,7 @@ class AnalyticProvider(DerivativeProvider):
             s.mocap_quat[:] = data.mocap_quat
             status = self._knot(w, A, B, C, D)
             if status != OK:
-                self._finite_differences(s, A, B, C, D, status)
+                self._finite_differences(w, A, B, C, D, status)
 
     # --- horizon ----------------------------------------------------------------------------
     def horizon(self, trajectory: Trajectory, knots: Sequence[int], out: Linearization) -> None:
@@ -226,7 +228,7 @@ class AnalyticProvider(DerivativeProvider):
             load_knot(w.data, trajectory, t)
             status = self._knot(w, out.A[t], out.B[t], out.C[t], out.D[t])
             if status != OK:
-                simulations += self._finite_differences(w.data, out.A[t], out.B[t], out.C[t],
+                simulations += self._finite_differences(w, out.A[t], out.B[t], out.C[t],
                                                         out.D[t], status)
         return simulations
 
@@ -245,16 +247,23 @@ class AnalyticProvider(DerivativeProvider):
         return linearize_knot(self._model_bundle, w.bundle, d.efc_type, d.efc_id, d.efc_J,
                               d.efc_pos, d.efc_margin, d.efc_D, d.efc_KBIP, d.efc_aref,
                               con.geom, con.pos, con.frame, con.friction, A, B, C, D,
-                              with_sensors)
+                              with_sensors, w.info)
 
-    def _finite_differences(self, data, A, B, C, D, status: int | None = None) -> int:
-        if status == UNSUPPORTED_CONTACT:
-            self._warn("contact", "a contact not covered by the analytic derivatives is "
-                       "active; such knots are linearized by finite differences")
-        elif status is not None:
-            self._warn("system", "a system matrix was not positive definite; such knots are "
-                       "linearized by finite differences")
+    def _finite_differences(self, source, A, B, C, D, status: int | None = None) -> int:
+        """mjd_transitionFD at ``source`` (MjData, or a worker whose data failed ``status``)."""
         m = self.model
+        data = source
+        if isinstance(source, _Worker):
+            data = source.data
+            if status == UNSUPPORTED_CONTACT:
+                geoms = data.contact.geom[source.info[0]]
+                pair = "-".join(mujoco.mjtGeom(m.geom_type[g]).name[7:].lower() for g in geoms)
+                self._warn(f"contact {pair}", f"a {pair} contact is active, which the analytic "
+                           "derivatives do not cover; knots with such contacts are linearized "
+                           "by finite differences (mjd_transitionFD)")
+            else:
+                self._warn("system", "a system matrix was not positive definite; such knots "
+                           "are linearized by finite differences (mjd_transitionFD)")
         mujoco.mjd_transitionFD(m, data, self.fallback_eps, self.fallback_centered, A, B,
                                 C if m.nsensordata else None, D if m.nsensordata else None)
         n = 2 * m.nv + m.na + m.nu

@@ -97,7 +97,7 @@ def sensor_jacobians(sensor_type, sensor_objtype, sensor_objid, sensor_bodyid, s
         if t == JOINTVEL:
             C[adr, nv + jnt_dofadr[obj]] = 1.0
             continue
-        if t == ACTUATORPOS or t == ACTUATORVEL:
+        if t in (ACTUATORPOS, ACTUATORVEL):
             C[adr, (0 if t == ACTUATORPOS else nv) + actuator_dof[obj]] = actuator_gear[obj]
             continue
         if t == ACTUATORFRC:
@@ -110,7 +110,7 @@ def sensor_jacobians(sensor_type, sensor_objtype, sensor_objid, sensor_bodyid, s
         b = sensor_bodyid[i]
         c0 = subtree_com[body_rootid[b]]
         n = _chain(body_chain_end, dof_parentid, b, chain)
-        if t == SUBTREECOM or t == SUBTREELINVEL:
+        if t in (SUBTREECOM, SUBTREELINVEL):
             _subtree_rows(t, b, adr, n, chain, body_parentid, dof_bodyid, dof_group_start,
                           body_subtree_end, body_dofadr, body_subtreemass, body_mass, cdof,
                           cvel, xipos, subtree_com, c0, qvel, C)
@@ -134,7 +134,7 @@ def sensor_jacobians(sensor_type, sensor_objtype, sensor_objid, sensor_bodyid, s
                 point_velocity(tmp, s, pos, c0)
                 for e in range(3):
                     C[adr + e, k] = tmp[e]
-            elif t == FRAMEXAXIS or t == FRAMEYAXIS or t == FRAMEZAXIS:
+            elif t in (FRAMEXAXIS, FRAMEYAXIS, FRAMEZAXIS):
                 col = t - FRAMEXAXIS
                 for e in range(3):
                     rot[e] = mat[3 * e + col]
@@ -154,7 +154,7 @@ def sensor_jacobians(sensor_type, sensor_objtype, sensor_objid, sensor_bodyid, s
                 for e in range(6):
                     moved[e] = suffix[first, e]
                 cross_motion(dvel, s, moved)
-                if t == FRAMEANGVEL or t == GYRO:
+                if t in (FRAMEANGVEL, GYRO):
                     for e in range(3):
                         vec[e] = vel[e]
                         dvec[e] = dvel[e]

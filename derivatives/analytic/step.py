@@ -3,8 +3,11 @@
 **Continuous part.** From M(a − a₀) − Jᵀf = 0 (see :mod:`.constraint`),
 
     (M + JᵀHJ) [da/dq, da/dv, da/du] = [rhs_q, rhs_v, rhs_u],
-    rhs_q = −∂RNEA(q, v, a)/∂q + ∂(qfrc_passive + qfrc_actuator)/∂q + ∂(Jᵀf)/∂q|_f + constraint terms,
-    rhs_v = ∂qfrc_smooth/∂v − (HJ)ᵀ diag(B) J,       rhs_u = ∂qfrc_actuator/∂u.
+    rhs_q = −∂RNEA(q, v, a)/∂q + ∂(qfrc_passive + qfrc_actuator)/∂q + ∂(Jᵀf)/∂q|_f
+            + Jᵀ (−H E + (f ρ) ⊙ dpos),
+    rhs_v = ∂qfrc_smooth/∂v − (HJ)ᵀ diag(B) J,       rhs_u = ∂qfrc_actuator/∂u
+
+(E and ρ as in :mod:`.constraint`).
 
 **Discrete part.** Euler (with MuJoCo's implicit joint damping) and implicitfast both advance
 v' = v + h a_e with W a_e = M a (= qfrc_smooth + qfrc_constraint) and W = M + h diag(d): d is the
@@ -15,9 +18,10 @@ dof damping for Euler, the damping plus the actuators' velocity gains for implic
     dv'/dv = I + h W⁻¹ M da/dv,            dv'/du = h W⁻¹ M da/du.
 
 Positions follow q' = q ⊕ h v'. For scalar dofs dq'/dq = I + h dv'/dq; for a three-dof rotation
-(ball, free-joint orientation) q' = q exp(h ω'), so with θ = h ω'
+(ball, free-joint orientation) q' = q exp(h ω'), so with θ = h ω' and t = ‖θ‖
 
-    dq'/dq = exp(−[θ]ₓ) + h J_r(θ) dv'/dq,   J_r(θ) = I − (1 − cos t)/t² [θ]ₓ + (t − sin t)/t³ [θ]ₓ²,
+    dq'/dq = exp(−[θ]ₓ) + h J_r(θ) dv'/dq,
+    J_r(θ) = I − (1 − cos t)/t² [θ]ₓ + (t − sin t)/t³ [θ]ₓ²,
 
 the blocks of ``mjd_quatIntegrate``. The state is (dq, dv) in ``mjd_transitionFD``'s tangent
 space (no activations: the gate excludes them).

@@ -155,7 +155,8 @@ def contact_zoo_model(cone: str = "elliptic", impratio: float = 10.0) -> mujoco.
       <freejoint/>
       <geom type="box" size=".2 .15 .03" mass="3" contype="0" conaffinity="0"/>
       <geom type="sphere" size=".03" pos=".15 .1 -.07" condim="1" priority="1"/>
-      <geom type="sphere" size=".03" pos="-.15 .1 -.07" condim="3" priority="1" solimp=".8 .95 .01"/>
+      <geom type="sphere" size=".03" pos="-.15 .1 -.07" condim="3" priority="1"
+            solimp=".8 .95 .01"/>
       <geom type="sphere" size=".03" pos=".15 -.1 -.07" condim="4" priority="1"/>
       <geom type="sphere" size=".03" pos="-.15 -.1 -.07" condim="6" priority="1" solref=".01 .8"/>
       <geom type="capsule" size=".02" fromto="-.1 0 -.0805 .1 .05 -.0795" condim="3"/>
@@ -169,4 +170,63 @@ def contact_zoo_model(cone: str = "elliptic", impratio: float = 10.0) -> mujoco.
   <actuator>
     <position joint="hinge" kp="20" kv="1" ctrlrange="-1 1" forcerange="-3 3"/>
   </actuator>
+</mujoco>""")
+
+
+def sensor_zoo_model() -> mujoco.MjModel:
+    """A floating chain on the floor carrying every sensor type the backend computes, on sites,
+    bodies (inertial and joint frames) and geoms, a subtree below the root, and a cutoff."""
+    return mujoco.MjModel.from_xml_string("""
+<mujoco>
+  <option timestep="0.005"/>
+  <worldbody>
+    <geom type="plane" size="5 5 .1"/>
+    <body name="root" pos="0 0 .06">
+      <freejoint/>
+      <geom name="base" type="box" size=".2 .1 .03" mass="2"/>
+      <site name="imu" pos=".05 .02 .03" euler="10 -20 30"/>
+      <body name="arm" pos=".2 0 0" euler="0 10 0">
+        <joint name="hinge" axis="0 1 0" range="-1 1" damping=".2"/>
+        <geom name="link" type="capsule" size=".02" fromto="0 0 0 .2 0 0" mass=".3"/>
+        <site name="tip" pos=".2 0 0" euler="30 0 -10"/>
+        <body name="slider" pos=".2 0 0">
+          <joint name="slide" type="slide" axis="0 0 1" range="-.1 .1"/>
+          <geom name="ball" type="sphere" size=".03" pos=".01 0 0" mass=".1"/>
+        </body>
+      </body>
+    </body>
+  </worldbody>
+  <actuator>
+    <position name="servo" joint="hinge" kp="10" kv=".5" ctrlrange="-1 1"/>
+    <motor name="motor" joint="slide" gear="2" ctrlrange="-5 5"/>
+  </actuator>
+  <sensor>
+    <framepos objtype="site" objname="tip"/>
+    <framepos objtype="body" objname="arm"/>
+    <framepos objtype="xbody" objname="slider"/>
+    <framepos objtype="geom" objname="ball"/>
+    <framequat objtype="site" objname="imu"/>
+    <framequat objtype="body" objname="slider"/>
+    <framexaxis objtype="site" objname="tip"/>
+    <frameyaxis objtype="geom" objname="link"/>
+    <framezaxis objtype="xbody" objname="arm"/>
+    <framelinvel objtype="site" objname="tip"/>
+    <framelinvel objtype="body" objname="slider"/>
+    <framelinvel objtype="site" objname="imu" cutoff=".4"/>
+    <frameangvel objtype="geom" objname="ball"/>
+    <subtreecom body="root"/>
+    <subtreecom body="arm"/>
+    <subtreelinvel body="root"/>
+    <subtreelinvel body="arm"/>
+    <gyro site="imu"/>
+    <velocimeter site="tip"/>
+    <jointpos joint="hinge"/>
+    <jointpos joint="slide"/>
+    <jointvel joint="hinge"/>
+    <jointvel joint="slide"/>
+    <actuatorpos actuator="motor"/>
+    <actuatorvel actuator="servo"/>
+    <actuatorfrc actuator="servo"/>
+    <actuatorfrc actuator="motor"/>
+  </sensor>
 </mujoco>""")

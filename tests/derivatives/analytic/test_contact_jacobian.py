@@ -68,7 +68,7 @@ def analytic(m, d, qacc, force):
 
 
 @pytest.mark.parametrize("case", list(CASES))
-def test_contact_jacobian_derivatives_match_efc_J(case):
+def test_contact_jacobian_derivatives_match_efc_j(case):
     m, d = CASES[case]()
     rng = np.random.default_rng(2)
     d.qvel[:] = rng.standard_normal(m.nv)

@@ -147,9 +147,9 @@ def _to_pinocchio(m, qpos, qvel, qacc):
     for j in range(m.njnt):
         adr = m.jnt_qposadr[j]
         if m.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE:
-            q += list(qpos[adr : adr + 3]) + list(qpos[adr + 4 : adr + 7]) + [qpos[adr + 3]]
+            q += [*qpos[adr : adr + 3], *qpos[adr + 4 : adr + 7], qpos[adr + 3]]
         elif m.jnt_type[j] == mujoco.mjtJoint.mjJNT_BALL:
-            q += list(qpos[adr + 1 : adr + 4]) + [qpos[adr]]
+            q += [*qpos[adr + 1 : adr + 4], qpos[adr]]
         else:
             q.append(qpos[adr])
     v[:3] = R.T @ qvel[:3]

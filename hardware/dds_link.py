@@ -104,5 +104,7 @@ class DdsLink:
     def close(self) -> None:
         """Detach and drop the endpoints (cyclonedds deletes an entity with its last reference);
         the participant stays for the process's other links."""
+        if self.waitset is None:
+            return
         self.waitset.detach(self.condition)
         self.condition = self.reader = self.writer = self.waitset = None

@@ -2,7 +2,7 @@
 
     mpc-fake-robot --robot {a1,go1,go2,h1} --transport {udp,dds} [--host IP] [--port N]
                    [--domain-id N] [--interface NAME] [--truth-port N] [--start lying|standing]
-                   [--duration S] [--command-timeout S] [--log FILE.npz]
+                   [--gantry] [--duration S] [--command-timeout S] [--log FILE.npz]
                    [--stop-state-at S] [--corrupt-state-every N] [--estop-at S]
 
 Runs until --duration, SIGINT or SIGTERM; then prints a one-line JSON summary (counts, rates,
@@ -39,6 +39,8 @@ def _parser() -> argparse.ArgumentParser:
                    "127.0.0.1:PORT (test only)")
     p.add_argument("--start", choices=("lying", "standing"), default="lying",
                    help="lying: motors off, folded on the floor (as a robot at rest)")
+    p.add_argument("--gantry", action="store_true",
+                   help="hang the base from a stiff spring at its home pose")
     p.add_argument("--duration", type=float, default=float("inf"), metavar="S")
     p.add_argument("--command-timeout", type=float, default=0.1, metavar="S",
                    help="no valid command for this long: motors to damping")
@@ -65,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         fake = FakeRobot(robot, args.transport, host=args.host, port=args.port,
                          domain_id=args.domain_id, interface=args.interface,
                          truth_port=args.truth_port, start=args.start,
-                         command_timeout=args.command_timeout)
+                         command_timeout=args.command_timeout, gantry=args.gantry)
     except (ValueError, OSError) as e:
         print(f"mpc-fake-robot: error: {e}", file=sys.stderr)
         return EXIT_USAGE

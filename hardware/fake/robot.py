@@ -11,6 +11,9 @@ of a joint the model drove through a position servo is removed: on the robot tha
 the motor's Kd, which now comes from the command. When commands stop coming for
 ``command_timeout`` the motors fall back to damping (Kp 0, Kd ``damping_kd``).
 
+``gantry`` hangs the base from a stiff spring at its home pose, as a first run on hardware
+should be (an H1 under plain joint PD falls within a second or two otherwise).
+
 State (IMU from the simulated base, joints per motor slot, foot contact forces in N, the remote)
 is what the robot publishes. Faults can be injected: stop publishing, corrupt checksums, hold
 the remote's e-stop buttons.
@@ -42,10 +45,15 @@ class FakeRobotSim:
     """The simulation; :mod:`hardware.fake.server` puts it on a wire."""
 
     def __init__(self, robot: RobotInfo, start: str = "lying", command_timeout: float = 0.1,
-                 damping_kd: float = 3.0, settle_time: float = 1.5):
+                 damping_kd: float = 3.0, settle_time: float = 1.5, gantry: bool = False):
         self.robot = robot
         spec = mujoco.MjSpec.from_file(str(robots.model_path(robot.name)))
         base = spec.body(robot.base_body)
+        if gantry:  # the base hangs from a stiff spring at its home pose (feet just touching)
+            spec.worldbody.add_body(name="fake_gantry", mocap=True, pos=base.pos,
+                                    quat=base.quat)
+            spec.add_equality(type=mujoco.mjtEq.mjEQ_WELD, name1="fake_gantry",
+                              name2=robot.base_body, objtype=mujoco.mjtObj.mjOBJ_BODY)
         base.add_site(name="fake_imu")
         spec.add_sensor(type=mujoco.mjtSensor.mjSENS_ACCELEROMETER,
                         objtype=mujoco.mjtObj.mjOBJ_SITE, objname="fake_imu", name="fake_acc")
@@ -83,6 +91,9 @@ class FakeRobotSim:
         self.acc_adr = m.sensor_adr[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_SENSOR, "fake_acc")]
         key = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_KEY, robot.home_key)
         mujoco.mj_resetDataKeyframe(m, self.data, key)
+        if gantry:
+            self.data.mocap_pos[0] = self.data.qpos[0:3]
+            self.data.mocap_quat[0] = self.data.qpos[3:7]
         if start == "lying":  # motors damping: it folds onto the floor, as a robot laid down
             for _ in range(int(settle_time / m.opt.timestep)):
                 self.data.ctrl[:] = -damping_kd * self.data.qvel[self.vadr]
@@ -149,9 +160,10 @@ class FakeRobotSim:
                         foot_force=self.foot_forces(), wireless_remote=self.remote)
 
     def foot_forces(self) -> np.ndarray:
-        """Normal contact force on each foot's body (N)."""
+        """Normal contact force on each foot's body (N), in the four sensor slots of the
+        message (a biped fills two)."""
         m, d = self.model, self.data
-        out = np.zeros(len(self.foot_bodies))
+        out = np.zeros(4)
         if d.ncon == 0:
             return out
         b1 = m.geom_bodyid[d.contact.geom1]

@@ -33,10 +33,11 @@ class FakeRobot:
     def __init__(self, robot: RobotInfo, transport: str, *, host: str = "127.0.0.1",
                  port: int = 8007, domain_id: int = 0, interface: str = "lo",
                  truth_port: int | None = None, start: str = "lying",
-                 command_timeout: float = 0.1):
+                 command_timeout: float = 0.1, gantry: bool = False):
         self.robot = robot
         self.transport = transport
-        self.sim = FakeRobotSim(robot, start=start, command_timeout=command_timeout)
+        self.sim = FakeRobotSim(robot, start=start, command_timeout=command_timeout,
+                                gantry=gantry)
         if transport == "udp":
             if robot.name not in legacy_packets.FORMATS:
                 raise ValueError(f"{robot.name} does not speak the legacy UDP protocol "
@@ -73,6 +74,7 @@ class FakeRobot:
         self.wall_start = 0.0
         self.max_tilt = 0.0
         self.stood = False
+        self.last_state = None
         self.fell: str | None = None
 
     # --- faults ------------------------------------------------------------------------------
@@ -162,6 +164,7 @@ class FakeRobot:
         else:
             packet = sdk2_messages.encode_low_state(state)
         self.counts["states_sent"] += 1
+        self.last_state = state
         if self.corrupt_every and self.counts["states_sent"] % self.corrupt_every == 0:
             packet = packet[:-8] + bytes([packet[-8] ^ 0xFF]) + packet[-7:]
         if self.transport == "udp":

@@ -1,0 +1,1 @@
+"""Fake Unitree robots: MuJoCo simulations that speak the real low-level protocols."""

@@ -1,0 +1,183 @@
+"""The SDK2 bridge (Go2, H1) on cyclonedds over ``lo``: against a fake robot in a separate
+process and in-process for the faults; the motion-service release against a stand-in service."""
+
+import json
+import math
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+from conftest import commands, domain_id, first_damping, start_fake_process, wait_for
+
+import robots
+from hardware.dds_link import participant
+from hardware.safety import SafetyConfig
+from hardware.udp_link import LinkError
+from hardware.unitree import sdk2_types as st
+from hardware.unitree_dds import UnitreeDdsPlant
+
+# Tests of other behaviour tolerate a loaded machine; the stale-state tests tighten this.
+FAST = dict(ramp_time=0.4, state_timeout=0.2)
+
+
+def dds_bridge(name: str, domain: int, **options) -> UnitreeDdsPlant:
+    options.setdefault("safety", SafetyConfig(**FAST))
+    return UnitreeDdsPlant(robots.info(name), interface="lo", domain_id=domain, **options)
+
+
+def test_exchanges_lowstate_and_lowcmd_with_a_separate_process():
+    domain = domain_id() + 1
+    fake = start_fake_process(["--robot", "go2", "--transport", "dds", "--interface", "lo",
+                               "--domain-id", str(domain)])
+    try:
+        plant = dds_bridge("go2", domain, connect_timeout=20.0)
+        try:
+            plant.prepare()
+            time.sleep(0.5)
+            state = plant.read_state()
+            home = plant.map.home[plant.map.actuator_slots]
+            assert np.max(np.abs(state.qpos[7:] - home)) < 0.25  # PD under the robot's weight
+            assert state.qpos[2] > 0.2  # stood up from lying
+            assert plant.counts["states"] > 200 and plant.counts["bad_checksum"] == 0
+        finally:
+            plant.close()
+    finally:
+        fake.send_signal(signal.SIGINT)
+        out, err = fake.communicate(timeout=30)
+    summary = json.loads(out.strip().splitlines()[-1])
+    assert summary["commands"] > 200, err
+    assert summary["bad_checksum"] == 0 and summary["wrong_mode"] == 0
+    assert summary["stood"] and not summary["fell"]
+
+
+def test_stale_state_commands_damping_within_50_ms(fake_robot):
+    fake = fake_robot("go2", "dds")
+    plant = dds_bridge("go2", fake_domain(fake), safety=SafetyConfig(ramp_time=0.2,
+                                                                     state_timeout=0.02))
+    try:
+        plant.prepare()
+        stopped = fake.stop_publishing()
+        assert wait_for(lambda: plant.damping_reason is not None, 1.0)
+        assert plant.damping_reason.startswith("stale state")
+        time.sleep(0.1)
+        delay = first_damping(fake, stopped, plant.safety.damping_kd) - stopped
+        assert delay < 0.050, f"damping {delay * 1e3:.1f} ms after the state stopped"
+    finally:
+        plant.close()
+
+
+def test_bad_state_checksums_are_dropped_and_counted(fake_robot):
+    fake = fake_robot("go2", "dds")
+    fake.corrupt_every = 4
+    plant = dds_bridge("go2", fake_domain(fake))
+    try:
+        plant.prepare()
+        time.sleep(0.2)
+        assert plant.counts["bad_checksum"] > 10
+        assert plant.damping_reason is None
+    finally:
+        plant.close()
+
+
+def test_h1_legs_by_torque_upper_body_held_torques_clamped(fake_robot, caplog):
+    fake = fake_robot("h1", "dds", start="standing", gantry=True)
+    plant = dds_bridge("h1", fake_domain(fake), safety=SafetyConfig(ramp_time=0.2,
+                                                                    state_timeout=0.2))
+    try:
+        plant.prepare()
+        m = plant.map
+        ctrl = np.zeros(plant.model.nu)
+        ctrl[3] = 500.0  # left knee: limit 300 N m
+        t = time.monotonic()
+        plant.send(ctrl)
+        time.sleep(0.05)
+        c = commands(fake, t + 0.005)  # the legs limp: only the commands before a trip count
+        c = {k: v[c["t"] < t + 0.025] for k, v in c.items()}
+        assert len(c["t"]) > 0
+        legs, locked = m.actuator_slots, m.locked
+        assert np.all(c["kp"][:, legs] == 0) and np.all(c["kd"][:, legs] == 0)
+        assert np.all(c["tau"][:, m.actuator_slots[3]] == 300.0)
+        np.testing.assert_allclose(c["q"][:, locked], np.broadcast_to(m.home[locked],
+                                                                      c["q"][:, locked].shape),
+                                   atol=1e-6)
+        assert np.all(c["kp"][:, locked] > 0)
+        assert fake.sim.wrong_mode == 0  # 0x0A for hips/knees/torso, 0x01 for ankles/arms
+        assert "clamped torque" in caplog.text
+    finally:
+        plant.close()
+
+
+def test_dry_run_creates_no_command_writer(fake_robot):
+    fake = fake_robot("go2", "dds")
+    plant = dds_bridge("go2", fake_domain(fake), safety=SafetyConfig(dry_run=True, **FAST))
+    try:
+        plant.prepare()
+        plant.send(plant.map.home[plant.map.actuator_slots])
+        time.sleep(0.2)
+        assert plant.link.writer is None
+        assert fake.counts["commands"] == 0
+    finally:
+        plant.close()
+
+
+def test_wrong_interface_is_a_clear_error():
+    with pytest.raises(LinkError, match=r"no network interface 'eth9' \(available: .*lo"):
+        UnitreeDdsPlant(robots.info("go2"), interface="eth9", domain_id=domain_id())
+
+
+def test_no_robot_is_a_clear_error():
+    with pytest.raises(LinkError, match="no state from the robot at rt/lowstate"):
+        dds_bridge("go2", domain_id() + 2, connect_timeout=0.3)
+
+
+def test_motion_service_release():
+    """Against a stand-in for the robot's motion_switcher, built from the project's types:
+    CheckMode reports a mode until ReleaseMode has been called."""
+    domain = domain_id() + 3
+    dp = participant(domain, "lo")
+    from cyclonedds.pub import DataWriter
+    from cyclonedds.sub import DataReader
+    from cyclonedds.topic import Topic
+
+    from hardware import motion_switcher as ms
+
+    requests = DataReader(dp, Topic(dp, ms.REQUEST_TOPIC, st.Request_))
+    responses = DataWriter(dp, Topic(dp, ms.RESPONSE_TOPIC, st.Response_))
+    calls, stop = [], threading.Event()
+
+    def serve():
+        mode = "normal"
+        while not stop.is_set():
+            for req in requests.take(N=8):
+                if not hasattr(req, "header"):
+                    continue
+                api = req.header.identity.api_id
+                calls.append(api)
+                if api == ms.RELEASE_MODE:
+                    mode = ""
+                resp = st.Response_()
+                resp.header.identity.id = req.header.identity.id
+                resp.header.identity.api_id = api
+                resp.data = json.dumps({"form": "0", "name": mode})
+                responses.write(resp)
+            time.sleep(0.005)
+
+    server = threading.Thread(target=serve, daemon=True)
+    server.start()
+    try:
+        ms.release_motion_service(dp)
+    finally:
+        stop.set()
+        server.join()
+    assert ms.RELEASE_MODE in calls and calls[-1] == ms.CHECK_MODE
+
+
+def fake_domain(fake) -> int:
+    return fake.link.dp.domain_id if hasattr(fake.link.dp, "domain_id") else domain_id()
+
+
+def test_fake_domain_helper_is_the_fixture_domain(fake_robot):
+    assert fake_domain(fake_robot("go2", "dds")) == domain_id()
+    assert math.isfinite(domain_id())

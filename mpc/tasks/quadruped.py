@@ -15,7 +15,9 @@ Residual terms (MJPC's quadruped terms, position on the base instead of a head p
     posture   γ ⊙ (q − q_home)                                   quadratic
 
 with h the standing height over the feet, ρ the foot radius, g the goal, step(t) the gait's
-lift target (:mod:`mpc.tasks.gait`), σ an effort scale and γ per-joint posture gains. The
+lift target (:mod:`mpc.tasks.gait`), σ an effort scale and γ per-joint posture gains. Height
+and balance use the mean over the support feet (all four here; subclasses such as
+:mod:`mpc.tasks.quadruped_biped` choose fewer, and other posture gains). The
 residual is affine in the sensors, r = G(t) s + c(t), so ∂r/∂s = G(t) is exact; only the gait
 rows of G depend on time (zero in stance).
 """

@@ -98,7 +98,20 @@ def build_planner(cfg: Config, task: Task) -> ILQR:
     model = task.planning_model(settings.timestep)
     backend = cfg.derivatives["backend"]
     provider = derivatives.make_provider(backend, model, **cfg.derivatives.get(backend, {}))
-    return ILQR(task, model, provider, settings, home_ctrl(model, task.robot.home_key))
+    planner = ILQR(task, model, provider, settings, home_ctrl(model, task.robot.home_key))
+    if plants.plant_class(cfg.plant.get("type", "sim")).realtime_only:
+        _warm_up(planner, model, task.robot.home_key)
+    return planner
+
+
+def _warm_up(planner: ILQR, model: mujoco.MjModel, key_name: str) -> None:
+    """One iteration from the home pose before a hardware plant connects: compiling the
+    kernels holds the interpreter for long stretches, which would starve the robot link."""
+    key = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, key_name)
+    qpos, act = model.key_qpos[key].copy(), model.key_act[key].copy()
+    qvel = np.zeros(model.nv)
+    planner.reset(0.0, qpos, qvel, act)
+    planner.iterate(0.0, qpos, qvel, act)
 
 
 def build_plant(cfg: Config) -> Plant:

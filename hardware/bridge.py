@@ -91,6 +91,7 @@ class UnitreeBridge(Plant):
         self.local = threading.local()
         self.phase = CONNECTING
         self.damping_reason: str | None = None
+        self.damping_time = np.inf
         self.closed = False
         self.error: str | None = None
         self.t0 = _time.monotonic()
@@ -181,6 +182,7 @@ class UnitreeBridge(Plant):
             if first:
                 self.phase = DAMPING
                 self.damping_reason = reason
+                self.damping_time = _time.monotonic()
         if first:
             log.error("damping: %s", reason)
             if not self.closed:

@@ -1,0 +1,145 @@
+"""``mpc-run`` on hardware configs, as a user runs it, against a fake robot on loopback: bad
+input gives one line and exit 2; SIGINT ends in damping and a clean exit; a safety trip ends
+the run with its reason; a dry run sends no motion."""
+
+import signal
+import subprocess
+import time
+
+import numpy as np
+import pytest
+from conftest import ROOT, commands, domain_id, first_damping, free_udp_port, wait_for
+
+MPC_RUN = str(ROOT / ".venv/bin/mpc-run")
+
+
+def mpc_run(config: str, *args: str, **popen) -> subprocess.Popen:
+    return subprocess.Popen([MPC_RUN, config, "--quiet", *args], cwd=ROOT, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, **popen)
+
+
+def at_fake(fake, tmp_path, *sets: str) -> list[str]:
+    """Arguments pointing a shipped UDP config at ``fake``, with a short ramp and limits that
+    tolerate a busy machine (the watchdogs' own timing is tested on the bridge directly)."""
+    out = ["--out", str(tmp_path / "run"), "--set", "plant.robot_ip=127.0.0.1",
+           "--set", f"plant.robot_port={fake.port}", "--set", f"plant.local_port={free_udp_port()}",
+           "--set", "safety.ramp_time=0.5", "--set", "safety.state_timeout=0.2",
+           "--set", "runtime.policy_timeout=2.0", "--set", "safety.command_timeout=0.5"]
+    for s in sets:
+        out += ["--set", s]
+    return out
+
+
+def one_line_error(proc: subprocess.Popen, timeout: float = 60) -> str:
+    out, err = proc.communicate(timeout=timeout)
+    assert proc.returncode == 2, (out, err)
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("mpc-run: error: "), err
+    return lines[0]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["configs/go2_hw.yaml", "--set", "plant.interface=eth9"], "no network interface 'eth9'"),
+    (["configs/a1_hw.yaml", "--set", "robot=b2"], "unknown robot 'b2'"),
+    (["configs/go1_hw.yaml", "--set", "plant.robot_ip=127.0.0.1", "--set",
+      "plant.robot_port=9", "--set", "plant.connect_timeout=0.5"],
+     "no state from the robot at 127.0.0.1:9"),
+    (["configs/a1_hw.yaml", "--set", "robot=go2"], "needs plant type unitree_dds"),
+    (["configs/go1_hw.yaml", "--set", "safety.state_timeout=2"], "state_timeout"),
+    (["configs/go1_hw.yaml", "--set", "plant.base_state={type: gps}"],
+     "unknown base-state source 'gps'"),
+])
+def test_bad_input_is_one_line(args, message, tmp_path):
+    line = one_line_error(mpc_run(*args, "--out", str(tmp_path / "run")))
+    assert message in line
+
+
+def test_unreachable_robot_network_is_one_line(tmp_path):
+    """In an empty network namespace nothing routes to the robot's 192.168.123.10 (and no
+    packet can leave this machine)."""
+    line = one_line_error(subprocess.Popen(
+        ["unshare", "--net", MPC_RUN, "configs/go1_hw.yaml", "--quiet", "--out",
+         str(tmp_path / "run")], cwd=ROOT, text=True, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE))
+    assert "cannot send to 192.168.123.10:8007: Network is unreachable" in line
+
+
+def test_fake_robot_bad_input_is_one_line():
+    for args in (["--robot", "b2", "--transport", "udp"],
+                 ["--robot", "go2", "--transport", "udp"],
+                 ["--robot", "go2", "--transport", "dds", "--interface", "eth9"]):
+        proc = subprocess.run([str(ROOT / ".venv/bin/mpc-fake-robot"), *args], cwd=ROOT,
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 2, proc.stderr
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("mpc-fake-robot: error:"), proc.stderr
+
+
+def test_sigint_damps_then_exits_cleanly(fake_robot, tmp_path):
+    fake = fake_robot("go1")
+    proc = mpc_run("configs/go1_hw.yaml", "--duration", "60", *at_fake(fake, tmp_path))
+    try:
+        assert wait_for(lambda: fake.stood or proc.poll() is not None, 60.0, 0.05)
+        time.sleep(1.0)
+        assert proc.poll() is None, proc.communicate()
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "e-stop: SIGINT" in err
+    damped = first_damping(fake, sent, 3.0)
+    assert damped - sent < 0.1, err
+    after = commands(fake, damped - 1e-9)
+    assert len(after["t"]) > 0 and np.all(after["kp"] == 0), err  # nothing but damping after
+
+
+def test_safety_trip_ends_the_run_with_its_reason(fake_robot, tmp_path):
+    fake = fake_robot("a1")
+    proc = mpc_run("configs/a1_hw.yaml", "--duration", "60", *at_fake(fake, tmp_path))
+    try:
+        assert wait_for(lambda: fake.stood or proc.poll() is not None, 60.0, 0.05)
+        fake.stop_publishing()
+        _out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 1, err
+    assert "mpc-run: the robot was put in damping: stale state" in err
+    assert "Traceback" not in err
+
+
+def test_dry_run_computes_but_sends_no_motion(fake_robot, tmp_path):
+    fake = fake_robot("a1", start="standing", gantry=True)  # hanging: no fall to stop the run
+    proc = mpc_run("configs/a1_hw.yaml", "--dry-run", "--duration", "1.0",
+                   *at_fake(fake, tmp_path))
+    _out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    c = commands(fake)
+    assert len(c["t"]) > 50
+    assert np.all(c["mode"] == 0) and np.all(c["kp"] == 0) and np.all(c["tau"] == 0)
+    assert (tmp_path / "run" / "summary.json").is_file()
+
+
+def test_dds_config_against_fake_process(tmp_path):
+    """The Go2 config as shipped, pointed at a fake Go2 in another process on ``lo``."""
+    from conftest import start_fake_process
+
+    domain = domain_id() + 5
+    fake = start_fake_process(["--robot", "go2", "--transport", "dds", "--interface", "lo",
+                               "--domain-id", str(domain), "--start", "standing", "--gantry"])
+    try:
+        time.sleep(2.0)
+        proc = mpc_run("configs/go2_hw.yaml", "--dry-run", "--duration", "1.0", "--out",
+                       str(tmp_path / "run"), "--set", "plant.interface=lo", "--set",
+                       f"plant.domain_id={domain}", "--set",
+                       "plant.release_motion_service=false", "--set", "plant.connect_timeout=20",
+                       "--set", "safety.state_timeout=0.2", "--set", "runtime.policy_timeout=2",
+                       "--set", "safety.command_timeout=0.5")
+        _out, err = proc.communicate(timeout=120)
+    finally:
+        fake.send_signal(signal.SIGINT)
+        fake.communicate(timeout=30)
+    assert proc.returncode == 0, err

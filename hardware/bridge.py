@@ -21,6 +21,9 @@ Receiving and watchdog share the thread on purpose: if the process is starved, s
 in the socket and are drained before their age is judged, so starvation alone does not trip
 the stale-state watchdog, while a robot that stopped talking does.
 
+By default the whole bridge runs in a child process (``link_process``), out of reach of the
+planner's hold on the interpreter; see :mod:`hardware.link_process`.
+
 Subclasses provide the wire: :mod:`hardware.unitree_udp` (A1, Go1), :mod:`hardware.unitree_dds`
 (Go2, H1).
 """
@@ -59,6 +62,8 @@ from robots.info import RobotInfo
 log = logging.getLogger(__name__)
 
 CONNECTING, RAMP, HOLD, RUN, DAMPING = "connecting", "ramp", "hold", "run", "damping"
+#: Damping reason of an ordinary end of run (not a trip).
+RUN_ENDED = "run ended"
 SWITCH_INTERVAL = 2e-4
 
 
@@ -66,6 +71,18 @@ class UnitreeBridge(Plant):
     """Base of the Unitree hardware plants; see the module docstring."""
 
     realtime_only = True
+    #: Shared memory with the controller when this bridge runs in a process of its own (see
+    #: :mod:`hardware.link_process`); None when the controller is in this process.
+    shared = None
+
+    def __new__(cls, robot: RobotInfo, *args, link_process: bool = True, **options):
+        """With ``link_process`` (the default) the bridge runs in a child process and the
+        controller gets a :class:`hardware.link_process.LinkProcessPlant` to talk to it."""
+        if link_process:
+            from hardware.link_process import LinkProcessPlant
+
+            return LinkProcessPlant(cls, robot, options)
+        return super().__new__(cls)
 
     def __init__(self, robot: RobotInfo, *, servo_family: str, rate: float,
                  connect_timeout: float, kp: list[float] | None, kd: list[float] | None,
@@ -141,8 +158,14 @@ class UnitreeBridge(Plant):
 
     def read_state(self) -> PlantState:
         with self.lock:
-            t, st, est = self.latest
-        self.local.state = (t, st.tick)
+            latest = self.latest
+        self.local.state = (latest[0], latest[1].tick)
+        return self._plant_state(latest)
+
+    def _plant_state(self, latest) -> PlantState:
+        """The planner's state (planning-model layout) of a (receipt time, LowState, base
+        estimate) triple."""
+        t, st, est = latest
         m = self.map
         qpos = np.zeros(self.model.nq)
         qvel = np.zeros(self.model.nv)
@@ -153,12 +176,17 @@ class UnitreeBridge(Plant):
         return PlantState(t - self.t0, qpos, qvel, np.zeros(self.model.na))
 
     def send(self, ctrl: np.ndarray) -> None:
+        state_time, tick = getattr(self.local, "state", (np.nan, -1))
+        self.accept(ctrl, state_time, tick)
+
+    def accept(self, ctrl: np.ndarray, state_time: float, tick: int) -> None:
+        """Take ``ctrl``, computed from the state received at ``state_time`` (monotonic) with
+        ``tick``; a non-finite or malformed one puts the robot in damping instead."""
         ctrl = np.asarray(ctrl, dtype=float)
         if ctrl.shape != (self.model.nu,) or not np.all(np.isfinite(ctrl)):
             self.counts["nonfinite_commands"] += 1
             self.damp("non-finite or malformed command from the controller")
             return
-        state_time, tick = getattr(self.local, "state", (np.nan, -1))
         now = _time.monotonic()
         with self.lock:
             if self.phase == DAMPING:
@@ -184,13 +212,17 @@ class UnitreeBridge(Plant):
                 self.damping_reason = reason
                 self.damping_time = _time.monotonic()
         if first:
-            log.error("damping: %s", reason)
+            log.log(logging.INFO if reason == RUN_ENDED else logging.ERROR, "damping: %s", reason)
             if not self.closed:
                 self._send(self._damping_command(), _time.monotonic())
 
     def prepare(self) -> None:
         """E-stop on SIGINT/SIGTERM, then the startup ramp (skipped in a dry run)."""
         install_estop(self.damp)
+        self.ramp()
+
+    def ramp(self) -> None:
+        """Wait for the startup ramp to reach the home pose (skipped in a dry run)."""
         if self.safety.dry_run:
             log.warning("dry run: nothing is sent to the robot; startup ramp skipped")
             return
@@ -208,7 +240,7 @@ class UnitreeBridge(Plant):
     def close(self) -> None:
         if self.closed:
             return
-        self.damp("run ended")
+        self.damp(RUN_ENDED)
         _time.sleep(0.1)  # let the robot see a steady stream of damping commands
         self.closed = True
         self._stop.set()
@@ -289,6 +321,9 @@ class UnitreeBridge(Plant):
         with self.lock:
             self.latest = (now, st, est)
             self.last_state_time = now
+        if self.shared is not None:
+            self.shared.publish_state(self._plant_state((now, st, est)), now, st.tick)
+        with self.lock:
             if self.phase == CONNECTING:
                 self.phase = RAMP
                 self.ramp_start = now
@@ -306,6 +341,8 @@ class UnitreeBridge(Plant):
             self.damp(reason)
 
     def _tick(self, now: float) -> None:
+        if self.shared is not None:
+            self.shared.poll(self)
         with self.lock:
             phase = self.phase
             state_age = now - self.last_state_time

@@ -23,7 +23,8 @@ class UnitreeDdsPlant(UnitreeBridge):
                  domain_id: int = 0, rate: float = 500.0, connect_timeout: float = 3.0,
                  release_motion_service: bool = False, kp: list[float] | None = None,
                  kd: list[float] | None = None, base_state: dict | None = None,
-                 log_file: str = "", safety: SafetyConfig | None = None):
+                 log_file: str = "", link_process: bool = True, link_nice: int = -10,
+                 safety: SafetyConfig | None = None):
         if robot.name not in FAMILIES:
             raise ValueError(f"the SDK2 DDS bridge speaks {', '.join(FAMILIES)}; {robot.name} "
                              f"needs plant type unitree_udp")

@@ -20,6 +20,7 @@ class UnitreeUdpPlant(UnitreeBridge):
                  rate: float = 500.0, connect_timeout: float = 2.0,
                  kp: list[float] | None = None, kd: list[float] | None = None,
                  base_state: dict | None = None, log_file: str = "",
+                 link_process: bool = True, link_nice: int = -10,
                  safety: SafetyConfig | None = None):
         if robot.name not in legacy_packets.FORMATS:
             raise ValueError(f"the legacy UDP bridge speaks {', '.join(legacy_packets.FORMATS)}; "

@@ -69,7 +69,7 @@ def udp_bridge():
     def connect(fake: FakeRobot, prepare: bool = True, **options):
         options.setdefault("safety", SafetyConfig(ramp_time=0.3, state_timeout=0.2))
         plant = UnitreeUdpPlant(fake.robot, robot_ip="127.0.0.1", robot_port=fake.port,
-                                local_port=free_udp_port(), **options)
+                                local_port=free_udp_port(), link_process=False, **options)
         made.append(plant)
         if prepare:
             plant.prepare()
@@ -81,14 +81,13 @@ def udp_bridge():
 
 
 def commands(fake: FakeRobot, after: float = -np.inf) -> dict[str, np.ndarray]:
-    """What the fake robot received (monotonic time > ``after``), as arrays."""
-    with_t = np.array(fake.log["cmd_t"])
-    keep = with_t > after
-    out = {"t": with_t[keep]}
-    for f in ("mode", "q", "dq", "tau", "kp", "kd"):
-        values = np.array(fake.log[f"cmd_{f}"])
-        out[f] = values[keep] if values.size else values
-    return out
+    """What the fake robot received (monotonic time > ``after``), as arrays. The fake robot
+    may be appending meanwhile: the rows all fields have are taken."""
+    fields = ("t", "mode", "q", "dq", "tau", "kp", "kd")
+    n = min(len(fake.log[f"cmd_{f}"]) for f in fields)
+    rows = {f: np.array(fake.log[f"cmd_{f}"][:n]) for f in fields}
+    keep = rows["t"] > after
+    return {f: v[keep] if n else v for f, v in rows.items()}
 
 
 def first_damping(fake: FakeRobot, after: float, kd: float) -> float:

@@ -24,6 +24,7 @@ FAST = dict(ramp_time=0.4, state_timeout=0.2)
 
 def dds_bridge(name: str, domain: int, **options) -> UnitreeDdsPlant:
     options.setdefault("safety", SafetyConfig(**FAST))
+    options.setdefault("link_process", False)
     return UnitreeDdsPlant(robots.info(name), interface="lo", domain_id=domain, **options)
 
 
@@ -125,7 +126,8 @@ def test_dry_run_creates_no_command_writer(fake_robot):
 
 def test_wrong_interface_is_a_clear_error():
     with pytest.raises(LinkError, match=r"no network interface 'eth9' \(available: .*lo"):
-        UnitreeDdsPlant(robots.info("go2"), interface="eth9", domain_id=domain_id())
+        UnitreeDdsPlant(robots.info("go2"), interface="eth9", domain_id=domain_id(),
+                        link_process=False)
 
 
 def test_no_robot_is_a_clear_error():

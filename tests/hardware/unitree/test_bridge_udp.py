@@ -141,7 +141,7 @@ def test_unanswered_address_is_a_clear_error():
     port = free_udp_port()  # nobody listens there
     with pytest.raises(LinkError, match=r"no state from the robot at 127\.0\.0\.1:\d+"):
         UnitreeUdpPlant(robots.info("a1"), robot_ip="127.0.0.1", robot_port=port,
-                        local_port=free_udp_port(), connect_timeout=0.3)
+                        local_port=free_udp_port(), connect_timeout=0.3, link_process=False)
 
 
 @pytest.mark.parametrize("options, message", [
@@ -150,9 +150,10 @@ def test_unanswered_address_is_a_clear_error():
 ])
 def test_bad_addresses(options, message):
     with pytest.raises(LinkError, match=message):
-        UnitreeUdpPlant(robots.info("go1"), local_port=free_udp_port(), **options)
+        UnitreeUdpPlant(robots.info("go1"), local_port=free_udp_port(), link_process=False,
+                        **options)
 
 
 def test_wrong_robot_for_the_protocol():
     with pytest.raises(ValueError, match="unitree_dds"):
-        UnitreeUdpPlant(robots.info("go2"), local_port=free_udp_port())
+        UnitreeUdpPlant(robots.info("go2"), local_port=free_udp_port(), link_process=False)

@@ -17,6 +17,9 @@ def test_last_plan_is_held_until_it_expires_then_damping(fake_robot, udp_bridge)
     plant = udp_bridge(fake, safety=SafetyConfig(ramp_time=0.2, state_timeout=0.2,
                                                  command_timeout=0.2))
     layout = ModelLayout.of(plant.model)
+    Policy.hold(layout, 0.0, *[np.zeros(n) for n in (layout.nq, layout.nv, layout.na,
+                                                      layout.nu)]).action(
+        0.0, np.zeros(layout.nq), np.zeros(layout.nv), np.zeros(layout.na))  # compile first
     state = plant.read_state()
     target = plant.map.home[plant.map.actuator_slots] + 0.05
     # One plan, then the planner stalls: no newer policy is ever published.
@@ -27,7 +30,8 @@ def test_last_plan_is_held_until_it_expires_then_damping(fake_robot, udp_bridge)
     while feedback.stopped is None and time.monotonic() - t_plan < 3.0:
         feedback.step(policy, plant.read_state())
         time.sleep(1 / 300)
-    assert feedback.stopped is not None and feedback.stopped.startswith("policy expired")
+    assert feedback.stopped is not None and feedback.stopped.startswith("policy expired"), (
+        feedback.stopped, feedback.sent, plant.counts)
     assert plant.damping_reason.startswith("policy expired")
     time.sleep(0.05)
     held = commands(fake, t_plan + 0.02)

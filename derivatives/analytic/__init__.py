@@ -10,7 +10,12 @@ Modules follow MuJoCo's pipeline stages:
 * :mod:`.sensor`: sensor Jacobians (the raw material of residual Jacobians);
 * :mod:`.gate`: which models and contacts are covered;
 * :mod:`.knot`: all stages of one knot in one compiled call;
-* :mod:`.provider`: the ``analytic`` backend.
+* :mod:`.provider`: the ``analytic`` backend;
+* :mod:`.verify`: reference states and the finite-difference oracle (tests, benchmark).
+
+All kernels are numba functions with ``cache=True``. numba's disk cache is keyed on the file of
+the function itself, not on the functions it calls from other files: after editing a kernel,
+delete ``derivatives/analytic/__pycache__`` or callers in other modules keep the old code.
 """
 
 from derivatives.analytic.provider import AnalyticFallbackWarning, AnalyticProvider

@@ -30,8 +30,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from derivatives.analytic.linalg import add_at_db
-
 EQUALITY, FRICTION_DOF, FRICTION_TENDON, LIMIT_JOINT, LIMIT_TENDON = 0, 1, 2, 3, 4
 CONTACT_FRICTIONLESS, CONTACT_PYRAMIDAL, CONTACT_ELLIPTIC = 5, 6, 7
 SATISFIED, QUADRATIC, LINEARNEG, LINEARPOS, CONE = 0, 1, 2, 3, 4
@@ -197,29 +195,58 @@ def ift_terms(efc_J, hessian, block_start, block_size, efc_KBIP, force, rho, kfa
     system += JᵀHJ,    rhs_q += Jᵀ (−H E + (f ρ) ⊙ dpos),    rhs_v += −(HJ)ᵀ diag(B) J,
 
     with E = djar/dq at fixed a = (dJ/dq) a + B ⊙ (dJ/dq) v + K(imp + imp'(pos − margin)) ⊙ dpos.
+    The rows of one constraint block (a contact) live on the dofs that move its body, so only
+    the union of their nonzero columns is visited.
     """
     nefc, nv = efc_J.shape
-    hj = np.zeros((nefc, nv))
-    g = np.empty((nefc, nv))
-    e = np.empty((nefc, nv))
-    damping = np.empty(nefc)
-    ones = np.ones(nefc)
-    for r in range(nefc):
-        damping[r] = efc_KBIP[r, 1]
+    cols = np.empty((nefc, nv), dtype=np.int64)
+    nnz = np.zeros(nefc, dtype=np.int64)
+    used = np.zeros(nv, dtype=np.bool_)
+    r = 0
+    while r < nefc:
+        first, size = block_start[r], block_size[r]
+        used[:] = False
+        for c in range(first, first + size):
+            for k in range(nv):
+                used[k] = used[k] or efc_J[c, k] != 0.0 or pos_jac[c, k] != 0.0
+        n = 0
         for k in range(nv):
-            e[r, k] = dja[r, k] + damping[r] * djv[r, k] + kfac[r] * pos_jac[r, k]
+            if used[k]:
+                cols[first, n] = k
+                n += 1
+        for c in range(first, first + size):
+            nnz[c] = n
+            cols[c, :n] = cols[first, :n]
+        r = first + size
+    e = np.zeros((nefc, nv))
     for r in range(nefc):
+        b = efc_KBIP[r, 1]
+        for i in range(nnz[r]):
+            k = cols[r, i]
+            e[r, k] = dja[r, k] + b * djv[r, k] + kfac[r] * pos_jac[r, k]
+    hj = np.zeros(nv)
+    g = np.zeros(nv)
+    for r in range(nefc):
+        n = nnz[r]
         fr = force[r] * rho[r]
-        for k in range(nv):
-            g[r, k] = fr * pos_jac[r, k]
+        for i in range(n):
+            k = cols[r, i]
+            hj[k] = 0.0
+            g[k] = fr * pos_jac[r, k]
         for c in range(block_start[r], block_start[r] + block_size[r]):
             h = hessian[r, c]
             if h != 0.0:
-                for k in range(nv):
-                    hj[r, k] += h * efc_J[c, k]
-                    g[r, k] -= h * e[c, k]
-    add_at_db(efc_J, ones, hj, system)
-    add_at_db(efc_J, ones, g, rhs_q)
-    for r in range(nefc):
-        damping[r] = -damping[r]
-    add_at_db(hj, damping, efc_J, rhs_v)
+                for i in range(n):
+                    k = cols[r, i]
+                    hj[k] += h * efc_J[c, k]
+                    g[k] -= h * e[c, k]
+        b = efc_KBIP[r, 1]
+        for i in range(n):
+            ki = cols[r, i]
+            jr = efc_J[r, ki]
+            hr = hj[ki]
+            for i2 in range(n):
+                k = cols[r, i2]
+                system[ki, k] += jr * hj[k]
+                rhs_q[ki, k] += jr * g[k]
+                rhs_v[ki, k] -= hr * b * efc_J[r, k]

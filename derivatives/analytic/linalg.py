@@ -67,17 +67,3 @@ def cholesky_solve(L, X):
         d = 1.0 / L[i, i]
         for c in range(m):
             X[i, c] *= d
-
-
-@njit(cache=True, nogil=True)
-def add_at_db(A, d, B, out):
-    """out += Aᵀ diag(d) B, skipping zero entries of A (A (r, n), d (r,), B (r, m), out (n, m))."""
-    r, n = A.shape
-    m = B.shape[1]
-    for row in range(r):
-        for i in range(n):
-            a = A[row, i]
-            if a != 0.0:
-                a *= d[row]
-                for c in range(m):
-                    out[i, c] += a * B[row, c]

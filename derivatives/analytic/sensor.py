@@ -204,17 +204,40 @@ def _rotate_columns_to_local(mat, C, adr, col):
 def _subtree_rows(t, b, adr, n, chain, body_parentid, dof_bodyid, dof_group_start,
                   body_subtree_end, body_dofadr, body_subtreemass, body_mass, cdof, cvel, xipos,
                   subtree_com, c0, qvel, C):
-    """Rows of a subtreecom or subtreelinvel sensor on body b (``chain``: its n moving dofs)."""
+    """Rows of a subtreecom or subtreelinvel sensor on body b (``chain``: its n moving dofs).
+
+    The velocity's configuration derivative sums, over the bodies c moved by dof k (twist s,
+    unmoved velocity W₀, U_c = V_c − W₀, r_c = xipos_c − c₀),
+
+        m_c [(s ×ₘ U_c)_v + (s_ω × U_c,ω) × r_c + V_c,ω × (s_v + s_ω × r_c)],
+
+    which only needs the sums of m, m V, m r and P = Σ m V_ω r_cᵀ over the moved subtree:
+    Σ m U_v = mV_v − m W₀_v (likewise ω), Σ (s_ω × U_ω) × r m = (P − W₀_ω (mr)ᵀ) s_ω
+    − s_ω (tr P − W₀_ω·mr), Σ m V_ω × (s_ω × r) = s_ω tr P − Pᵀ s_ω.
+    """
     nv = cdof.shape[0]
     total = body_subtreemass[b]
     end = body_subtree_end[b]
     jac = np.empty(3)
     w0 = np.empty(6)
-    moved = np.empty(6)
-    dvel = np.empty(6)
-    tmp = np.empty(3)
-    dx = np.empty(3)
-    acc = np.empty(3)
+    velocity = t == SUBTREELINVEL
+    # per-subtree sums over [b, end): m V (6), m r (3), P (9)
+    sums = np.zeros((end - b, 18))
+    if velocity:
+        for c in range(end - 1, b - 1, -1):
+            m = body_mass[c]
+            row = sums[c - b]
+            for e in range(6):
+                row[e] += m * cvel[c, e]
+            for e in range(3):
+                r = xipos[c, e] - c0[e]
+                row[6 + e] += m * r
+                for f in range(3):
+                    row[9 + 3 * f + e] += m * cvel[c, f] * r
+            if c > b:
+                parent = sums[body_parentid[c] - b]
+                for e in range(18):
+                    parent[e] += row[e]
     for k in range(nv):
         bk = dof_bodyid[k]
         above = False
@@ -226,35 +249,39 @@ def _subtree_rows(t, b, adr, n, chain, body_parentid, dof_bodyid, dof_group_star
         part = b if above else bk
         s = cdof[k]
         point_velocity(jac, s, subtree_com[part], c0)
-        share = body_subtreemass[part] / total
+        mass = body_subtreemass[part]
+        share = mass / total
         for e in range(3):
             jac[e] *= share
-        if t == SUBTREECOM:
+        if not velocity:
             for e in range(3):
                 C[adr + e, k] = jac[e]
             continue
         for e in range(3):
             C[adr + e, nv + k] = jac[e]
-        # ∂/∂q_k of (1/m_b) Σ_c m_c v(xipos_c) over the bodies c that dof k moves
         w0[:] = cvel[body_parentid[bk]]
         for kk in range(body_dofadr[bk], dof_group_start[k]):
             for e in range(6):
                 w0[e] += cdof[kk, e] * qvel[kk]
-        acc[:] = 0.0
-        for c in range(part, body_subtree_end[part]):
-            v = cvel[c]
-            for e in range(6):
-                moved[e] = v[e] - w0[e]
-            cross_motion(dvel, s, moved)
-            point_velocity(tmp, dvel, xipos[c], c0)
-            point_velocity(dx, s, xipos[c], c0)
-            for e in range(3):
-                acc[e] += body_mass[c] * tmp[e]
-            cross3(tmp, v[0:3], dx)
-            for e in range(3):
-                acc[e] += body_mass[c] * tmp[e]
+        row = sums[part - b]
+        ua0, ua1, ua2 = row[0] - mass * w0[0], row[1] - mass * w0[1], row[2] - mass * w0[2]
+        ul0, ul1, ul2 = row[3] - mass * w0[3], row[4] - mass * w0[4], row[5] - mass * w0[5]
+        sa0, sa1, sa2, sl0, sl1, sl2 = s[0], s[1], s[2], s[3], s[4], s[5]
+        mr0, mr1, mr2 = row[6], row[7], row[8]
+        # (s ×ₘ Σ m U)_v + (Σ m V_ω) × s_v
+        acc0 = sa1 * ul2 - sa2 * ul1 + sl1 * ua2 - sl2 * ua1 + row[1] * sl2 - row[2] * sl1
+        acc1 = sa2 * ul0 - sa0 * ul2 + sl2 * ua0 - sl0 * ua2 + row[2] * sl0 - row[0] * sl2
+        acc2 = sa0 * ul1 - sa1 * ul0 + sl0 * ua1 - sl1 * ua0 + row[0] * sl1 - row[1] * sl0
+        C[adr, k] = acc0
+        C[adr + 1, k] = acc1
+        C[adr + 2, k] = acc2
+        # (P − W₀_ω mrᵀ) s_ω − Pᵀ s_ω + s_ω (W₀_ω·mr)   (the tr P terms cancel)
+        dot_w = w0[0] * mr0 + w0[1] * mr1 + w0[2] * mr2
+        mrs = mr0 * sa0 + mr1 * sa1 + mr2 * sa2
         for e in range(3):
-            C[adr + e, k] = acc[e] / total
+            ps = row[9 + 3 * e] * sa0 + row[10 + 3 * e] * sa1 + row[11 + 3 * e] * sa2
+            pts = row[9 + e] * sa0 + row[12 + e] * sa1 + row[15 + e] * sa2
+            C[adr + e, k] = (C[adr + e, k] + ps - w0[e] * mrs - pts + s[e] * dot_w) / total
 
 
 @njit(cache=True, nogil=True)

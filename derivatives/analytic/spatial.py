@@ -22,7 +22,7 @@ from __future__ import annotations
 from numba import njit
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def cross_motion(out, a, b):
     """out = a ×ₘ b."""
     out[0] = a[1] * b[2] - a[2] * b[1]
@@ -33,7 +33,7 @@ def cross_motion(out, a, b):
     out[5] = a[0] * b[4] - a[1] * b[3] + a[3] * b[1] - a[4] * b[0]
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def add_cross_force(out, a, f):
     """out += a ×* f."""
     out[0] += a[1] * f[2] - a[2] * f[1] + a[4] * f[5] - a[5] * f[4]
@@ -44,7 +44,7 @@ def add_cross_force(out, a, f):
     out[5] += a[0] * f[4] - a[1] * f[3]
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def inert_mul(out, i, v):
     """out = I v for a 10-number inertia I (``mju_mulInertVec``)."""
     out[0] = i[0] * v[0] + i[3] * v[1] + i[4] * v[2] - i[8] * v[4] + i[7] * v[5]
@@ -55,7 +55,7 @@ def inert_mul(out, i, v):
     out[5] = i[7] * v[0] - i[6] * v[1] + i[9] * v[5]
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def add_inert_mul(out, i, v):
     """out += I v."""
     out[0] += i[0] * v[0] + i[3] * v[1] + i[4] * v[2] - i[8] * v[4] + i[7] * v[5]
@@ -66,14 +66,14 @@ def add_inert_mul(out, i, v):
     out[5] += i[7] * v[0] - i[6] * v[1] + i[9] * v[5]
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def dot6(a, b):
     """a · b of two 6-vectors."""
     return (a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
             + a[3] * b[3] + a[4] * b[4] + a[5] * b[5])
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def point_velocity(out, twist, point, center):
     """out = twist_v + twist_w × (point − center): velocity of a point carried by the twist."""
     rx = point[0] - center[0]
@@ -84,7 +84,7 @@ def point_velocity(out, twist, point, center):
     out[2] = twist[5] + twist[0] * ry - twist[1] * rx
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def cross3(out, a, b):
     """out = a × b."""
     out[0] = a[1] * b[2] - a[2] * b[1]

@@ -22,6 +22,7 @@ from derivatives.analytic.constraint import (
     SATISFIED,
     constraint_update,
     contact_rows,
+    ift_terms,
     impedance_terms,
 )
 
@@ -159,3 +160,34 @@ def test_impedance_terms_match_finite_differences(cone):
     positional = (d.efc_type != CONTACT_ELLIPTIC) | np.isin(np.arange(nefc), adr)
     dpos = tangent_fd(m, d.qpos, lambda q: at(q, "efc_pos")[:, 0])
     np.testing.assert_allclose(dpos[positional], pos_jac[positional], rtol=0, atol=1e-8)
+
+
+@pytest.mark.parametrize("cone", CONES)
+def test_ift_terms_match_dense_products(cone):
+    """JᵀHJ, Jᵀ(−H E + (f ρ) ⊙ dpos) and −(HJ)ᵀ diag(B) J against plain dense products, with
+    random dJ a, dJ v on each row's dofs (the sparse visit must not drop any coupling)."""
+    m, d = zoo_state(cone)
+    nefc, nv = d.nefc, m.nv
+    _, state, force, hessian, adr, _ = ours(m, d, d.qacc + 0.3)
+    start, size = np.empty(nefc, np.int64), np.empty(nefc, np.int64)
+    J = d.efc_J.reshape(nefc, nv)
+    mu = d.contact.friction[:, 0] / np.sqrt(m.opt.impratio)
+    constraint_update(d.efc_type, d.efc_id, J, d.efc_D, d.efc_aref, m.dof_frictionloss,
+                      d.qacc + 0.3, adr, d.contact.dim.astype(np.int64), mu, d.contact.friction,
+                      np.empty(nefc), state, force, hessian, start, size)
+    rho, kfac, pos_jac = np.empty(nefc), np.empty(nefc), np.empty((nefc, nv))
+    impedance_terms(d.efc_type, d.efc_id, J, d.efc_pos, d.efc_margin, d.efc_KBIP, adr, rho,
+                    kfac, pos_jac)
+    rng = np.random.default_rng(5)
+    dja = rng.standard_normal((nefc, nv)) * (pos_jac != 0)
+    djv = rng.standard_normal((nefc, nv)) * (pos_jac != 0)
+    system, rhs_q, rhs_v = np.zeros((nv, nv)), np.zeros((nv, nv)), np.zeros((nv, nv))
+    ift_terms(J, hessian, start, size, d.efc_KBIP, force, rho, kfac, pos_jac, dja, djv, system,
+              rhs_q, rhs_v)
+    B = d.efc_KBIP[:, 1]
+    E = dja + B[:, None] * djv + kfac[:, None] * pos_jac
+    assert np.abs(hessian - np.diag(np.diag(hessian))).max() > 0 or cone == "pyramidal"
+    np.testing.assert_allclose(system, J.T @ hessian @ J, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(rhs_q, J.T @ (-hessian @ E + (force * rho)[:, None] * pos_jac),
+                               rtol=0, atol=1e-9)
+    np.testing.assert_allclose(rhs_v, -(hessian @ J).T @ (B[:, None] * J), rtol=0, atol=1e-9)

@@ -8,7 +8,9 @@ For flat ground and no external positioning:
   lowest one), which needs no foot force sensor (Go2's and H1's are not reliable);
 - base linear velocity (world): minus the mean world velocity of the stance feet relative to
   the base (J_foot qvel with the base translation held still), low-pass filtered;
-- base height: foot radius plus the mean depth of the stance feet below the base;
+- base height: ``foot_height`` (a stance foot's site above the ground: by default the foot
+  radius; MuJoCo's soft contact lets the fake robots' feet sink ~1.7 cm) plus the mean depth of
+  the stance feet below the base;
 - horizontal position: the integrated velocity, starting at ``initial_xy`` (drifts, as all
   odometry does).
 """
@@ -39,7 +41,7 @@ def yaw_of(quat: np.ndarray) -> float:
 class LegOdometry(BaseStateSource):
     def __init__(self, model: mujoco.MjModel, robot: RobotInfo, stance_band: float = 0.02,
                  velocity_filter: float = 0.3, zero_yaw: bool = True,
-                 initial_xy: list[float] | None = None):
+                 initial_xy: list[float] | None = None, foot_height: float | None = None):
         if not 0.0 < velocity_filter <= 1.0:
             raise ValueError(f"velocity_filter must be in (0, 1], got {velocity_filter}")
         self.model = model
@@ -47,7 +49,7 @@ class LegOdometry(BaseStateSource):
         self.band = float(stance_band)
         self.alpha = float(velocity_filter)
         self.zero_yaw = zero_yaw
-        self.radius = robot.foot_radius
+        self.foot_height = robot.foot_radius if foot_height is None else float(foot_height)
         self.sites = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE, f) for f in robot.feet]
         if min(self.sites) < 0:
             raise ValueError(f"{robot.name}: planning model lacks foot sites {robot.feet}")
@@ -90,7 +92,7 @@ class LegOdometry(BaseStateSource):
         if self.time is not None:
             self.pos[:2] += self.vel[:2] * (imu.time - self.time)
         self.time = imu.time
-        self.pos[2] = self.radius - feet[self.stance, 2].mean()
+        self.pos[2] = self.foot_height - feet[self.stance, 2].mean()
         self.last = BaseState(imu.time, self.pos.copy(), quat, self.vel.copy(),
                               np.asarray(imu.gyro, dtype=float).copy())
 

@@ -123,7 +123,6 @@ class UnitreeBridge(Plant):
         self.ramp_from = self.map.home.copy()
         self.counts = {"states": 0, "bad_checksum": 0, "bad_packets": 0, "commands": 0,
                        "controller_commands": 0, "nonfinite_commands": 0}
-        self.first_command_time: float | None = None
         self.latencies: deque[float] = deque(maxlen=100_000)
         self.log_file = log_file
         self.log: dict[str, list] = {"state_t": [], "state_tick": [], "cmd_t": [],
@@ -197,8 +196,6 @@ class UnitreeBridge(Plant):
             self.ctrl_tick = tick
             self.ctrl_sent = False
             self.counts["controller_commands"] += 1
-            if self.first_command_time is None:
-                self.first_command_time = now
             if self.phase in (RAMP, HOLD):
                 if self.phase == RAMP:
                     log.warning("controller started before the ramp finished; ramp cut short")
@@ -448,8 +445,8 @@ class UnitreeBridge(Plant):
 
     # --- measurements -----------------------------------------------------------------------
     def stats(self) -> dict:
-        """Counts, rates since the controller's first command, and the latency from a state's
-        arrival to the first command computed from it leaving (ms)."""
+        """Counts, clamps, the damping reason, and the latency from a state's arrival to the
+        first command computed from it leaving (ms)."""
         out = dict(self.counts)
         out["clamps"] = dict(self.clamps.counts)
         out["damping_reason"] = self.damping_reason

@@ -240,6 +240,7 @@ class LinkProcessPlant(Plant):
         except (LinkError, ValueError, OSError, EOFError):
             pass
         self._shutdown()
+        log.info("robot link closed: %s", self.final_stats)
 
     def _shutdown(self) -> None:
         self.closed = True

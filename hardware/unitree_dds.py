@@ -3,7 +3,8 @@ rt/lowcmd and rt/lowstate) with cyclonedds 11.0.1 and the project's own types.
 
 Defaults are a real robot's: domain 0 on the wired interface (this PC at 192.168.123.99/24).
 Before low-level control the robot's motion service must be released
-(``release_motion_service: true``); a fake robot has no such service.
+(``release_motion_service: true``); a fake robot has no such service. The link runs in a
+process of its own unless ``link_process`` is false, as for the UDP bridge.
 """
 
 from __future__ import annotations

@@ -2,6 +2,8 @@
 
 Defaults are the robots' wired low-level addresses: robot 192.168.123.10:8007, this PC's
 local port 8080 (the PC at 192.168.123.x). The robot must be in low-level mode (remote).
+The link runs in a process of its own unless ``link_process`` is false (tests), at niceness
+``link_nice`` where the system allows it; see :mod:`hardware.bridge`.
 """
 
 from __future__ import annotations

@@ -91,7 +91,7 @@ def test_sigint_damps_then_exits_cleanly(fake_robot, tmp_path):
     assert proc.returncode == 130, err
     assert "Traceback" not in err and "e-stop: SIGINT" in err
     damped = first_damping(fake, sent, 3.0)
-    assert damped - sent < 0.1, err
+    assert damped - sent < 0.5, err
     after = commands(fake, damped - 1e-9)
     assert len(after["t"]) > 0 and np.all(after["kp"] == 0), err  # nothing but damping after
 

@@ -2,7 +2,6 @@
 process and in-process for the faults; the motion-service release against a stand-in service."""
 
 import json
-import math
 import signal
 import threading
 import time
@@ -178,9 +177,5 @@ def test_motion_service_release():
 
 
 def fake_domain(fake) -> int:
-    return fake.link.dp.domain_id if hasattr(fake.link.dp, "domain_id") else domain_id()
-
-
-def test_fake_domain_helper_is_the_fixture_domain(fake_robot):
-    assert fake_domain(fake_robot("go2", "dds")) == domain_id()
-    assert math.isfinite(domain_id())
+    """The DDS domain an in-process fake robot serves."""
+    return fake.link.dp.domain_id

@@ -221,8 +221,8 @@ def linearize_knot(mb, db, efc_type, efc_id, efc_J_flat, efc_pos, efc_margin, ef
         return NOT_POSITIVE_DEFINITE
 
     # --- discrete step ------------------------------------------------------------------------
-    discrete_jacobians(system_factor, rhs, M, damping_factor, h, db.qvel, acc_e[:, 0], dmy_dq,
-                       mb.rotation_dofs, A, B)
+    discrete_jacobians(system_factor, rhs, damping, damping_factor, h, db.qvel, acc_e[:, 0],
+                       dmy_dq, mb.rotation_dofs, A, B)
 
     if with_sensors:
         sensor_jacobians(mb.sensor_type, mb.sensor_objtype, mb.sensor_objid, mb.sensor_bodyid,

@@ -48,6 +48,7 @@ from derivatives.provider_base import DerivativeProvider, Linearization, load_kn
 from mpc.trajectory import Trajectory
 
 _D = mujoco.mjtDisableBit
+_INTEGRATION = mujoco.mjtState.mjSTATE_INTEGRATION
 
 
 class AnalyticFallbackWarning(UserWarning):
@@ -169,6 +170,7 @@ class AnalyticProvider(DerivativeProvider):
         self._no_c = np.zeros((model.nsensordata, nx))
         self._no_d = np.zeros((model.nsensordata, model.nu))
         self._single = _Worker(model)
+        self._state = np.empty(mujoco.mj_stateSize(model, _INTEGRATION))
         self._workers = [_Worker(model) for _ in range(self.threads)]
         if self.threads > 1:
             self._executor = ThreadPoolExecutor(self.threads)
@@ -190,16 +192,10 @@ class AnalyticProvider(DerivativeProvider):
             return
         with self._lock:
             w = self._single
-            s = w.data
-            s.time = data.time
-            s.qpos[:] = data.qpos
-            s.qvel[:] = data.qvel
-            s.act[:] = data.act
-            s.ctrl[:] = data.ctrl
-            s.qacc_warmstart[:] = data.qacc_warmstart
-            s.qfrc_applied[:] = data.qfrc_applied
-            s.mocap_pos[:] = data.mocap_pos
-            s.mocap_quat[:] = data.mocap_quat
+            # the whole integration state (time, qpos, qvel, act, ctrl, warm start, applied
+            # forces, mocap) in two calls
+            mujoco.mj_getState(self.model, data, self._state, _INTEGRATION)
+            mujoco.mj_setState(self.model, w.data, self._state, _INTEGRATION)
             status = self._knot(w, A, B, C, D)
             if status != OK:
                 self._finite_differences(w, A, B, C, D, status)

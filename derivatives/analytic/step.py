@@ -15,7 +15,10 @@ dof damping for Euler, the damping plus the actuators' velocity gains for implic
 ∂W/∂q = ∂M/∂q,
 
     dv'/dq = h W⁻¹ (M da/dq + ∂(M y)/∂q),  y = a − a_e,
-    dv'/dv = I + h W⁻¹ M da/dv,            dv'/du = h W⁻¹ M da/du.
+    dv'/dv = I + h W⁻¹ M da/dv,            dv'/du = h W⁻¹ M da/du,
+
+computed as h X + h W⁻¹ ([∂(M y)/∂q | 0 | 0] − h diag(d) X) with X = [da/dq | da/dv | da/du]
+(W⁻¹ M = I − h W⁻¹ diag(d): no product with M).
 
 Positions follow q' = q ⊕ h v'. For scalar dofs dq'/dq = I + h dv'/dq; for a three-dof rotation
 (ball, free-joint orientation) q' = q exp(h ω'), so with θ = h ω' and t = ‖θ‖
@@ -62,31 +65,29 @@ def so3_blocks(theta, rot, jac):
 
 
 @njit(cache=True, nogil=True)
-def discrete_jacobians(system_factor, rhs, M, damping_factor, h, qvel, acc_e, dmy_dq,
+def discrete_jacobians(system_factor, rhs, damping, damping_factor, h, qvel, acc_e, dmy_dq,
                        rotation_dofs, A, B):
     """A (2nv, 2nv) and B (2nv, nu) of one step.
 
     ``system_factor``: Cholesky factor of M + JᵀHJ; ``rhs``: [rhs_q | rhs_v | rhs_u], solved in
-    place; ``damping_factor``: Cholesky factor of W; ``acc_e``: the integrated acceleration a_e;
-    ``dmy_dq``: ∂(M y)/∂q with y = a − a_e.
+    place; ``damping``: d and ``damping_factor``: the Cholesky factor of W = M + h diag(d);
+    ``acc_e``: the integrated acceleration a_e; ``dmy_dq``: ∂(M y)/∂q with y = a − a_e.
     """
-    nv = M.shape[0]
+    nv = rhs.shape[0]
     ncol = rhs.shape[1]
     cholesky_solve(system_factor, rhs)
-    # Y = h W⁻¹ (M X + [∂(My)/∂q | 0 | 0]) + [0 | I | 0]
-    y = np.zeros((nv, ncol))
+    # Y = h X + h W⁻¹ ([∂(My)/∂q | 0 | 0] − h diag(d) X) + [0 | I | 0]
+    y = np.empty((nv, ncol))
     for i in range(nv):
-        for k in range(nv):
-            mik = M[i, k]
-            if mik != 0.0:
-                for c in range(ncol):
-                    y[i, c] += mik * rhs[k, c]
+        hd = h * damping[i]
+        for c in range(ncol):
+            y[i, c] = -hd * rhs[i, c]
         for c in range(nv):
             y[i, c] += dmy_dq[i, c]
     cholesky_solve(damping_factor, y)
     for i in range(nv):
         for c in range(ncol):
-            y[i, c] *= h
+            y[i, c] = h * (y[i, c] + rhs[i, c])
         y[i, nv + i] += 1.0
 
     # velocity rows

@@ -5,6 +5,8 @@ first keyframe, lowers the floating base until its lowest geoms press ``depth`` 
 and adds seeded random velocities and controls; then
 
 * ``standing``: as is;
+* ``trotting``: mid-stride, walking forward at 0.5 m/s on half its feet (a diagonal pair of a
+  quadruped, one foot of a biped);
 * ``sliding``: the base moves sideways at 0.4 m/s, so feet slide (elliptic cones in the cone
   state, pyramid edges split between quadratic and satisfied);
 * ``airborne``: one leg is folded so that its foot leaves the floor;
@@ -24,7 +26,7 @@ import copy
 import mujoco
 import numpy as np
 
-STATES = ("standing", "sliding", "airborne", "joint_limit", "fast_rotation")
+STATES = ("standing", "trotting", "sliding", "airborne", "joint_limit", "fast_rotation")
 _COVERED = (int(mujoco.mjtGeom.mjGEOM_SPHERE), int(mujoco.mjtGeom.mjGEOM_CAPSULE),
             int(mujoco.mjtGeom.mjGEOM_BOX))
 
@@ -147,8 +149,12 @@ def reference_state(m: mujoco.MjModel, name: str, seed: int = 0,
         _push_past_limit(m, d, legs, depth)
     _press(m, d, depth)
     if name == "airborne":
-        _lift_one_foot(m, d, legs, depth)
+        _lift_feet(m, d, 1, depth)
+    if name == "trotting":
+        _lift_feet(m, d, 2 if len(_touching(m, d)) >= 4 else 1, depth)
     d.qvel[:] = 0.05 * rng.standard_normal(m.nv)
+    if name == "trotting":
+        d.qvel[dof0] += 0.5
     if name == "sliding":
         d.qvel[dof0 + 1] += 0.4
     if name == "fast_rotation":
@@ -187,22 +193,48 @@ def _push_past_limit(m: mujoco.MjModel, d: mujoco.MjData, legs: list[int],
     raise ValueError("no joint limit keeps the contacts covered")
 
 
-def _lift_one_foot(m: mujoco.MjModel, d: mujoco.MjData, legs: list[int], depth: float) -> None:
-    """Fold the first leg joint whose motion takes one contact (and only one) off the floor."""
+def _touching(m: mujoco.MjModel, d: mujoco.MjData) -> dict[int, np.ndarray]:
+    """Bodies in contact with the floor and the mean position of their contacts."""
     mujoco.mj_forward(m, d)
-    before = d.ncon
-    for j in legs:
+    points: dict[int, list] = {}
+    for i in range(d.ncon):
+        points.setdefault(int(m.geom_bodyid[d.contact[i].geom[1]]), []).append(d.contact[i].pos)
+    return {b: np.mean(p, axis=0) for b, p in points.items()}
+
+
+def _lift_feet(m: mujoco.MjModel, d: mujoco.MjData, count: int, depth: float) -> None:
+    """Fold leg joints until ``count`` feet (bodies touching the floor) are in the air, the
+    second one diagonally opposite the first; the others keep touching."""
+    lifted: list[np.ndarray] = []
+    for _ in range(count):
+        touching = _touching(m, d)
+        order = sorted(touching, key=lambda b: -min(
+            [np.linalg.norm(touching[b][:2] - p[:2]) for p in lifted] or [0.0]))
+        if not _lift(m, d, order[0], depth):
+            raise ValueError(f"no joint lifts body {order[0]} alone")
+        lifted.append(touching[order[0]])
+
+
+def _lift(m: mujoco.MjModel, d: mujoco.MjData, body: int, depth: float) -> bool:
+    """Turn one hinge that moves ``body`` so that it leaves the floor and the rest still touch."""
+    before = set(_touching(m, d))
+    chain = []
+    b = body
+    while b > 0:
+        chain += [j for j in range(m.njnt) if m.jnt_bodyid[j] == b
+                  and m.jnt_type[j] == mujoco.mjtJoint.mjJNT_HINGE]
+        b = m.body_parentid[b]
+    for j in chain:
         for delta in (0.4, -0.4):
-            trial = d.qpos.copy()
-            trial[m.jnt_qposadr[j]] += delta
             probe = mujoco.MjData(m)
-            probe.qpos[:] = trial
-            mujoco.mj_forward(m, probe)
-            if 0 < probe.ncon < before:
-                d.qpos[:] = trial
+            probe.qpos[:] = d.qpos
+            probe.qpos[m.jnt_qposadr[j]] += delta
+            after = set(_touching(m, probe))
+            if after == before - {body}:
+                d.qpos[:] = probe.qpos
                 _press(m, d, depth)
-                return
-    raise ValueError("no single joint lifts a foot")
+                return set(_touching(m, d)) == after
+    return False
 
 
 def _controls(m: mujoco.MjModel, d: mujoco.MjData, rng: np.random.Generator) -> None:

@@ -103,11 +103,14 @@ class SimPlant(Plant):
             mujoco.mj_step(self.model, self.data)
 
     def foot_contacts(self) -> np.ndarray:
-        """Which feet touch the floor (task foot order)."""
+        """Which feet touch the ground (task foot order): contacts between a foot's body and
+        world geometry; a foot touching the robot itself does not count."""
         with self.lock:
             c = self.data.contact
-            bodies = self.model.geom_bodyid[np.concatenate([c.geom1, c.geom2])]
-        return np.isin(self._foot_bodies, bodies)
+            b1 = self.model.geom_bodyid[c.geom1]
+            b2 = self.model.geom_bodyid[c.geom2]
+        on_ground = np.concatenate([b2[b1 == 0], b1[b2 == 0]])
+        return np.isin(self._foot_bodies, on_ground)
 
     def set_goal_marker(self, xy) -> None:
         with self.lock:

@@ -47,3 +47,28 @@ def test_damping_releases_every_motor(h1_plant):
     h1_plant.damp("test")
     h1_plant.step()
     assert np.all(h1_plant.data.ctrl == 0.0)
+
+
+def test_foot_contacts_count_the_ground_only():
+    """A foot resting on the floor counts; the same foot touching the robot's own body does not."""
+    import mujoco
+
+    import robots
+    from mpc.sim_plant import SimPlant
+
+    plant = SimPlant(robots.info("a1"))
+    for _ in range(300):
+        plant.step()
+    assert plant.foot_contacts().all()  # standing on four feet
+    # in the air, the front-right leg swung back so its calf touches the rear-right hip
+    d, m = plant.data, plant.model
+    d.qpos[2] = 0.8
+    pose = (("FR_hip_joint", -0.8), ("FR_thigh_joint", 1.78), ("FR_calf_joint", -0.92))
+    for joint, angle in pose:
+        d.qpos[m.jnt_qposadr[m.joint(joint).id]] = angle
+    mujoco.mj_forward(m, d)
+    calf = m.body("FR_calf").id
+    touching = {(m.geom_bodyid[g1], m.geom_bodyid[g2]) for g1, g2 in
+                zip(d.contact.geom1, d.contact.geom2, strict=True)}
+    assert any(calf in pair and 0 not in pair for pair in touching)  # a real self-contact
+    assert not plant.foot_contacts().any()

@@ -4,9 +4,10 @@
         --goals 2,0 1.5,-1.5 --out bench_results/backends
 
 Variants: every registered backend with full derivatives (``planner.derivative_skip=1``, what
-the reference reports compare), and each again with ``--skip`` (default 3, the shipped
-a1_trot.yaml's value). Every variant runs every (seed, goal) case; the cases are the outer
-loop and the variant order rotates from case to case, so machine load hits all variants alike.
+the reference reports compare), each again with ``--skip`` (default 3, the shipped
+a1_trot.yaml's value), and any ``--variant NAME:KEY=VALUE,...`` (other backend options).
+Every variant runs every (seed, goal) case; the cases are the outer loop and the variant order
+rotates from case to case, so machine load hits all variants alike.
 Seeds differ through ``plant.init_noise`` (random joint offsets at start). Backends with a
 ``threads`` option all get ``--threads``.
 
@@ -92,6 +93,22 @@ def make_variants(backends: list[str], skip: int, threads: int) -> list[Variant]
     return out
 
 
+def parse_variant(text: str, threads: int) -> Variant:
+    """``NAME:KEY=VALUE,...`` with ``derivatives.backend`` among the overrides (skip 1 unless
+    ``planner.derivative_skip`` is given)."""
+    name, _, rest = text.partition(":")
+    overrides = [kv for kv in rest.split(",") if kv]
+    settings = dict(kv.split("=", 1) for kv in overrides)
+    if "derivatives.backend" not in settings:
+        raise SystemExit(f"--variant {text!r}: needs derivatives.backend=NAME")
+    backend = settings["derivatives.backend"]
+    skip = int(settings.get("planner.derivative_skip", 1))
+    overrides.append(f"planner.derivative_skip={skip}")
+    if "threads" in inspect.signature(provider_class(backend)).parameters:
+        overrides.append(f"derivatives.{backend}.threads={threads}")
+    return Variant(name, backend, skip, overrides)
+
+
 def sample_linearizations(session: Session, every: int, samples: list[Sample]) -> None:
     """Make ``session.plan`` also keep A_t, B_t at a few knots every ``every`` iterations.
 
@@ -138,9 +155,18 @@ def sample_errors(model: mujoco.MjModel, samples: list[Sample]) -> tuple[np.ndar
         d.qpos[:], d.qvel[:], d.act[:], d.ctrl[:] = s.qpos, s.qvel, s.act, s.ctrl
         d.qacc_warmstart[:] = s.warmstart
         mujoco.mjd_transitionFD(model, d, REFERENCE_EPS, True, A_ref, B_ref, None, None)
-        err_a.append(np.abs(s.A - A_ref).max() / np.abs(A_ref).max())
-        err_b.append(np.abs(s.B - B_ref).max() / np.abs(B_ref).max())
+        err_a.append(relative_max_error(s.A, A_ref))
+        err_b.append(relative_max_error(s.B, B_ref))
     return np.array(err_a), np.array(err_b)
+
+
+def relative_max_error(X: np.ndarray, ref: np.ndarray) -> float:
+    """max|X − ref| / max|ref|; 0 when both vanish, inf when only ref does (B of a robot whose
+    actuators all saturate is zero)."""
+    scale, diff = np.abs(ref).max(), np.abs(X - ref).max()
+    if scale > 0:
+        return float(diff / scale)
+    return 0.0 if diff == 0 else float("inf")
 
 
 def run_once(config: str, overrides: list[str], duration: float, radius: float,
@@ -311,6 +337,9 @@ def main() -> None:
     p.add_argument("--radius", type=float, default=0.25, help="success radius around the goal")
     p.add_argument("--sample-every", type=int, default=25,
                    help="iterations between A, B error samples")
+    p.add_argument("--variant", action="append", default=[], metavar="NAME:KEY=VALUE,...",
+                   help="an extra variant, e.g. 'wasp tol 0.1:derivatives.backend=wasp,"
+                        "derivatives.wasp.tol_x=0.1,derivatives.wasp.tol_u=0.1'")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="extra config overrides for every run")
     p.add_argument("--out", default="bench_results/backends")
@@ -318,6 +347,7 @@ def main() -> None:
 
     backends = args.backends or derivatives.available()
     variants = make_variants(backends, args.skip, args.threads)
+    variants += [parse_variant(text, args.threads) for text in args.variant]
     cases = [(seed, [float(v) for v in goal.split(",")]) for seed in args.seeds
              for goal in args.goals]
     print(f"backends: {', '.join(backends)} (registered: {', '.join(derivatives.available())})")

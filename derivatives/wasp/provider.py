@@ -8,8 +8,12 @@ Every JVP updates the estimate (rank one, :mod:`derivatives.wasp.update`). A col
 every test, so its first call is a full forward-difference sweep (1 + 2nv + na + nu
 simulations, exactly ``mjd_transitionFD``'s count); warm knots cost 1 + Σ_b p_b.
 
-Sensor Jacobians C, D come out of the same JVPs (sensordata is part of each JVP's output), so
-the agreement test also watches the residual Jacobians the planner builds from them.
+Sensor Jacobians C, D come out of the same JVPs (sensordata is part of each JVP's output): a
+simulation yields a column of [A; C] or [B; D] at once, so the residual Jacobians cost nothing
+extra and are approximated exactly like A and B. The agreement test is applied to the
+next-state part and to the sensor part separately, both must pass: tested as one vector, the
+larger part decides alone. On the A1 the actuator-force sensors (kp·I, constant) are ~5x the
+dynamics part of a ctrl JVP, so a joint test passed whatever became of B.
 """
 
 from __future__ import annotations
@@ -44,15 +48,20 @@ class WaspProvider(DerivativeProvider):
     """WASP derivatives with JVP step ``eps``.
 
     ``frac_x``/``tol_x`` apply to the state blocks (qpos, qvel, act), ``frac_u``/``tol_u`` to
-    ctrl; ``seed`` draws the random orthonormal directions, ``basis: axes`` uses coordinate
-    directions instead (then ``frac = 1`` is ``mjd_transitionFD`` bit for bit: a reference for
-    debugging). ``threads`` workers share the knots of a horizon.
+    ctrl. The fractions are the paper's; the tolerance is tighter than its 0.5: on the A1 trot
+    (lockstep, 10 s) 0.5 let the agreement test pass almost always, B drifted ~30 % off and
+    3 of 6 runs fell or missed the goal; 0.2 and 0.1 reached the goal in those cases, 0.2 with
+    ~53 % of fd's simulations (the paper's test ran in MJPC's C++ on other tasks).
+
+    ``seed`` draws the random orthonormal directions; ``basis: axes`` uses coordinate directions
+    instead (then ``frac = 1`` is ``mjd_transitionFD`` bit for bit: a reference for debugging).
+    ``threads`` workers share the knots of a horizon.
     """
 
     name = "wasp"
 
     def __init__(self, model: mujoco.MjModel, frac_x: float = 0.5, frac_u: float = 0.3,
-                 tol_x: float = 0.5, tol_u: float = 0.5, eps: float = 1e-6, seed: int = 0,
+                 tol_x: float = 0.2, tol_u: float = 0.2, eps: float = 1e-6, seed: int = 0,
                  threads: int = 2, basis: str = "random"):
         super().__init__(model)
         for key, frac in (("frac_x", frac_x), ("frac_u", frac_u)):

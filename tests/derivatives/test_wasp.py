@@ -258,6 +258,50 @@ def test_zero_jvp_neither_loops_forever_nor_forces_a_sweep_every_call():
             assert np.all(B == 0) and np.all(D == 0)
 
 
+def test_state_and_sensor_parts_of_a_jvp_are_tested_apart():
+    """Heavy body on slide joints with actuator-force sensors: a ctrl JVP is ~1e-5 next state
+    and ~1 sensor. Pressing the x joint into its limit takes B's x column nearly to zero while
+    the sensors stay as they were (the same with y); tested as one vector the sensors would
+    hide that (the JVP's angle and norm move by less than 1e-5), tested apart the change is
+    seen and the ctrl block measures more than its p_min JVPs."""
+    model = mujoco.MjModel.from_xml_string("""
+<mujoco>
+  <option gravity="0 0 0"/>
+  <worldbody>
+    <body>
+      <joint name="x" type="slide" axis="1 0 0" range="-.1 .1"/>
+      <joint name="y" type="slide" axis="0 1 0" range="-.1 .1"/>
+      <joint name="z" type="slide" axis="0 0 1" range="-.1 .1"/>
+      <geom type="sphere" size=".1" mass="100"/>
+    </body>
+  </worldbody>
+  <actuator>
+    <motor name="x" joint="x" ctrlrange="-1 1"/>
+    <motor name="y" joint="y" ctrlrange="-1 1"/>
+    <motor name="z" joint="z" ctrlrange="-1 1"/>
+  </actuator>
+  <sensor>
+    <actuatorfrc actuator="x"/><actuatorfrc actuator="y"/><actuatorfrc actuator="z"/>
+  </sensor>
+</mujoco>""")
+    d = mujoco.MjData(model)
+    d.ctrl[:] = [0.5, 0.2, -0.3]
+    provider = derivatives.make_provider("wasp", model, frac_x=1.0, frac_u=1 / 3, tol_u=0.05,
+                                         threads=1)
+    state_blocks = 2 * model.nv  # frac_x = 1: always all of them
+    _, sims = wasp_jacobians(provider, d)
+    assert sims == full_sweep(model)
+    _, sims = wasp_jacobians(provider, d)
+    assert sims == 1 + state_blocks + 1  # same state: the first ctrl test passes
+    d.qpos[:2] = 0.105  # x and y into their limits
+    (_, B, _, _), sims = wasp_jacobians(provider, d)
+    _, B_ref, _, D_ref = fd_jacobians(model, d)
+    assert B_ref[model.nv, 0] < 0.1 * B_ref[model.nv + 2, 2]  # the limits took the x, y forces
+    np.testing.assert_allclose(D_ref, np.eye(3), atol=1e-6)  # the sensors did not notice
+    assert sims > 1 + state_blocks + 1
+    np.testing.assert_allclose(B, B_ref, rtol=0, atol=1e-3 * np.abs(B_ref).max())
+
+
 # --- the horizon: shift, reset, threads, each knot once --------------------------------------
 def test_shift_moves_caches_with_the_knots_and_reset_forgets(a1_task, rng):
     _, model = a1_task

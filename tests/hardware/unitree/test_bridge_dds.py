@@ -55,9 +55,11 @@ def test_exchanges_lowstate_and_lowcmd_with_a_separate_process():
 def test_stale_state_commands_damping_within_50_ms(fake_robot):
     fake = fake_robot("go2", "dds")
     plant = dds_bridge("go2", fake_domain(fake), safety=SafetyConfig(ramp_time=0.2,
-                                                                     state_timeout=0.02))
+                                                                     state_timeout=0.2))
     try:
         plant.prepare()
+        plant.safety.state_timeout = 0.02  # tight only now: a busy machine may stall startup
+        time.sleep(0.1)
         stopped = fake.stop_publishing()
         assert wait_for(lambda: plant.damping_reason is not None, 1.0)
         assert plant.damping_reason.startswith("stale state")
@@ -94,11 +96,14 @@ def test_h1_legs_by_torque_upper_body_held_torques_clamped(fake_robot, caplog):
         t = time.monotonic()
         plant.send(ctrl)
         time.sleep(0.05)
-        c = commands(fake, t + 0.005)  # the legs limp: only the commands before a trip count
-        c = {k: v[c["t"] < t + 0.025] for k, v in c.items()}
-        assert len(c["t"]) > 0
         legs, locked = m.actuator_slots, m.locked
-        assert np.all(c["kp"][:, legs] == 0) and np.all(c["kd"][:, legs] == 0)
+        c = commands(fake, t)
+        # The controller's commands: legs by torque, upper body held (then the legs go limp and
+        # the robot may trip to damping; those later commands do not count here).
+        run = np.all(c["kp"][:, legs] == 0, axis=1) & np.all(c["kp"][:, locked] > 0, axis=1)
+        assert run.any()
+        c = {k: v[run] for k, v in c.items()}
+        assert np.all(c["kd"][:, legs] == 0) and np.all(c["q"][:, legs] > 1e9)  # torque only
         assert np.all(c["tau"][:, m.actuator_slots[3]] == 300.0)
         np.testing.assert_allclose(c["q"][:, locked], np.broadcast_to(m.home[locked],
                                                                       c["q"][:, locked].shape),

@@ -25,7 +25,7 @@ def test_ramps_from_lying_to_home_and_holds(name, fake_robot, udp_bridge):
     m = plant.map
     q = fake.sim.data.qpos[fake.sim.qadr]
     home = m.home[fake.sim.slots]
-    assert np.max(np.abs(q - home)) < 0.15
+    assert np.max(np.abs(q - home)) < 0.25  # PD under the robot's weight
     assert fake.sim.data.qpos[2] > lying + 0.1
     c = commands(fake)
     assert np.all(c["mode"][-1][m.used] == 0x0A) and np.all(c["kp"][-1][m.used] > 0)
@@ -35,7 +35,8 @@ def test_ramps_from_lying_to_home_and_holds(name, fake_robot, udp_bridge):
 
 def test_stale_state_commands_damping_within_50_ms(fake_robot, udp_bridge):
     fake = fake_robot("go1")
-    plant = udp_bridge(fake, safety=SafetyConfig(ramp_time=0.2, state_timeout=0.02))
+    plant = udp_bridge(fake, safety=SafetyConfig(ramp_time=0.2, state_timeout=0.2))
+    plant.safety.state_timeout = 0.02  # tight only now: a busy machine may stall the startup
     time.sleep(0.2)
     stopped = fake.stop_publishing()
     assert wait_for(lambda: plant.damping_reason is not None, 1.0)

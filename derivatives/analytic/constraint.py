@@ -195,8 +195,9 @@ def ift_terms(efc_J, hessian, block_start, block_size, efc_KBIP, force, rho, kfa
     system += JᵀHJ,    rhs_q += Jᵀ (−H E + (f ρ) ⊙ dpos),    rhs_v += −(HJ)ᵀ diag(B) J,
 
     with E = djar/dq at fixed a = (dJ/dq) a + B ⊙ (dJ/dq) v + K(imp + imp'(pos − margin)) ⊙ dpos.
-    The rows of one constraint block (a contact) live on the dofs that move its body, so only
-    the union of their nonzero columns is visited.
+    Only the columns where some row of a row's constraint block (a contact) has a nonzero in
+    J, dpos, (dJ/dq) a or (dJ/dq) v are visited: the dofs that move the body (J alone is not
+    enough, its entries can vanish where their derivatives do not).
     """
     nefc, nv = efc_J.shape
     cols = np.empty((nefc, nv), dtype=np.int64)
@@ -208,7 +209,8 @@ def ift_terms(efc_J, hessian, block_start, block_size, efc_KBIP, force, rho, kfa
         used[:] = False
         for c in range(first, first + size):
             for k in range(nv):
-                used[k] = used[k] or efc_J[c, k] != 0.0 or pos_jac[c, k] != 0.0
+                used[k] = (used[k] or efc_J[c, k] != 0.0 or pos_jac[c, k] != 0.0
+                           or dja[c, k] != 0.0 or djv[c, k] != 0.0)
         n = 0
         for k in range(nv):
             if used[k]:

@@ -14,7 +14,8 @@ s = cdof_j, so, as in :mod:`.rnea`,
 (the point slides: half the change of distance moves it along n). The plane's frame is constant
 except for capsules, whose first tangent MuJoCo aligns with the capsule axis ℓ:
 t₁ = normalize(ℓ − n (n·ℓ)), so dt₁ = (I − t₁t₁ᵀ)(dℓ − n (n·dℓ)) / ‖ℓ − n (n·ℓ)‖, dℓ = s_ω × ℓ,
-dt₂ = n × dt₁. Isotropic elliptic cones do not see this rotation, pyramidal ones do.
+dt₂ = n × dt₁. Isotropic elliptic cones do not see this rotation (it is left out for them),
+pyramidal ones do.
 
 Efc rows are the frame rows (elliptic: the first ``dim``) or pyramid edges J_n ± μ_k J_k. The
 transposed product Jᵀf is the wrench W = (τ + (p − c₀) × F, F) of the contact force
@@ -47,7 +48,12 @@ def contact_jacobian_derivatives(dof_parentid, dof_group_start, body_chain_end, 
                                  contact_geom, contact_pos, contact_frame, contact_friction,
                                  contact_adr, contact_dim, dja, djv, djtf):
     """dja = (∂J/∂q) a, djv = (∂J/∂q) v (nefc, nv; rows of other constraints untouched) and
-    djtf += ∂(Jᵀf)/∂q with f fixed (nv, nv), for all contacts."""
+    djtf += ∂(Jᵀf)/∂q with f fixed (nv, nv), for all contacts.
+
+    Returns the index of a contact whose turning frame is singular (a capsule within a
+    millidegree of upright under a pyramidal or anisotropic cone, where MuJoCo's frame itself
+    jumps), else −1.
+    """
     nv = cdof.shape[0]
     chain = np.empty(nv, dtype=np.int64)
     prefix_a = np.empty((nv + 1, 6))
@@ -105,13 +111,20 @@ def contact_jacobian_derivatives(dof_parentid, dof_group_start, body_chain_end, 
         for e in range(3):
             c_pt[e] = p[e] + nrm[e] * (radius + 0.5 * dist)
             rel[e] = p[e] - c0[e]
-        rotating = geom_type[g2] == CAPSULE and dim > 1
+        # the turning frame matters to pyramids and anisotropic friction only; for isotropic
+        # elliptic cones it cancels exactly, and leaving it out avoids 1/‖ℓ − n (n·ℓ)‖ for a
+        # capsule standing upright
+        fr = contact_friction[c]
+        rotating = geom_type[g2] == CAPSULE and dim > 1 and (
+            pyramidal or fr[0] != fr[1] or (dim == 6 and fr[3] != fr[4]))
         perp = 1.0
         if rotating:
             for e in range(3):
                 axis[e] = geom_xmat[g2, 3 * e + 2]
             na = nrm[0] * axis[0] + nrm[1] * axis[1] + nrm[2] * axis[2]
-            perp = np.sqrt(max(1.0 - na * na, 1e-300))
+            perp = np.sqrt(max(1.0 - na * na, 0.0))
+            if perp < 1e-5:
+                return c
 
         # contact force in the frame: (normal, t1, t2, spin, roll1, roll2)
         ff[:] = 0.0
@@ -210,3 +223,4 @@ def contact_jacobian_derivatives(dof_parentid, dof_group_start, body_chain_end, 
                     djtf[k, j] += dot6(cdof[k], turned)
                 else:
                     djtf[k, j] += dot6(cdof[k], dwrench)
+    return -1

@@ -36,7 +36,7 @@ from derivatives.analytic.rnea import rnea_derivatives
 from derivatives.analytic.sensor import sensor_jacobians
 from derivatives.analytic.step import discrete_jacobians
 
-OK, UNSUPPORTED_CONTACT, NOT_POSITIVE_DEFINITE = 0, 1, 2
+OK, UNSUPPORTED_CONTACT, NOT_POSITIVE_DEFINITE, NOT_FINITE, SINGULAR_FRAME = 0, 1, 2, 3, 4
 
 #: Scalars of the model bundle's ``params`` array.
 P_TIMESTEP, P_GRAVITY, P_IMPRATIO, P_IMPLICITFAST, P_ACTUATION = 0, 1, 4, 5, 6
@@ -106,7 +106,8 @@ def linearize_knot(mb, db, efc_type, efc_id, efc_J_flat, efc_pos, efc_margin, ef
                    C, D, with_sensors, info):
     """Fill A, B (and C, D when ``with_sensors``) at the forward-pass data; returns a status:
     OK, UNSUPPORTED_CONTACT (a contact the recipe does not cover is active; its index goes to
-    ``info[0]``) or NOT_POSITIVE_DEFINITE."""
+    ``info[0]``), SINGULAR_FRAME (a capsule's turning friction frame is singular; index in
+    ``info[0]``), NOT_POSITIVE_DEFINITE or NOT_FINITE (a result is not finite)."""
     nv = db.qvel.shape[0]
     nu = db.ctrl.shape[0]
     nefc = efc_type.shape[0]
@@ -202,12 +203,14 @@ def linearize_knot(mb, db, efc_type, efc_id, efc_J_flat, efc_pos, efc_margin, ef
     dja = np.zeros((nefc, nv))
     djv = np.zeros((nefc, nv))
     djtf = np.zeros((nv, nv))
-    contact_jacobian_derivatives(mb.dof_parentid, mb.dof_group_start, mb.body_chain_end,
-                                 mb.body_rootid, mb.geom_type, mb.geom_bodyid, mb.geom_size,
-                                 db.geom_xmat, db.cdof, db.subtree_com, db.qacc, db.qvel,
-                                 efc_type, efc_pos, force, contact_geom, contact_pos,
-                                 contact_frame, contact_friction, contact_adr, contact_dim, dja,
-                                 djv, djtf)
+    singular = contact_jacobian_derivatives(
+        mb.dof_parentid, mb.dof_group_start, mb.body_chain_end, mb.body_rootid, mb.geom_type,
+        mb.geom_bodyid, mb.geom_size, db.geom_xmat, db.cdof, db.subtree_com, db.qacc, db.qvel,
+        efc_type, efc_pos, force, contact_geom, contact_pos, contact_frame, contact_friction,
+        contact_adr, contact_dim, dja, djv, djtf)
+    if singular >= 0:
+        info[0] = singular
+        return SINGULAR_FRAME
     for i in range(nv):
         for k in range(nv):
             rhs[i, k] += djtf[i, k]
@@ -233,4 +236,8 @@ def linearize_knot(mb, db, efc_type, efc_id, efc_J_flat, efc_pos, efc_margin, ef
                          db.cdof, db.cvel, db.subtree_com, db.xpos, db.xmat, db.xipos, db.ximat,
                          db.geom_xpos, db.geom_xmat, db.site_xpos, db.site_xmat, db.qvel,
                          db.sensordata, dforce_dlen, dforce_dvel, dforce_dctrl, C, D)
+        if not (np.all(np.isfinite(C)) and np.all(np.isfinite(D))):
+            return NOT_FINITE
+    if not (np.all(np.isfinite(A)) and np.all(np.isfinite(B))):
+        return NOT_FINITE
     return OK

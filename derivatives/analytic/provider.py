@@ -11,7 +11,8 @@ announced once with an :class:`AnalyticFallbackWarning`:
 
 * the whole model, if :func:`.gate.unsupported_features` names anything;
 * one knot, if a contact the recipe does not cover is active there, if ``xfrc_applied`` is set
-  (single-knot calls), or if a system matrix is not positive definite.
+  (single-knot calls), if a system matrix is not positive definite or if a result is not
+  finite.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from derivatives.analytic import gate
 from derivatives.analytic.knot import (
     DATA_FIELDS,
     MODEL_FIELDS,
+    NOT_FINITE,
     NPARAMS,
     OK,
     P_ACTUATION,
@@ -35,6 +37,7 @@ from derivatives.analytic.knot import (
     P_IMPLICITFAST,
     P_IMPRATIO,
     P_TIMESTEP,
+    SINGULAR_FRAME,
     UNSUPPORTED_CONTACT,
     DataBundle,
     ModelBundle,
@@ -257,6 +260,14 @@ class AnalyticProvider(DerivativeProvider):
                 self._warn(f"contact {pair}", f"a {pair} contact is active, which the analytic "
                            "derivatives do not cover; knots with such contacts are linearized "
                            "by finite differences (mjd_transitionFD)")
+            elif status == SINGULAR_FRAME:
+                self._warn("frame", "a capsule stands upright on the floor under a pyramidal "
+                           "or anisotropic cone, where MuJoCo's contact frame turns "
+                           "discontinuously; such knots are linearized by finite differences "
+                           "(mjd_transitionFD)")
+            elif status == NOT_FINITE:
+                self._warn("finite", "the closed form gave a non-finite Jacobian; such knots "
+                           "are linearized by finite differences (mjd_transitionFD)")
             else:
                 self._warn("system", "a system matrix was not positive definite; such knots "
                            "are linearized by finite differences (mjd_transitionFD)")

@@ -151,3 +151,39 @@ def test_every_gate_entry_is_a_real_model_feature():
     for feature, (pieces, words) in UNSUPPORTED.items():
         found = gate.unsupported_features(build(**pieces))
         assert any(words in f for f in found), (feature, found)
+
+
+def test_upright_capsule_under_a_pyramid_falls_back():
+    """MuJoCo aligns a capsule contact's first tangent with the capsule axis: upright, that
+    frame jumps, so the knot goes to finite differences with a warning saying why."""
+    m = verify.oracle_model(mujoco.MjModel.from_xml_string("""
+<mujoco>
+  <option cone="pyramidal"/>
+  <worldbody>
+    <geom type="plane" size="5 5 .1"/>
+    <body pos="0 0 .1">
+      <freejoint/>
+      <geom type="capsule" size=".02" fromto="0 0 -.08 0 0 .08" mass="1"/>
+    </body>
+  </worldbody>
+</mujoco>"""))
+    d = mujoco.MjData(m)
+    d.qpos[2] -= 0.001
+    mujoco.mj_forward(m, d)
+    assert d.ncon == 1
+    provider = derivatives.make_provider("analytic", m)
+    before = derivatives.fd_evaluations()
+    with pytest.warns(AnalyticFallbackWarning, match="upright"):
+        provider.transition(d)
+    assert derivatives.fd_evaluations() > before
+    d.qpos[3:7] = (np.cos(0.2), np.sin(0.2), 0.0, 0.0)  # tilted: covered again
+    mujoco.mj_forward(m, d)
+    d.qpos[2] -= mujoco.mj_geomDistance(m, d, 0, 1, 1.0, None) + 0.001
+    mujoco.mj_forward(m, d)
+    assert d.ncon >= 1
+    before = derivatives.fd_evaluations()
+    A, _ = provider.transition(d)
+    assert derivatives.fd_evaluations() == before
+    # a lone tilted capsule's step has a kink here: centered differences approach the closed
+    # form only linearly in their step (2.6e-4 at 1e-6, 2.6e-6 at 1e-8)
+    assert verify.relative_error(A, verify.centered_fd(m, d, eps=1e-8)[0]) < 1e-5

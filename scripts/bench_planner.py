@@ -14,13 +14,13 @@ Writes a Markdown table (and CSV) to --out.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 import tempfile
 from pathlib import Path
 
 import numpy as np
+from report import write_tables
 
 from mpc.config import load_config
 from mpc.runlog import PHASES
@@ -74,21 +74,9 @@ def main() -> None:
                      "falls": sum(x["fell"] for x in s),
                      "goal_end_m": round(float(np.median([x["goal_distance_end_m"]
                                                           for x in s])), 3)})
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    with open(out / "planner.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    header = list(rows[0])
-    md = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    md += ["| " + " | ".join(str(r[h]) for h in header) + " |" for r in rows]
     meta = {"config": args.config, "duration_s": args.duration, "repeats": args.repeats,
-            "variants": dict(variants), "cpus": os.cpu_count(),
-            "loadavg": os.getloadavg()}
-    text = "\n".join(md)
-    (out / "planner.md").write_text(text + "\n\n" + json.dumps(meta) + "\n")
-    print(text)
+            "variants": dict(variants), "cpus": os.cpu_count(), "loadavg": os.getloadavg()}
+    print(write_tables(rows, Path(args.out), "planner", json.dumps(meta)))
     print(json.dumps(meta))
 
 

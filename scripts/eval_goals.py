@@ -10,10 +10,11 @@ ended. Writes Markdown and CSV tables to --out.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import tempfile
 from pathlib import Path
+
+from report import write_tables
 
 from mpc.config import load_config
 from mpc.runtime.lockstep import run_lockstep
@@ -53,17 +54,7 @@ def main() -> None:
                      "iteration_ms": round(s["iteration_ms_median"], 1),
                      "mean_cost": round(s["mean_cost"], 4)})
         print(rows[-1], flush=True)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    with open(out / "goals.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    header = list(rows[0])
-    md = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    md += ["| " + " | ".join(str(r[h]) for h in header) + " |" for r in rows]
-    (out / "goals.md").write_text("\n".join(md) + "\n")
-    print("\n".join(md))
+    print(write_tables(rows, Path(args.out), "goals"))
 
 
 if __name__ == "__main__":

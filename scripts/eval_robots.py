@@ -15,13 +15,13 @@ Cases and what passes:
 from __future__ import annotations
 
 import argparse
-import csv
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from report import write_tables
 
 from mpc.config import load_config
 from mpc.runtime.lockstep import run_lockstep
@@ -123,17 +123,7 @@ def main() -> None:
         for backend in args.backends:
             rows.append(run_case(name, backend, args.set))
             print(rows[-1], flush=True)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    header = list(rows[0])
-    with open(out / "robots.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=header)
-        w.writeheader()
-        w.writerows(rows)
-    md = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    md += ["| " + " | ".join(str(r[h]) for h in header) + " |" for r in rows]
-    (out / "robots.md").write_text("\n".join(md) + "\n")
-    print("\n".join(md))
+    print(write_tables(rows, Path(args.out), "robots"))
 
 
 if __name__ == "__main__":

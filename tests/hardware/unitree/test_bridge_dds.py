@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 import pytest
-from conftest import commands, domain_id, first_damping, start_fake_process, wait_for
+from unitree_helpers import commands, domain_id, first_damping, start_fake_process, wait_for
 
 import robots
 from hardware.dds_link import participant

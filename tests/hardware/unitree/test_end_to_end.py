@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 import pytest
-from conftest import ROOT, domain_id, free_udp_port, start_fake_process
+from unitree_helpers import ROOT, domain_id, free_udp_port, start_fake_process
 
 # Standing, so that a plan that comes late is still safe to follow, and limits that survive a
 # busy 2-core machine (there a planner iteration has taken over a second and the feedback loop

@@ -5,7 +5,7 @@ import socket
 
 import numpy as np
 import pytest
-from conftest import free_udp_port, wait_for
+from unitree_helpers import free_udp_port, wait_for
 
 import robots
 from hardware.dds_link import DdsLink

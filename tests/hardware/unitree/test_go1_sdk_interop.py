@@ -7,7 +7,7 @@ import socket
 import time
 
 import numpy as np
-from conftest import free_udp_port, wait_for
+from unitree_helpers import free_udp_port, wait_for
 from unitree_legged_sdk import robot_interface  # a test dependency: missing, the module fails
 
 from hardware.unitree import legacy_packets as lp

@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 import pytest
-from conftest import ROOT, commands, domain_id, first_damping, free_udp_port, wait_for
+from unitree_helpers import ROOT, commands, domain_id, first_damping, free_udp_port, wait_for
 
 MPC_RUN = str(ROOT / ".venv/bin/mpc-run")
 
@@ -125,7 +125,7 @@ def test_dry_run_computes_but_sends_no_motion(fake_robot, tmp_path):
 
 def test_dds_config_against_fake_process(tmp_path):
     """The Go2 config as shipped, pointed at a fake Go2 in another process on ``lo``."""
-    from conftest import start_fake_process
+    from unitree_helpers import start_fake_process
 
     domain = domain_id() + 5
     fake = start_fake_process(["--robot", "go2", "--transport", "dds", "--interface", "lo",

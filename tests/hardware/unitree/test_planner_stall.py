@@ -4,7 +4,7 @@ plan until it expires, then the robot goes to damping; checked on what the robot
 import time
 
 import numpy as np
-from conftest import commands, first_damping
+from unitree_helpers import commands, first_damping
 
 from hardware.safety import SafetyConfig
 from mpc.policy import Policy

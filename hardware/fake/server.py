@@ -176,8 +176,9 @@ class FakeRobot:
         self.log["base_qpos"].append(d.qpos[:7].copy())
 
     def _watch_fall(self) -> None:
-        """A fall: after standing up, under active control (not damping), the base drops below
-        the robot's fall height or tilts beyond its fall tilt."""
+        """A fall: after standing up, the base tilts beyond the robot's fall tilt, or drops
+        below its fall height under active control (damping lets it sit down, which is not a
+        fall)."""
         sim = self.sim
         height, tilt = sim.data.qpos[2], sim.tilt()
         self.max_tilt = max(self.max_tilt, tilt)
@@ -185,11 +186,11 @@ class FakeRobot:
         cmd = sim.cmd
         active = (cmd is not None and not sim.damping
                   and bool(np.any(cmd.kp[sim.slots] > 0) or np.any(cmd.tau[sim.slots] != 0)))
-        if self.fell is None and self.stood and active:
-            if height < self.robot.fall_height:
-                self.fell = f"base height {height:.3f} m at t={sim.data.time:.2f} s"
-            elif tilt > self.robot.fall_tilt:
+        if self.fell is None and self.stood:
+            if tilt > self.robot.fall_tilt:
                 self.fell = f"tilt {np.degrees(tilt):.0f} deg at t={sim.data.time:.2f} s"
+            elif active and height < self.robot.fall_height:
+                self.fell = f"base height {height:.3f} m at t={sim.data.time:.2f} s"
 
     # --- results -----------------------------------------------------------------------------
     def summary(self) -> dict:

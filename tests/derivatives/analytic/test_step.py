@@ -137,3 +137,72 @@ def test_so3_blocks_match_mjd_quatIntegrate(theta):  # noqa: N802
     mujoco.mjd_quatIntegrate(theta, 1.0, dquat, dvel, dscale)
     np.testing.assert_allclose(rot, dquat.reshape(3, 3), rtol=0, atol=1e-12)
     np.testing.assert_allclose(jac, dvel.reshape(3, 3), rtol=0, atol=1e-12)
+
+
+LONE = {
+    "sphere": '<geom type="sphere" size=".03" pos=".02 .01 -.05" mass="1"/>',
+    "capsule": '<geom type="capsule" size=".02" fromto="0 0 -.08 .03 .01 .08" mass="1"/>',
+    "box": '<geom type="box" size=".04 .03 .02" euler="10 20 30" mass="1"/>',
+}
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("cone", ["elliptic", "pyramidal"])
+@pytest.mark.parametrize("shape", list(LONE))
+def test_lone_body_at_random_poses(shape, cone, seed):
+    """A single body dropped on the floor in random poses and velocities: configurations where
+    Jacobian entries vanish by symmetry, which structured robots rarely produce. The step is
+    not twice differentiable at every such pose, so the oracle uses a small step (1e-8)."""
+    m = verify.oracle_model(mujoco.MjModel.from_xml_string(f"""
+<mujoco>
+  <option cone="{cone}"/>
+  <worldbody>
+    <geom type="plane" size="5 5 .1"/>
+    <body pos="0 0 .3"><freejoint/>{LONE[shape]}</body>
+  </worldbody>
+</mujoco>"""), "euler")
+    rng = np.random.default_rng(seed)
+    d = mujoco.MjData(m)
+    quat = rng.standard_normal(4)
+    d.qpos[3:7] = quat / np.linalg.norm(quat)
+    mujoco.mj_forward(m, d)
+    d.qpos[2] -= mujoco.mj_geomDistance(m, d, 0, 1, 1.0, None) + 0.002
+    d.qvel[:] = 0.2 * rng.standard_normal(6)
+    verify.settle_solver(m, d)
+    assert d.ncon > 0 and verify.is_smooth(m, d)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        provider = derivatives.make_provider("analytic", m, threads=1)
+    A, _ = provider.transition(d)
+    A_ref = verify.centered_fd(m, d, eps=1e-8)[0]
+    assert verify.relative_error(A, A_ref) <= TOLERANCE
+
+
+@pytest.mark.parametrize("cone", ["elliptic", "pyramidal"])
+def test_sphere_under_its_centre_of_mass(cone):
+    """A sphere carrying all the mass of a tilted, spinning body: Jacobian rows vanish on
+    rotation columns where their configuration derivatives do not (a regression: the sparse
+    constraint products once skipped those columns, 3% error in A)."""
+    m = verify.oracle_model(mujoco.MjModel.from_xml_string(f"""
+<mujoco>
+  <option cone="{cone}"/>
+  <worldbody>
+    <geom type="plane" size="5 5 .1"/>
+    <body pos="0 0 .1">
+      <freejoint/>
+      <geom type="sphere" size=".02" pos="0 0 -.08" mass="1"/>
+      <geom type="capsule" size=".02" fromto="0 0 -.04 0 0 .08" mass="0" contype="0"
+            conaffinity="0"/>
+    </body>
+  </worldbody>
+</mujoco>"""), "euler")
+    d = mujoco.MjData(m)
+    d.qpos[3:7] = (np.cos(0.2), np.sin(0.2), 0.0, 0.0)
+    mujoco.mj_forward(m, d)
+    d.qpos[2] -= mujoco.mj_geomDistance(m, d, 0, 1, 1.0, None) + 0.001
+    d.qvel[:] = 0.1 * np.random.default_rng(0).standard_normal(6)
+    verify.settle_solver(m, d)
+    assert d.ncon == 1 and verify.is_smooth(m, d)
+    provider = derivatives.make_provider("analytic", m, threads=1)
+    A, _ = provider.transition(d)
+    assert verify.relative_error(A, verify.centered_fd(m, d, eps=1e-8)[0]) <= TOLERANCE

@@ -11,6 +11,10 @@ Measurements (all clocks are CLOCK_MONOTONIC, shared by the two processes):
   their CRC between the bridge's log and the fake robot's log);
 - the bridge's share: from the state's arrival in the bridge to the command leaving it.
 Prints one JSON line; exits 1 if the robot fell, did not stand up or did not move forward.
+
+``--allowance`` (the default) loosens the stale-state and silent-controller limits to 50 and
+200 ms: on the shared 2-core development machine every process has been seen to stop for about
+100 ms at once; ``--no-allowance`` runs the configs' own limits.
 """
 
 from __future__ import annotations
@@ -95,6 +99,8 @@ def main() -> int:
     p.add_argument("--mpc-arg", action="append", default=[], help="extra mpc-run argument")
     p.add_argument("--fake-arg", action="append", default=[], help="extra fake-robot argument")
     p.add_argument("--out", default=None)
+    p.add_argument("--allowance", action=argparse.BooleanOptionalAction, default=True,
+                   help="state_timeout 0.05 s, command_timeout 0.2 s (see the docstring)")
     args = p.parse_args()
     out = Path(args.out or tempfile.mkdtemp(prefix=f"hw_{args.robot}_"))
     out.mkdir(parents=True, exist_ok=True)
@@ -106,8 +112,10 @@ def main() -> int:
                             preexec_fn=robot_priority)
     try:
         time.sleep(3.0)  # the fake robot's model compiles and settles on the floor
+        allowance = (["safety.state_timeout=0.05", "safety.command_timeout=0.2"]
+                     if args.allowance else [])
         sets = [*loopback_overrides(args.robot, args.port, args.domain, truth),
-                f"plant.log_file={bridge_log}", *args.set]
+                f"plant.log_file={bridge_log}", *allowance, *args.set]
         run = subprocess.run(
             [str(ROOT / ".venv/bin/mpc-run"), f"configs/{args.robot}_hw.yaml", "--quiet",
              "--duration", str(args.duration), "--out", str(out / "run"), *args.mpc_arg,

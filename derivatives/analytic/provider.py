@@ -47,7 +47,7 @@ from derivatives.analytic.passive import integrated_damping, passive_derivatives
 from derivatives.analytic.tables import TreeTables
 from derivatives.counter import add_fd_evaluations
 from derivatives.fd import FDProvider
-from derivatives.provider_base import DerivativeProvider, Linearization, load_knot
+from derivatives.provider_base import DerivativeProvider, Linearization
 from mpc.trajectory import Trajectory
 
 _D = mujoco.mjtDisableBit
@@ -128,9 +128,21 @@ class _Worker:
     """A scratch MjData, the bundle of its fixed-address arrays and a status buffer."""
 
     def __init__(self, model: mujoco.MjModel):
-        self.data = mujoco.MjData(model)
-        self.bundle = DataBundle(*(getattr(self.data, f) for f in DATA_FIELDS))
+        self.data = d = mujoco.MjData(model)
+        self.bundle = DataBundle(*(getattr(d, f) for f in DATA_FIELDS))
         self.info = np.zeros(1, dtype=np.int64)
+        # views held once: each attribute access of MjData builds a new array
+        self.qpos, self.qvel, self.act, self.ctrl = d.qpos, d.qvel, d.act, d.ctrl
+        self.warmstart = d.qacc_warmstart
+
+    def load(self, trajectory: Trajectory, t: int) -> None:
+        """Knot t of ``trajectory`` into the scratch data (as ``provider_base.load_knot``)."""
+        self.data.time = trajectory.time[t]
+        self.qpos[:] = trajectory.qpos[t]
+        self.qvel[:] = trajectory.qvel[t]
+        self.act[:] = trajectory.act[t]
+        self.ctrl[:] = trajectory.ctrl[t]
+        self.warmstart[:] = trajectory.warmstart[t]
 
 
 class AnalyticProvider(DerivativeProvider):
@@ -224,7 +236,7 @@ class AnalyticProvider(DerivativeProvider):
         w = self._workers[worker]
         simulations = 0
         for t in knots:
-            load_knot(w.data, trajectory, t)
+            w.load(trajectory, t)
             status = self._knot(w, out.A[t], out.B[t], out.C[t], out.D[t])
             if status != OK:
                 simulations += self._finite_differences(w, out.A[t], out.B[t], out.C[t],

@@ -30,6 +30,7 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 from numba import njit
+from numba.core.dispatcher import Dispatcher
 
 from derivatives.wasp.basis import ACT, CTRL, QPOS, QVEL
 from derivatives.wasp.update import agrees, replace_column
@@ -182,3 +183,28 @@ def linearize_knots(mj, m_ptr, d_ptr, d_qpos, d_qvel, d_act, d_ctrl, d_warmstart
         out_C[t] = D[t, nx:, :nx]
         out_D[t] = D[t, nx:, nx:]
         simulations[t] = count
+
+
+class FixedTypeCall:
+    """Calls a numba kernel through the compiled entry point of its first call's types.
+
+    numba's dispatcher types every argument on every call, and typing first-class function
+    arguments (the libmujoco functions) cost 0.3-1.5 ms a call on this machine: as much as a
+    warm knot. The caller must pass arguments of the same types on every call (same dtypes,
+    ranks, C-contiguous and writeable arrays, same scalar types): then the first call goes
+    through the dispatcher (compiling or loading from the disk cache) and the others straight
+    to the machine code.
+    """
+
+    def __init__(self, kernel: Dispatcher):
+        self.kernel = kernel
+        self._entry = None
+
+    def __call__(self, *args) -> None:
+        if self._entry is not None:
+            self._entry(*args)
+            return
+        self.kernel(*args)
+        compiled = self.kernel.overloads.get(tuple(self.kernel.typeof_pyval(a) for a in args))
+        if compiled is not None:  # otherwise keep dispatching
+            self._entry = compiled.entry_point

@@ -10,9 +10,15 @@ Fallbacks to finite differences (``mjd_transitionFD``, counted by
 announced once with an :class:`AnalyticFallbackWarning`:
 
 * the whole model, if :func:`.gate.unsupported_features` names anything;
-* one knot, if a contact the recipe does not cover is active there, if ``xfrc_applied`` is set
-  (single-knot calls), if a system matrix is not positive definite or if a result is not
-  finite.
+* one knot, if a contact the recipe does not cover is active there (two moving bodies, a
+  geometry other than sphere, capsule or box against a static plane, or an upright capsule
+  under a pyramidal cone), if ``xfrc_applied`` is set (single-knot calls), if a system matrix
+  is not positive definite or if a result is not finite.
+
+The model's constants (masses, actuator and sensor parameters, ...) are read when the provider
+is built: build a new one after changing them. Its options (timestep, gravity, integrator,
+cone, flags, ...) are checked at every call and the provider reconfigures itself when they
+changed; solver settings (tolerance, iterations) take effect at each forward pass anyway.
 """
 
 from __future__ import annotations
@@ -124,6 +130,13 @@ def model_tables(m: mujoco.MjModel) -> dict[str, np.ndarray]:
     return dict(zip(MODEL_FIELDS, values, strict=True))
 
 
+def _options(m: mujoco.MjModel) -> tuple:
+    """The options the tables and the gate depend on."""
+    o = m.opt
+    return (o.timestep, o.integrator, o.cone, o.jacobian, o.disableflags, o.enableflags,
+            o.noslip_iterations, o.impratio, o.density, o.viscosity, *o.gravity)
+
+
 class _Worker:
     """A scratch MjData, the bundle of its fixed-address arrays and a status buffer."""
 
@@ -162,33 +175,43 @@ class AnalyticProvider(DerivativeProvider):
         self.threads = int(threads)
         self.fallback_eps = float(fallback_eps)
         self.fallback_centered = bool(fallback_centered)
-        #: Model features outside the recipe; non-empty means every knot uses fd.
-        self.unsupported = gate.unsupported_features(model)
         self._fd: FDProvider | None = None
         self._warned: set[str] = set()
         self._lock = threading.Lock()
-        self._executor = None
-        if self.unsupported:
-            self._fd = FDProvider(model, eps=fallback_eps, centered=fallback_centered,
-                                  threads=threads)
-            self._warn("model", "analytic derivatives do not cover "
-                       + ", ".join(self.unsupported)
-                       + "; this model is linearized by finite differences (mjd_transitionFD)")
-            return
-        #: Geom pairs that may touch but are not covered (linearized by fd where they do).
-        self.uncovered_pairs = gate.uncovered_contact_pairs(model)
-        tables = model_tables(model)
-        self._model_bundle = ModelBundle(*(tables[f] for f in MODEL_FIELDS))
-        self._sensors = (model.nsensordata > 0
-                         and not model.opt.disableflags & int(_D.mjDSBL_SENSOR))
         nx = 2 * model.nv
         self._no_c = np.zeros((model.nsensordata, nx))
         self._no_d = np.zeros((model.nsensordata, model.nu))
         self._single = _Worker(model)
         self._state = np.empty(mujoco.mj_stateSize(model, _INTEGRATION))
         self._workers = [_Worker(model) for _ in range(self.threads)]
-        if self.threads > 1:
-            self._executor = ThreadPoolExecutor(self.threads)
+        self._executor = ThreadPoolExecutor(self.threads) if self.threads > 1 else None
+        self._configure()
+
+    def _configure(self) -> None:
+        """Gate the model and build its tables (again, if its options changed)."""
+        m = self.model
+        self._options = _options(m)
+        #: Model features outside the recipe; non-empty means every knot uses fd.
+        self.unsupported = gate.unsupported_features(m)
+        #: Geom pairs that may touch but are not covered (linearized by fd where they do).
+        self.uncovered_pairs = gate.uncovered_contact_pairs(m)
+        if self._fd is not None:
+            self._fd.close()
+            self._fd = None
+        if self.unsupported:
+            self._fd = FDProvider(m, eps=self.fallback_eps, centered=self.fallback_centered,
+                                  threads=self.threads)
+            self._warn("model " + ", ".join(self.unsupported),
+                       "analytic derivatives do not cover " + ", ".join(self.unsupported)
+                       + "; this model is linearized by finite differences (mjd_transitionFD)")
+            return
+        tables = model_tables(m)
+        self._model_bundle = ModelBundle(*(tables[f] for f in MODEL_FIELDS))
+        self._sensors = m.nsensordata > 0 and not m.opt.disableflags & int(_D.mjDSBL_SENSOR)
+
+    def _check_options(self) -> None:
+        if _options(self.model) != self._options:
+            self._configure()
 
     @property
     def fallback(self) -> bool:
@@ -197,6 +220,7 @@ class AnalyticProvider(DerivativeProvider):
 
     # --- single knot ---------------------------------------------------------------------------
     def linearize(self, data, A, B, C=None, D=None) -> None:
+        self._check_options()
         if self._fd is not None:
             self._fd.linearize(data, A, B, C, D)
             return
@@ -217,6 +241,7 @@ class AnalyticProvider(DerivativeProvider):
 
     # --- horizon ----------------------------------------------------------------------------
     def horizon(self, trajectory: Trajectory, knots: Sequence[int], out: Linearization) -> None:
+        self._check_options()
         if self._fd is not None:
             self._fd.horizon(trajectory, knots, out)
             self.last_simulations = self._fd.last_simulations

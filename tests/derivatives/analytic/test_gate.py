@@ -187,3 +187,23 @@ def test_upright_capsule_under_a_pyramid_falls_back():
     # a lone tilted capsule's step has a kink here: centered differences approach the closed
     # form only linearly in their step (2.6e-4 at 1e-6, 2.6e-6 at 1e-8)
     assert verify.relative_error(A, verify.centered_fd(m, d, eps=1e-8)[0]) < 1e-5
+
+
+def test_option_changes_after_construction_are_followed():
+    """The provider re-gates when the model's options change under it: a switch to the implicit
+    integrator falls back (with a warning), a new timestep is used, Euler is analytic again."""
+    m = verify.oracle_model(build(), "euler")
+    provider = derivatives.make_provider("analytic", m, threads=1)
+    d = state(m)
+    m.opt.integrator = mujoco.mjtIntegrator.mjINT_IMPLICIT
+    before = derivatives.fd_evaluations()
+    with pytest.warns(AnalyticFallbackWarning, match="mjINT_IMPLICIT"):
+        provider.transition(d)
+    assert derivatives.fd_evaluations() > before and provider.fallback
+    m.opt.integrator = mujoco.mjtIntegrator.mjINT_EULER
+    m.opt.timestep = 0.004
+    verify.settle_solver(m, d)
+    before = derivatives.fd_evaluations()
+    A, _ = provider.transition(d)
+    assert derivatives.fd_evaluations() == before and not provider.fallback
+    assert verify.relative_error(A, verify.centered_fd(m, d)[0]) < 1e-5

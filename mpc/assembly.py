@@ -73,6 +73,12 @@ def validate_plant(cfg: Config, source: str) -> dict:
     except ValueError as e:
         raise ConfigError(f"{source}: plant.type: {e}") from None
     params = check_kwargs(cls, section, source, "plant.", exclude=("robot", "seed", "safety"))
+    check = getattr(cls, "check_options", None)  # e.g. addresses, network interface
+    if check is not None:
+        try:
+            check(cfg.robot, params)
+        except (ValueError, OSError) as e:
+            raise ConfigError(f"{source}: plant: {e}") from None
     return {"type": kind, **params}
 
 

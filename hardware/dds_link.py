@@ -38,13 +38,18 @@ def interfaces() -> list[str]:
     return [name for _, name in socket.if_nameindex()]
 
 
-def participant(domain_id: int, interface: str) -> DomainParticipant:
-    """The process's participant in ``domain_id``, bound to network ``interface``."""
+def check_domain(domain_id: int, interface: str) -> None:
+    """:class:`LinkError` unless the domain id is valid and the interface exists here."""
     if not 0 <= domain_id <= 232:
         raise LinkError(f"DDS domain id {domain_id} is outside 0..232")
     if interface not in interfaces():
         raise LinkError(f"no network interface {interface!r} (available: "
                         f"{', '.join(interfaces())})")
+
+
+def participant(domain_id: int, interface: str) -> DomainParticipant:
+    """The process's participant in ``domain_id``, bound to network ``interface``."""
+    check_domain(domain_id, interface)
     with _LOCK:
         if domain_id in _DOMAINS:
             bound, _, dp = _DOMAINS[domain_id]

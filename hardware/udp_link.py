@@ -15,17 +15,22 @@ class LinkError(OSError):
     """The link cannot be opened or used; the message is fit for one line."""
 
 
+def check_addresses(peer_ip: str, peer_port: int, local_port: int, local_ip: str) -> None:
+    """:class:`LinkError` unless the addresses are IPv4 addresses and the ports UDP ports."""
+    for what, ip in (("robot address", peer_ip), ("local address", local_ip)):
+        try:
+            ipaddress.IPv4Address(ip)
+        except ValueError:
+            raise LinkError(f"{what} {ip!r} is not an IPv4 address") from None
+    for what, port in (("robot port", peer_port), ("local port", local_port)):
+        if not 0 <= port <= 65535:
+            raise LinkError(f"{what} {port} is not a UDP port")
+
+
 class UdpLink:
     def __init__(self, peer_ip: str, peer_port: int, local_port: int, local_ip: str = "0.0.0.0",
                  bufsize: int = 2048):
-        for what, ip in (("robot address", peer_ip), ("local address", local_ip)):
-            try:
-                ipaddress.IPv4Address(ip)
-            except ValueError:
-                raise LinkError(f"{what} {ip!r} is not an IPv4 address") from None
-        for what, port in (("robot port", peer_port), ("local port", local_port)):
-            if not 0 <= port <= 65535:
-                raise LinkError(f"{what} {port} is not a UDP port")
+        check_addresses(peer_ip, peer_port, local_port, local_ip)
         self.peer = (peer_ip, peer_port)
         self.bufsize = bufsize
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)

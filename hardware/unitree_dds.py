@@ -9,8 +9,9 @@ process of its own unless ``link_process`` is false, as for the UDP bridge.
 
 from __future__ import annotations
 
+from hardware import estimators
 from hardware.bridge import UnitreeBridge
-from hardware.dds_link import DdsLink
+from hardware.dds_link import DdsLink, check_domain
 from hardware.safety import SafetyConfig
 from hardware.unitree import sdk2_messages, sdk2_types
 from hardware.unitree.lowlevel import LowState, MotorCommand
@@ -20,15 +21,23 @@ FAMILIES = {"go2": "go2", "h1": "h1"}
 
 
 class UnitreeDdsPlant(UnitreeBridge):
+    @staticmethod
+    def check_options(robot: str, options: dict) -> None:
+        """What can be checked before connecting: the robot speaks this protocol, the network
+        interface exists, the domain id is valid."""
+        if robot not in FAMILIES:
+            raise ValueError(f"the SDK2 DDS bridge speaks {', '.join(FAMILIES)}; {robot} needs "
+                             f"plant type unitree_udp")
+        check_domain(options.get("domain_id", 0), options.get("interface", "eth0"))
+        estimators.check_spec(options.get("base_state"))
+
     def __init__(self, robot: RobotInfo, seed: int = 0, interface: str = "eth0",
                  domain_id: int = 0, rate: float = 500.0, connect_timeout: float = 3.0,
                  release_motion_service: bool = False, kp: list[float] | None = None,
                  kd: list[float] | None = None, base_state: dict | None = None,
                  log_file: str = "", link_process: bool = True, link_nice: int = -10,
                  safety: SafetyConfig | None = None):
-        if robot.name not in FAMILIES:
-            raise ValueError(f"the SDK2 DDS bridge speaks {', '.join(FAMILIES)}; {robot.name} "
-                             f"needs plant type unitree_udp")
+        self.check_options(robot.name, {"domain_id": domain_id, "interface": interface})
         dry_run = bool(safety and safety.dry_run)
         self.where = f"DDS domain {domain_id} on {interface}"
         self.link = DdsLink(domain_id, interface, "rt/lowstate", sdk2_types.LowState_,

@@ -8,15 +8,27 @@ The link runs in a process of its own unless ``link_process`` is false (tests), 
 
 from __future__ import annotations
 
+from hardware import estimators
 from hardware.bridge import UnitreeBridge
 from hardware.safety import SafetyConfig
-from hardware.udp_link import UdpLink
+from hardware.udp_link import UdpLink, check_addresses
 from hardware.unitree import legacy_packets
 from hardware.unitree.lowlevel import LowState, MotorCommand
 from robots.info import RobotInfo
 
 
 class UnitreeUdpPlant(UnitreeBridge):
+    @staticmethod
+    def check_options(robot: str, options: dict) -> None:
+        """What can be checked before connecting: the robot speaks this protocol, addresses."""
+        if robot not in legacy_packets.FORMATS:
+            raise ValueError(f"the legacy UDP bridge speaks {', '.join(legacy_packets.FORMATS)}; "
+                             f"{robot} needs plant type unitree_dds")
+        check_addresses(options.get("robot_ip", "192.168.123.10"),
+                        options.get("robot_port", 8007), options.get("local_port", 8080),
+                        options.get("local_ip", "0.0.0.0"))
+        estimators.check_spec(options.get("base_state"))
+
     def __init__(self, robot: RobotInfo, seed: int = 0, robot_ip: str = "192.168.123.10",
                  robot_port: int = 8007, local_port: int = 8080, local_ip: str = "0.0.0.0",
                  rate: float = 500.0, connect_timeout: float = 2.0,
@@ -24,9 +36,8 @@ class UnitreeUdpPlant(UnitreeBridge):
                  base_state: dict | None = None, log_file: str = "",
                  link_process: bool = True, link_nice: int = -10,
                  safety: SafetyConfig | None = None):
-        if robot.name not in legacy_packets.FORMATS:
-            raise ValueError(f"the legacy UDP bridge speaks {', '.join(legacy_packets.FORMATS)}; "
-                             f"{robot.name} needs plant type unitree_dds")
+        self.check_options(robot.name, {"robot_ip": robot_ip, "robot_port": robot_port,
+                                        "local_port": local_port, "local_ip": local_ip})
         self.fmt = legacy_packets.FORMATS[robot.name]
         self.dry_run = bool(safety and safety.dry_run)
         self.link = UdpLink(robot_ip, robot_port, local_port, local_ip)

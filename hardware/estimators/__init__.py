@@ -38,6 +38,13 @@ def source_class(name: str) -> type[BaseStateSource]:
     return getattr(importlib.import_module(module), cls)
 
 
+def check_spec(spec: dict | None) -> None:
+    """ValueError unless ``spec`` names a known source (its options are checked when it is
+    built)."""
+    if spec is not None:
+        source_class(dict(spec).get("type", "leg_odometry"))
+
+
 def make_source(spec: dict, model: mujoco.MjModel, robot: RobotInfo,
                 where: str = "plant.base_state") -> BaseStateSource:
     """Build the source described by ``spec`` (``{"type": NAME, **options}``)."""

@@ -32,7 +32,8 @@ def test_exchanges_lowstate_and_lowcmd_with_a_separate_process():
     fake = start_fake_process(["--robot", "go2", "--transport", "dds", "--interface", "lo",
                                "--domain-id", str(domain)])
     try:
-        plant = dds_bridge("go2", domain, connect_timeout=20.0)
+        plant = dds_bridge("go2", domain, connect_timeout=20.0,  # a gentle stand-up
+                           safety=SafetyConfig(ramp_time=1.0, state_timeout=0.2))
         try:
             plant.prepare()
             time.sleep(0.5)

@@ -40,7 +40,7 @@ def test_mpc_run_drives_a_fake_robot(robot, tmp_path):
             [str(ROOT / ".venv/bin/mpc-run"), f"configs/{robot}_hw.yaml", "--quiet",
              "--duration", "4", "--out", str(tmp_path / "run"),
              *[a for s in sets for a in ("--set", s)]],
-            cwd=ROOT, capture_output=True, text=True, timeout=300)
+            cwd=ROOT, capture_output=True, text=True, timeout=500)
     finally:
         fake.send_signal(signal.SIGINT)
         out, _err = fake.communicate(timeout=60)

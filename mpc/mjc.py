@@ -1,13 +1,14 @@
-"""libmujoco entry points as first-class functions for numba kernels.
+"""libmujoco functions for numba kernels.
 
 With ``MjModel._address`` and ``MjData._address`` as pointers, a whole rollout (policy,
-``mj_step``, bookkeeping) runs in one compiled call that releases the GIL. The functions are
-passed to kernels as arguments (numba's wrapper-address protocol) rather than referenced as
-globals, so the kernels' machine code holds no addresses and can be cached on disk.
+``mj_step``, bookkeeping) runs in one compiled call that releases the GIL. Kernels receive the
+functions' addresses as plain integer arguments and call them with :func:`call_void`, so their
+machine code holds no addresses (it is cached on disk) and calling a kernel costs no more than
+typing a few integers.
 
 The library is the one the ``mujoco`` bindings loaded, so the pointers are compatible.
-Pointer arguments are declared as 64-bit integers (``ndarray.ctypes.data`` is unsigned in numba):
-MuJoCo supports 64-bit platforms only, where both travel in the same registers.
+Pointers travel as 64-bit integers: MuJoCo supports 64-bit platforms only, where both are
+passed in the same registers.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ import os
 
 import mujoco
 import numba.experimental.function_type  # noqa: F401  (registers typeof for the protocol)
+from llvmlite import ir
 from numba import types
+from numba.extending import intrinsic
 
 
 def _load_library() -> ctypes.CDLL:
@@ -34,8 +37,41 @@ def _load_library() -> ctypes.CDLL:
 _lib = _load_library()
 
 
+def address(name: str) -> int:
+    """Address of the libmujoco function ``name``."""
+    return ctypes.cast(getattr(_lib, name), ctypes.c_void_p).value
+
+
+@intrinsic
+def call_void(typingctx, function, *args):
+    """``call_void(address, *args)`` in a numba kernel calls the C function at ``address``
+    with ``args`` (integers for pointers, floats for doubles, np.int32 for ints); the C
+    function returns nothing."""
+    argtypes = args[0] if len(args) == 1 and isinstance(args[0], types.BaseTuple) else args
+    sig = types.void(function, types.StarArgTuple.from_types(tuple(argtypes)))
+
+    def codegen(context, builder, signature, llargs):
+        pointer, packed = llargs
+        values = [builder.extract_value(packed, i) for i in range(len(argtypes))]
+        fnty = ir.FunctionType(ir.VoidType(), [v.type for v in values])
+        builder.call(builder.inttoptr(pointer, fnty.as_pointer()), values)
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+#: void mj_step(const mjModel* m, mjData* d)
+MJ_STEP = address("mj_step")
+#: void mj_forward(const mjModel* m, mjData* d)
+MJ_FORWARD = address("mj_forward")
+#: void mj_setState(const mjModel* m, mjData* d, const mjtNum* state, int sig)
+MJ_SET_STATE = address("mj_setState")
+STATE_TIME = int(mujoco.mjtState.mjSTATE_TIME)
+
+
 class CFunction(types.WrapperAddressProtocol):
-    """A C function of libmujoco with a numba signature."""
+    """A C function of libmujoco with a numba signature, passed as a first-class function
+    (numba types such an argument on every call, which costs far more than an integer)."""
 
     def __init__(self, name: str, signature):
         self.name = name
@@ -48,13 +84,3 @@ class CFunction(types.WrapperAddressProtocol):
     def signature(self):
         return self._signature
 
-
-_ptr = types.int64
-# void mj_step(const mjModel* m, mjData* d)
-mj_step = CFunction("mj_step", types.void(_ptr, _ptr))
-# void mj_forward(const mjModel* m, mjData* d)
-mj_forward = CFunction("mj_forward", types.void(_ptr, _ptr))
-# void mj_setState(const mjModel* m, mjData* d, const mjtNum* state, int sig)
-mj_set_state = CFunction("mj_setState", types.void(_ptr, _ptr, types.uint64, types.int32))
-
-STATE_TIME = int(mujoco.mjtState.mjSTATE_TIME)

@@ -61,7 +61,7 @@ class RolloutPool:
         lay, b = self.layout, self.batch
         for i in range(worker, n, stride):
             b.status[i] = rollout(
-                mjc.mj_step, mjc.mj_forward, mjc.mj_set_state,
+                mjc.MJ_STEP, mjc.MJ_FORWARD, mjc.MJ_SET_STATE,
                 self.model._address, d._address, d.qpos, d.qvel, d.act, d.ctrl, d.sensordata,
                 d.qacc_warmstart, d.warning.number, lay.jnt_type, lay.jnt_qposadr,
                 lay.jnt_dofadr, lay.ctrl_lo, lay.ctrl_hi, self.max_speed, time, qpos, qvel, act, dt,

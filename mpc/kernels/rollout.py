@@ -8,7 +8,7 @@ One call simulates T knots of the planning model from x0 at t0 with step dt:
 
 A rollout fails (status 1) when the state stops being finite, a speed exceeds ``max_speed`` or
 MuJoCo raised a warning (it resets the data after a bad acceleration, which would otherwise
-pass for a plausible state). ``mj_*`` are libmujoco functions (:mod:`mpc.mjc`); the arrays
+pass for a plausible state). ``mj_*`` are libmujoco function addresses (:mod:`mpc.mjc`); the arrays
 ``d_*`` are numpy views of the MjData whose address is ``d_ptr``; ``d_warnings`` is the view
 of its warning counters.
 """
@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit
 
 from mpc.kernels.policy import policy_action
-from mpc.mjc import STATE_TIME
+from mpc.mjc import STATE_TIME, call_void
 
 OK = 0
 DIVERGED = 1
@@ -34,7 +34,7 @@ def rollout(mj_step, mj_forward, mj_set_state,
             out_time, out_qpos, out_qvel, out_act, out_ctrl, out_sensordata, out_warmstart):
     clock = np.empty(1)
     clock[0] = t0
-    mj_set_state(m_ptr, d_ptr, clock.ctypes.data, np.int32(STATE_TIME))
+    call_void(mj_set_state, m_ptr, d_ptr, clock.ctypes.data, np.int32(STATE_TIME))
     d_qpos[:] = qpos0
     d_qvel[:] = qvel0
     d_act[:] = act0
@@ -54,9 +54,9 @@ def rollout(mj_step, mj_forward, mj_set_state,
             return DIVERGED
         d_ctrl[:] = out_ctrl[i]
         if i < horizon - 1:
-            mj_step(m_ptr, d_ptr)
+            call_void(mj_step, m_ptr, d_ptr)
         else:
-            mj_forward(m_ptr, d_ptr)
+            call_void(mj_forward, m_ptr, d_ptr)
         out_sensordata[i] = d_sensordata
         out_warmstart[i] = d_warmstart
         if d_warnings.sum() != warnings:

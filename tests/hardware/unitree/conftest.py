@@ -38,7 +38,7 @@ def fake_robot():
 @pytest.fixture
 def udp_bridge():
     """``udp_bridge(fake, **options)``: a UnitreeUdpPlant connected to ``fake``, with a short
-    startup ramp unless ``safety`` is given. The stale-state limit is loose (200 ms): fake
+    startup ramp unless ``safety`` is given. The stale-state limit is loose (500 ms): fake
     robot and bridge share one interpreter here, on a machine that may be busy; only the tests
     of that watchdog tighten it."""
     from hardware.unitree_udp import UnitreeUdpPlant
@@ -46,7 +46,7 @@ def udp_bridge():
     made = []
 
     def connect(fake: FakeRobot, prepare: bool = True, **options):
-        options.setdefault("safety", SafetyConfig(ramp_time=0.3, state_timeout=0.2))
+        options.setdefault("safety", SafetyConfig(ramp_time=0.3, state_timeout=0.5))
         plant = UnitreeUdpPlant(fake.robot, robot_ip="127.0.0.1", robot_port=fake.port,
                                 local_port=free_udp_port(), link_process=False, **options)
         made.append(plant)

@@ -18,7 +18,7 @@ from hardware.unitree import sdk2_types as st
 from hardware.unitree_dds import UnitreeDdsPlant
 
 # Tests of other behaviour tolerate a loaded machine; the stale-state tests tighten this.
-FAST = dict(ramp_time=0.4, state_timeout=0.2)
+FAST = dict(ramp_time=0.4, state_timeout=0.5)
 
 
 def dds_bridge(name: str, domain: int, **options) -> UnitreeDdsPlant:
@@ -33,10 +33,10 @@ def test_exchanges_lowstate_and_lowcmd_with_a_separate_process():
                                "--domain-id", str(domain)])
     try:
         plant = dds_bridge("go2", domain, connect_timeout=20.0,  # a gentle stand-up
-                           safety=SafetyConfig(ramp_time=1.0, state_timeout=0.2))
+                           safety=SafetyConfig(ramp_time=1.0, state_timeout=0.5))
         try:
             plant.prepare()
-            time.sleep(0.5)
+            time.sleep(1.5)
             state = plant.read_state()
             home = plant.map.home[plant.map.actuator_slots]
             assert np.max(np.abs(state.qpos[7:] - home)) < 0.25  # PD under the robot's weight
@@ -56,7 +56,7 @@ def test_exchanges_lowstate_and_lowcmd_with_a_separate_process():
 def test_stale_state_commands_damping_within_50_ms(fake_robot):
     fake = fake_robot("go2", "dds")
     plant = dds_bridge("go2", fake_domain(fake), safety=SafetyConfig(ramp_time=0.2,
-                                                                     state_timeout=0.2))
+                                                                     state_timeout=0.5))
     try:
         plant.prepare()
         plant.safety.state_timeout = 0.02  # tight only now: a busy machine may stall startup
@@ -88,7 +88,7 @@ def test_bad_state_checksums_are_dropped_and_counted(fake_robot):
 def test_h1_legs_by_torque_upper_body_held_torques_clamped(fake_robot, caplog):
     fake = fake_robot("h1", "dds", start="standing", gantry=True)
     plant = dds_bridge("h1", fake_domain(fake), safety=SafetyConfig(ramp_time=0.2,
-                                                                    state_timeout=0.2))
+                                                                    state_timeout=0.5))
     try:
         plant.prepare()
         m = plant.map

@@ -36,7 +36,7 @@ def test_ramps_from_lying_to_home_and_holds(name, fake_robot, udp_bridge):
 
 def test_stale_state_commands_damping_within_50_ms(fake_robot, udp_bridge):
     fake = fake_robot("go1")
-    plant = udp_bridge(fake, safety=SafetyConfig(ramp_time=0.2, state_timeout=0.2))
+    plant = udp_bridge(fake, safety=SafetyConfig(ramp_time=0.2, state_timeout=0.5))
     plant.safety.state_timeout = 0.02  # tight only now: a busy machine may stall the startup
     time.sleep(0.2)
     stopped = fake.stop_publishing()
@@ -78,7 +78,7 @@ def test_nan_from_the_controller_never_reaches_the_wire(fake_robot, udp_bridge):
 
 def test_out_of_range_targets_and_gains_are_clamped_and_logged(fake_robot, udp_bridge, caplog):
     fake = fake_robot("a1")
-    limits = SafetyConfig(ramp_time=0.3, state_timeout=0.2, max_kp=120.0, max_kd=4.0)
+    limits = SafetyConfig(ramp_time=0.3, state_timeout=0.5, max_kp=120.0, max_kd=4.0)
     plant = udp_bridge(fake, kp=[400.0], kd=[20.0], safety=limits)
     m = plant.map
     ctrl = m.home[m.actuator_slots].copy()
@@ -98,7 +98,7 @@ def test_out_of_range_targets_and_gains_are_clamped_and_logged(fake_robot, udp_b
 
 def test_silent_controller_means_damping(fake_robot, udp_bridge):
     fake = fake_robot("a1")
-    limits = SafetyConfig(ramp_time=0.2, state_timeout=0.2, command_timeout=0.05)
+    limits = SafetyConfig(ramp_time=0.2, state_timeout=0.5, command_timeout=0.05)
     plant = udp_bridge(fake, safety=limits)
     plant.send(plant.map.home[plant.map.actuator_slots])
     assert wait_for(lambda: plant.damping_reason is not None, 1.0)
@@ -130,7 +130,7 @@ def test_tilt_tripwire(fake_robot, udp_bridge):
 
 def test_dry_run_sends_no_motion(fake_robot, udp_bridge):
     fake = fake_robot("a1")
-    plant = udp_bridge(fake, safety=SafetyConfig(dry_run=True, state_timeout=0.2))
+    plant = udp_bridge(fake, safety=SafetyConfig(dry_run=True, state_timeout=0.5))
     plant.send(plant.map.home[plant.map.actuator_slots])
     time.sleep(0.2)
     c = commands(fake)

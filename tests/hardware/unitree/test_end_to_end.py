@@ -16,7 +16,7 @@ from unitree_helpers import ROOT, domain_id, free_udp_port, start_fake_process
 # Standing, so that a plan that comes late is still safe to follow, and limits that survive a
 # busy 2-core machine (there a planner iteration has taken over a second and the feedback loop
 # has paused for half a second); the watchdogs' own timing is tested elsewhere.
-TOLERANT = ["task.gait=stand", "safety.state_timeout=0.2", "safety.command_timeout=2.0",
+TOLERANT = ["task.gait=stand", "safety.state_timeout=0.5", "safety.command_timeout=2.0",
             "runtime.policy_timeout=3.0", "safety.ramp_time=1.0"]
 
 

@@ -23,7 +23,7 @@ def at_fake(fake, tmp_path, *sets: str) -> list[str]:
     tolerate a busy machine (the watchdogs' own timing is tested on the bridge directly)."""
     out = ["--out", str(tmp_path / "run"), "--set", "plant.robot_ip=127.0.0.1",
            "--set", f"plant.robot_port={fake.port}", "--set", f"plant.local_port={free_udp_port()}",
-           "--set", "safety.ramp_time=0.5", "--set", "safety.state_timeout=0.2",
+           "--set", "safety.ramp_time=0.5", "--set", "safety.state_timeout=0.5",
            "--set", "runtime.policy_timeout=2.0", "--set", "safety.command_timeout=0.5"]
     for s in sets:
         out += ["--set", s]
@@ -139,7 +139,7 @@ def test_dds_config_against_fake_process(tmp_path):
                        str(tmp_path / "run"), "--set", "plant.interface=lo", "--set",
                        f"plant.domain_id={domain}", "--set",
                        "plant.release_motion_service=false", "--set", "plant.connect_timeout=20",
-                       "--set", "safety.state_timeout=0.2", "--set", "runtime.policy_timeout=2",
+                       "--set", "safety.state_timeout=0.5", "--set", "runtime.policy_timeout=2",
                        "--set", "safety.command_timeout=0.5")
         _out, err = proc.communicate(timeout=400)
     finally:

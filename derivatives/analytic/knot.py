@@ -37,6 +37,7 @@ from derivatives.analytic.sensor import sensor_jacobians
 from derivatives.analytic.step import discrete_jacobians
 
 OK, UNSUPPORTED_CONTACT, NOT_POSITIVE_DEFINITE, NOT_FINITE, SINGULAR_FRAME = 0, 1, 2, 3, 4
+APPLIED_FORCES = 5
 
 #: Scalars of the model bundle's ``params`` array.
 P_TIMESTEP, P_GRAVITY, P_IMPRATIO, P_IMPLICITFAST, P_ACTUATION = 0, 1, 4, 5, 6
@@ -55,7 +56,7 @@ MODEL_FIELDS = (
 DATA_FIELDS = (
     "qvel", "qacc", "ctrl", "cdof", "cdof_dot", "cinert", "cvel", "subtree_com", "xpos", "xmat",
     "xipos", "ximat", "geom_xpos", "geom_xmat", "site_xpos", "site_xmat", "M",
-    "actuator_length", "actuator_velocity", "actuator_force", "sensordata",
+    "actuator_length", "actuator_velocity", "actuator_force", "sensordata", "xfrc_applied",
 )
 
 
@@ -107,7 +108,8 @@ def linearize_knot(mb, db, efc_type, efc_id, efc_J_flat, efc_pos, efc_margin, ef
     """Fill A, B (and C, D when ``with_sensors``) at the forward-pass data; returns a status:
     OK, UNSUPPORTED_CONTACT (a contact the recipe does not cover is active; its index goes to
     ``info[0]``), SINGULAR_FRAME (a capsule's turning friction frame is singular; index in
-    ``info[0]``), NOT_POSITIVE_DEFINITE or NOT_FINITE (a result is not finite)."""
+    ``info[0]``), NOT_POSITIVE_DEFINITE, NOT_FINITE (a result is not finite) or
+    APPLIED_FORCES (``xfrc_applied`` is set: its configuration derivative is not covered)."""
     nv = db.qvel.shape[0]
     nu = db.ctrl.shape[0]
     nefc = efc_type.shape[0]
@@ -115,6 +117,11 @@ def linearize_knot(mb, db, efc_type, efc_id, efc_J_flat, efc_pos, efc_margin, ef
     params = mb.params
     h = params[P_TIMESTEP]
     efc_J = efc_J_flat.reshape(nefc, nv)
+    xfrc = db.xfrc_applied
+    for b in range(xfrc.shape[0]):
+        for i in range(6):
+            if xfrc[b, i] != 0.0:
+                return APPLIED_FORCES
 
     # --- constraints at the solution ---------------------------------------------------------
     contact_adr = np.empty(ncon, dtype=np.int64)

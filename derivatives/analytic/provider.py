@@ -12,8 +12,8 @@ announced once with an :class:`AnalyticFallbackWarning`:
 * the whole model, if :func:`.gate.unsupported_features` names anything;
 * one knot, if a contact the recipe does not cover is active there (two moving bodies, a
   geometry other than sphere, capsule or box against a static plane, or an upright capsule
-  under a pyramidal cone), if ``xfrc_applied`` is set (single-knot calls), if a system matrix
-  is not positive definite or if a result is not finite.
+  under a pyramidal cone), if ``xfrc_applied`` is set, if a system matrix is not positive
+  definite or if a result is not finite.
 
 The model's constants (masses, actuator and sensor parameters, ...) are read when the provider
 is built: build a new one after changing them. Its options (timestep, gravity, integrator,
@@ -33,6 +33,7 @@ import numpy as np
 
 from derivatives.analytic import gate
 from derivatives.analytic.knot import (
+    APPLIED_FORCES,
     DATA_FIELDS,
     MODEL_FIELDS,
     NOT_FINITE,
@@ -130,11 +131,11 @@ def model_tables(m: mujoco.MjModel) -> dict[str, np.ndarray]:
     return dict(zip(MODEL_FIELDS, values, strict=True))
 
 
-def _options(m: mujoco.MjModel) -> tuple:
-    """The options the tables and the gate depend on."""
-    o = m.opt
+def _options(o, gravity: np.ndarray) -> tuple:
+    """The options (``mjModel.opt`` and a view of its gravity) the tables and gate depend on."""
     return (o.timestep, o.integrator, o.cone, o.jacobian, o.disableflags, o.enableflags,
-            o.noslip_iterations, o.impratio, o.density, o.viscosity, *o.gravity)
+            o.noslip_iterations, o.impratio, o.density, o.viscosity, gravity[0], gravity[1],
+            gravity[2])
 
 
 class _Worker:
@@ -185,12 +186,13 @@ class AnalyticProvider(DerivativeProvider):
         self._state = np.empty(mujoco.mj_stateSize(model, _INTEGRATION))
         self._workers = [_Worker(model) for _ in range(self.threads)]
         self._executor = ThreadPoolExecutor(self.threads) if self.threads > 1 else None
+        self._opt, self._gravity = model.opt, model.opt.gravity
         self._configure()
 
     def _configure(self) -> None:
         """Gate the model and build its tables (again, if its options changed)."""
         m = self.model
-        self._options = _options(m)
+        self._options = _options(self._opt, self._gravity)
         #: Model features outside the recipe; non-empty means every knot uses fd.
         self.unsupported = gate.unsupported_features(m)
         #: Geom pairs that may touch but are not covered (linearized by fd where they do).
@@ -210,7 +212,7 @@ class AnalyticProvider(DerivativeProvider):
         self._sensors = m.nsensordata > 0 and not m.opt.disableflags & int(_D.mjDSBL_SENSOR)
 
     def _check_options(self) -> None:
-        if _options(self.model) != self._options:
+        if _options(self._opt, self._gravity) != self._options:
             self._configure()
 
     @property
@@ -223,11 +225,6 @@ class AnalyticProvider(DerivativeProvider):
         self._check_options()
         if self._fd is not None:
             self._fd.linearize(data, A, B, C, D)
-            return
-        if np.any(data.xfrc_applied):
-            self._warn("xfrc", "xfrc_applied is not covered by the analytic derivatives; "
-                       "such knots are linearized by finite differences (mjd_transitionFD)")
-            self._finite_differences(data, A, B, C, D)
             return
         with self._lock:
             w = self._single
@@ -302,6 +299,9 @@ class AnalyticProvider(DerivativeProvider):
                            "or anisotropic cone, where MuJoCo's contact frame turns "
                            "discontinuously; such knots are linearized by finite differences "
                            "(mjd_transitionFD)")
+            elif status == APPLIED_FORCES:
+                self._warn("xfrc", "xfrc_applied is not covered by the analytic derivatives; "
+                           "such knots are linearized by finite differences (mjd_transitionFD)")
             elif status == NOT_FINITE:
                 self._warn("finite", "the closed form gave a non-finite Jacobian; such knots "
                            "are linearized by finite differences (mjd_transitionFD)")

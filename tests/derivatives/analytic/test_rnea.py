@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import mujoco
 import numpy as np
+import pinocchio as pin
 import pytest
 from analytic_oracles import (
     floating_chain_model,
@@ -89,7 +90,6 @@ def test_free_translation_columns_vanish(rng):
 
 
 # --- Pinocchio ---------------------------------------------------------------------------------
-pin = pytest.importorskip("pinocchio")
 
 
 def _quat_matrix(q):

@@ -12,6 +12,9 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test,dev]'
+	# Unitree's Go1 SDK, the independent peer of the legacy UDP interop tests; its declared
+	# dependencies are build tools, so it is installed on its own without them.
+	$(BIN)/python -m pip install --quiet --no-deps unitree-legged-sdk==3.8.20231105
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 

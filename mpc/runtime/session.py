@@ -104,7 +104,8 @@ class Session:
             self.counters.policy_age.append(self.feedback.last_age)
 
     def observe(self, state: PlantState) -> bool:
-        """Record and check the state; returns False when the run must stop (a fall)."""
+        """Record and check the state; returns False when the run must stop (a fall). A dry
+        run commands nothing, so a robot lying on its side is not a reason to stop it."""
         if state.time + 1e-9 >= self._next_record:
             self._next_record += self._record_period
             contacts = (self.plant.foot_contacts() if hasattr(self.plant, "foot_contacts")
@@ -115,7 +116,7 @@ class Session:
             self.fell = self.task.fall_reason(state.qpos)
             if self.fell is not None:
                 log.error("robot fell at t=%.3f s: %s", state.time, self.fell)
-                return False
+                return bool(self.cfg.safety.get("dry_run", False))
         return True
 
     # --- measurements ----------------------------------------------------------------------
@@ -143,8 +144,8 @@ class Session:
             if self.loop_wall_time > 0 else None,
             "fell": self.fell is not None,
             "fell_reason": self.fell,
-            "damping_reason": getattr(self.plant, "damping_reason", None)
-            if self.feedback.stopped else None,
+            # summarized before the plant is closed: any reason here is a trip during the run
+            "damping_reason": getattr(self.plant, "damping_reason", None),
             "goal": self.goal_final.tolist(),
             "goal_distance_start_m": round(self.goal_distance_start, 4),
             "goal_distance_end_m": round(self.goal_distance(state.qpos), 4),

@@ -44,3 +44,21 @@ def test_same_seed_same_result(tmp_path):
     _c, sc = run(tmp_path / "c", 0.2, "plant.init_noise=0.02", "runtime.seed=4")
     np.testing.assert_array_equal(sa["state_qpos"], sb["state_qpos"])
     assert not np.array_equal(sa["state_qpos"], sc["state_qpos"])
+
+
+@pytest.mark.parametrize("dry_run", [False, True])
+def test_a_fall_stops_the_run_except_in_a_dry_run(tmp_path, dry_run):
+    """Nothing is commanded in a dry run (the robot may lie on a table or hang on a gantry),
+    so a fall is recorded but does not end it."""
+    from mpc.plant_base import PlantState
+
+    cfg = load_config("configs/a1_trot.yaml", ["runtime.mode=lockstep",
+                                                f"safety.dry_run={str(dry_run).lower()}"])
+    session = Session(cfg, tmp_path)
+    state = session.plant.read_state()
+    lying = state.qpos.copy()
+    lying[2] = 0.05
+    keep_going = session.observe(PlantState(state.time, lying, state.qvel, state.act))
+    session.close("lockstep")
+    assert session.fell is not None
+    assert keep_going == dry_run

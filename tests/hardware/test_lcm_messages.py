@@ -67,27 +67,45 @@ def test_state_and_command_round_trip(lcm_transport):
     assert back.kp == tuple(cmd.kp) and back.damping == 1 and back.state_seq == 7
 
 
+def _recorded(log: Path, channel: str) -> list:
+    """Events of ``channel`` in the log written so far (an empty or absent log: none)."""
+    if not log.exists() or log.stat().st_size == 0:
+        return []
+    return [e for e in lcm.EventLog(str(log), "r") if e.channel == channel]
+
+
+def _handshake(url: str, log: Path, payload: bytes, timeout: float = 30.0) -> None:
+    """Publish ``payload`` on TEST_PROBE until the logger has written it: the logger has
+    joined the group (first call) or has written everything sent before (last call)."""
+    link = lcm.LCM(url)
+    deadline = time.monotonic() + timeout
+    while not any(e.data == payload for e in _recorded(log, "TEST_PROBE")):
+        assert time.monotonic() < deadline, "lcm-logger recorded nothing"
+        link.publish("TEST_PROBE", payload)
+        time.sleep(0.05)
+
+
 def test_telemetry_of_a_planner_run_recorded_by_lcm_logger(udpm_url, tmp_path):
     """A short lockstep simulation publishes telemetry; LCM's own logger (another process)
     records it, and the log decodes to the run's iterations and plans."""
     log = tmp_path / "telemetry.lcmlog"
     logger = subprocess.Popen([str(Path(sys.executable).parent / "lcm-logger"), "-l", udpm_url,
-                               "-c", "TEST_TELEMETRY", "-f", str(log)],
+                               "-c", "TEST_(TELEMETRY|PROBE)", "-f", str(log)],
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         cfg = load_config("configs/a1_trot.yaml", [
             "runtime.mode=lockstep", f"telemetry.lcm_url={udpm_url}",
             "telemetry.channel=TEST_TELEMETRY"])
-        time.sleep(0.5)  # the logger has joined the group
+        _handshake(udpm_url, log, b"start")
         session = Session(cfg, tmp_path / "run")
         run_lockstep(session, 0.2)
         nominal = session.planner.nominal
         session.close("lockstep")
-        time.sleep(0.3)
+        _handshake(udpm_url, log, b"end")
     finally:
         logger.terminate()
         logger.wait(timeout=5)
-    events = list(lcm.EventLog(str(log), "r"))
+    events = _recorded(log, "TEST_TELEMETRY")
     msgs = [planner_telemetry_t.decode(e.data) for e in events]
     assert session.telemetry.published == len(msgs) == 10  # 0.2 s at 50 Hz, none lost
     iterations = [m.iteration for m in msgs]

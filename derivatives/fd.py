@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 import mujoco
-import numpy as np
 
 from derivatives.counter import add_fd_evaluations
 from derivatives.provider_base import DerivativeProvider, Linearization, load_knot

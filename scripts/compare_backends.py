@@ -251,10 +251,22 @@ def summarize(variants: list[Variant], results: dict[str, list[dict]]) -> list[d
             "B_err_max": _sig(_stat(np.max, err_b)),
             "load_1min": round(median_of_runs("load_1min"), 2),
         })
-    fd_ms = {r["skip"]: r["derivative_ms"] for r in rows if r["backend"] == "fd"}
-    for r in rows:
-        base = fd_ms.get(r["skip"])
-        r["speedup_vs_fd"] = round(base / r["derivative_ms"], 2) if base else float("nan")
+    # Speed-up against fd at the same skip, two ways: ratio of the pooled medians, and the
+    # median over cases of the per-case ratio (runs of one case are adjacent in time, so this
+    # one cancels most of the load drift of a shared machine).
+    fd_of_skip = {v.skip: v.name for v in variants if v.backend == "fd"
+                  and v.name == ("fd" if v.skip == 1 else f"fd skip {v.skip}")}
+    for v, r in zip(variants, rows, strict=True):
+        base = fd_of_skip.get(v.skip)
+        if base is None:
+            r["speedup_vs_fd"] = r["speedup_vs_fd_paired"] = float("nan")
+            continue
+        base_ms = next(x["derivative_ms"] for x in rows if x["variant"] == base)
+        r["speedup_vs_fd"] = round(base_ms / r["derivative_ms"], 2)
+        ratios = [b["row"]["derivative_ms_median"] / x["row"]["derivative_ms_median"]
+                  for b, x in zip(results[base], results[v.name], strict=True)
+                  if "error" not in b and "error" not in x]
+        r["speedup_vs_fd_paired"] = round(_stat(np.median, ratios), 2)
     return rows
 
 

@@ -357,6 +357,7 @@ def main() -> None:
     p.add_argument("--out", default="bench_results/backends")
     args = p.parse_args()
 
+    commit = git_commit()  # the code that runs, even if HEAD moves during the runs
     backends = args.backends or derivatives.available()
     variants = make_variants(backends, args.skip, args.threads)
     variants += [parse_variant(text, args.threads) for text in args.variant]
@@ -397,7 +398,7 @@ def main() -> None:
         "goals": args.goals, "init_noise": args.init_noise, "threads": args.threads,
         "cpus": os.cpu_count(), "load_1min_median": float(np.median(
             [r["load_1min"] for r in runs if "load_1min" in r] or [np.nan])),
-        "commit": git_commit(), "date": datetime.datetime.now().isoformat(timespec="seconds"),
+        "commit": commit, "date": datetime.datetime.now().isoformat(timespec="seconds"),
         "not_run": sorted({"fd", "wasp", "analytic"} - set(backends)),
     }
     drew = plot(out / "backends.png", variants, results)

@@ -99,6 +99,9 @@ def _run(args: argparse.Namespace) -> int:
 
     from mpc.runtime.session import Session
 
+    if not args.quiet and not _kernels_cached():
+        console.print("[dim]First run: compiling the planner's numba kernels (a minute or two; "
+                      "cached for later runs)...[/]")
     try:
         session = Session(cfg, run_dir)
     except (ValueError, OSError) as e:
@@ -164,6 +167,18 @@ def _plant_stop_reason(session) -> str | None:
 def _plant_running(session) -> bool:
     """Ends the run once a hardware plant has tripped: nothing more is sent after damping."""
     return _plant_stop_reason(session) is None
+
+
+def _kernels_cached() -> bool:
+    """Whether numba has cached the rollout kernel (the first to compile) on disk."""
+    import glob
+    import os
+
+    from mpc.kernels import rollout
+
+    # next to the module, or mirrored below NUMBA_CACHE_DIR
+    folder = os.environ.get("NUMBA_CACHE_DIR") or os.path.dirname(rollout.__file__)
+    return bool(glob.glob(os.path.join(folder, "**", "rollout.rollout-*.nbi"), recursive=True))
 
 
 def _route_mujoco_warnings() -> None:

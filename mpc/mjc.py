@@ -18,7 +18,6 @@ import glob
 import os
 
 import mujoco
-import numba.experimental.function_type  # noqa: F401  (registers typeof for the protocol)
 from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
@@ -60,27 +59,33 @@ def call_void(typingctx, function, *args):
     return sig, codegen
 
 
+@intrinsic
+def pointer(typingctx, address):
+    """``pointer(address)`` in a numba kernel is the integer ``address`` as a ``void*``, for
+    ``numba.carray(pointer(address), shape, dtype)``: an array over memory that libmujoco
+    owns (arrays whose address changes from one forward pass to the next, such as
+    ``mjData.efc_J``)."""
+    if not isinstance(address, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, llargs):
+        return builder.inttoptr(llargs[0], ir.IntType(8).as_pointer())
+
+    return types.voidptr(address), codegen
+
+
 #: void mj_step(const mjModel* m, mjData* d)
 MJ_STEP = address("mj_step")
 #: void mj_forward(const mjModel* m, mjData* d)
 MJ_FORWARD = address("mj_forward")
 #: void mj_setState(const mjModel* m, mjData* d, const mjtNum* state, int sig)
 MJ_SET_STATE = address("mj_setState")
+#: void mj_stepSkip(const mjModel* m, mjData* d, int skipstage, int skipsensor): exported by
+#: libmujoco but not declared in mujoco.h; the step mjd_transitionFD takes for every nudge.
+MJ_STEP_SKIP = address("mj_stepSkip")
+#: void mj_differentiatePos(const mjModel* m, mjtNum* qvel, mjtNum dt, const mjtNum* qpos1,
+#:                          const mjtNum* qpos2)
+MJ_DIFFERENTIATE_POS = address("mj_differentiatePos")
+#: void mj_integratePos(const mjModel* m, mjtNum* qpos, const mjtNum* qvel, mjtNum dt)
+MJ_INTEGRATE_POS = address("mj_integratePos")
 STATE_TIME = int(mujoco.mjtState.mjSTATE_TIME)
-
-
-class CFunction(types.WrapperAddressProtocol):
-    """A C function of libmujoco with a numba signature, passed as a first-class function
-    (numba types such an argument on every call, which costs far more than an integer)."""
-
-    def __init__(self, name: str, signature):
-        self.name = name
-        self._address = ctypes.cast(getattr(_lib, name), ctypes.c_void_p).value
-        self._signature = signature
-
-    def __wrapper_address__(self) -> int:
-        return self._address
-
-    def signature(self):
-        return self._signature
-

@@ -30,10 +30,10 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 from numba import njit
-from numba.core.dispatcher import Dispatcher
 
 from derivatives.wasp.basis import ACT, CTRL, QPOS, QVEL
 from derivatives.wasp.update import agrees, replace_column
+from mpc.mjc import call_void
 
 _STATE_TIME = int(mujoco.mjtState.mjSTATE_TIME)
 _STAGE_NONE = int(mujoco.mjtStage.mjSTAGE_NONE)
@@ -47,13 +47,13 @@ def _step(mj, m_ptr, d_ptr, d_qpos, d_qvel, d_act, d_ctrl, d_warmstart, clock,
     """Load (time, state, ctrl, warm start) into the data and take one mj_stepSkip."""
     step_skip, _, _, set_state = mj
     clock[0] = time
-    set_state(m_ptr, d_ptr, clock.ctypes.data, np.int32(_STATE_TIME))
+    call_void(set_state, m_ptr, d_ptr, clock.ctypes.data, np.int32(_STATE_TIME))
     d_qpos[:] = qpos
     d_qvel[:] = qvel
     d_act[:] = act
     d_ctrl[:] = ctrl
     d_warmstart[:] = warmstart
-    step_skip(m_ptr, d_ptr, np.int32(skip), np.int32(0))
+    call_void(step_skip, m_ptr, d_ptr, np.int32(skip), np.int32(0))
 
 
 @njit(cache=True, nogil=True)
@@ -78,8 +78,7 @@ def _jvp(mj, m_ptr, positions_are_vectors, eps, base_qpos, base_rest, base_senso
         for i in range(nq):
             f[i] = inv * (qpos[i] - base_qpos[i])
     else:
-        differentiate_pos = mj[1]
-        differentiate_pos(m_ptr, f.ctypes.data, eps, base_qpos.ctypes.data, qpos.ctypes.data)
+        call_void(mj[1], m_ptr, f.ctypes.data, eps, base_qpos.ctypes.data, qpos.ctypes.data)
     for i in range(base_rest.shape[0]):
         f[nv + i] = inv * (rest[i] - base_rest[i])
     off = nv + base_rest.shape[0]
@@ -160,8 +159,8 @@ def linearize_knots(mj, m_ptr, d_ptr, d_qpos, d_qvel, d_act, d_ctrl, d_warmstart
                     for i in range(nv):
                         x_v[i] += eps * directions[col, lo + i]
                 else:
-                    integrate_pos = mj[2]
-                    integrate_pos(m_ptr, x_q.ctypes.data, directions[col, lo:hi].ctypes.data, eps)
+                    call_void(mj[2], m_ptr, x_q.ctypes.data,
+                              directions[col, lo:hi].ctypes.data, eps)
                 _step(mj, m_ptr, d_ptr, d_qpos, d_qvel, d_act, d_ctrl, d_warmstart, clock, time[t],
                       x_q, x_v, x_a, x_u, warmstart[t], skip)
                 _record(d_qpos, d_qvel, d_act, d_sensordata, next_q, next_r, next_s)
@@ -183,28 +182,3 @@ def linearize_knots(mj, m_ptr, d_ptr, d_qpos, d_qvel, d_act, d_ctrl, d_warmstart
         out_C[t] = D[t, nx:, :nx]
         out_D[t] = D[t, nx:, nx:]
         simulations[t] = count
-
-
-class FixedTypeCall:
-    """Calls a numba kernel through the compiled entry point of its first call's types.
-
-    numba's dispatcher types every argument on every call, and typing first-class function
-    arguments (the libmujoco functions) cost 0.3-1.5 ms a call on this machine: as much as a
-    warm knot. The caller must pass arguments of the same types on every call (same dtypes,
-    ranks, C-contiguous and writeable arrays, same scalar types): then the first call goes
-    through the dispatcher (compiling or loading from the disk cache) and the others straight
-    to the machine code.
-    """
-
-    def __init__(self, kernel: Dispatcher):
-        self.kernel = kernel
-        self._entry = None
-
-    def __call__(self, *args) -> None:
-        if self._entry is not None:
-            self._entry(*args)
-            return
-        self.kernel(*args)
-        compiled = self.kernel.overloads.get(tuple(self.kernel.typeof_pyval(a) for a in args))
-        if compiled is not None:  # otherwise keep dispatching
-            self._entry = compiled.entry_point

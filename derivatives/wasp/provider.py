@@ -37,7 +37,7 @@ from derivatives.wasp.basis import (
     packed_directions,
 )
 from derivatives.wasp.cache import WaspCache
-from derivatives.wasp.kernel import FixedTypeCall, linearize_knots
+from derivatives.wasp.kernel import linearize_knots
 from derivatives.wasp.mujoco_c import FUNCTIONS
 from mpc.trajectory import Trajectory
 
@@ -103,7 +103,6 @@ class WaspProvider(DerivativeProvider):
         self.single = WaspCache(outputs, inputs, len(BLOCKS), capacity=1)  # linearize()
         self._simulations = np.zeros(0, dtype=np.int64)
         self._datas = [mujoco.MjData(model) for _ in range(self.threads)]
-        self._kernel = FixedTypeCall(linearize_knots)
         self._executor = ThreadPoolExecutor(self.threads) if self.threads > 1 else None
 
     # --- the provider interface -----------------------------------------------------------
@@ -158,16 +157,10 @@ class WaspProvider(DerivativeProvider):
     # --------------------------------------------------------------------------------------
     def _run(self, worker: int, knots: np.ndarray, traj: Trajectory, cache: WaspCache,
              out: Linearization, simulations: np.ndarray) -> None:
-        # FixedTypeCall needs the same argument types on every call: normalize the inputs
-        # (no copy when they already fit) and refuse outputs that would need one.
-        for a, dtype in ((out.A, np.float64), (out.B, np.float64), (out.C, np.float64),
-                         (out.D, np.float64), (simulations, np.int64)):
-            if not (a.dtype == dtype and a.flags.c_contiguous and a.flags.writeable):
-                raise ValueError("wasp: outputs must be writeable C-contiguous arrays")
         d = self._datas[worker]
         f64 = _float64
-        self._kernel(
-            FUNCTIONS, np.uint64(self.model._address), np.uint64(d._address), d.qpos, d.qvel,
+        linearize_knots(
+            FUNCTIONS, self.model._address, d._address, d.qpos, d.qvel,
             d.act, d.ctrl, d.qacc_warmstart, d.sensordata, np.require(knots, np.int64, "C"),
             f64(traj.time), f64(traj.qpos), f64(traj.qvel), f64(traj.act), f64(traj.ctrl),
             f64(traj.warmstart), self._ctrl_lo, self._ctrl_hi, self.eps, self.directions,
@@ -176,5 +169,6 @@ class WaspProvider(DerivativeProvider):
 
 
 def _float64(x: np.ndarray) -> np.ndarray:
-    """x as a writeable C-contiguous float64 array (itself when it already is one)."""
+    """x as a writeable C-contiguous float64 array (itself when it already is one), so the
+    kernel is compiled for one array layout."""
     return np.require(x, np.float64, ("C", "W"))

@@ -54,8 +54,9 @@ MODEL_FIELDS = (
     "sensor_dim", "sensor_cutoff", "params",
 )
 DATA_FIELDS = (
-    "qvel", "qacc", "ctrl", "cdof", "cdof_dot", "cinert", "cvel", "subtree_com", "xpos", "xmat",
-    "xipos", "ximat", "geom_xpos", "geom_xmat", "site_xpos", "site_xmat", "M",
+    "qpos", "qvel", "act", "qacc_warmstart", "qacc", "ctrl", "cdof", "cdof_dot", "cinert",
+    "cvel", "subtree_com", "xpos", "xmat", "xipos", "ximat", "geom_xpos", "geom_xmat",
+    "site_xpos", "site_xmat", "M",
     "actuator_length", "actuator_velocity", "actuator_force", "sensordata", "xfrc_applied",
 )
 
@@ -102,7 +103,7 @@ def _new_data_bundle(values):
 
 
 @njit(cache=True, nogil=True)
-def linearize_knot(mb, db, efc_type, efc_id, efc_J_flat, efc_pos, efc_margin, efc_D, efc_KBIP,
+def linearize_knot(mb, db, efc_type, efc_id, efc_J, efc_pos, efc_margin, efc_D, efc_KBIP,
                    efc_aref, contact_geom, contact_pos, contact_frame, contact_friction, A, B,
                    C, D, with_sensors, info):
     """Fill A, B (and C, D when ``with_sensors``) at the forward-pass data; returns a status:
@@ -116,7 +117,6 @@ def linearize_knot(mb, db, efc_type, efc_id, efc_J_flat, efc_pos, efc_margin, ef
     ncon = contact_geom.shape[0]
     params = mb.params
     h = params[P_TIMESTEP]
-    efc_J = efc_J_flat.reshape(nefc, nv)
     xfrc = db.xfrc_applied
     for b in range(xfrc.shape[0]):
         for i in range(6):

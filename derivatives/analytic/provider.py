@@ -1,9 +1,10 @@
 """The ``analytic`` derivative backend: exact A, B, C, D in closed form, no finite differences.
 
 Per knot: MuJoCo's forward pass (``mj_forward``, warm-started from the trajectory's solver
-acceleration) on a scratch ``MjData``, then one compiled call (:func:`.knot.linearize_knot`)
-that differentiates what it computed. Knots of a horizon are spread over worker threads, each
-with its own ``MjData``; both ``mj_forward`` and the kernel release the GIL.
+acceleration) on a scratch ``MjData``, then the closed form (:func:`.knot.linearize_knot`)
+that differentiates what it computed. A horizon's knots are split into one chunk per worker
+thread, each with its own ``MjData``, and each chunk is one compiled call
+(:func:`.horizon.linearize_knots`) that releases the GIL: no Python runs per knot.
 
 Fallbacks to finite differences (``mjd_transitionFD``, counted by
 :func:`derivatives.counter.fd_evaluations`) happen only where the recipe does not apply, each
@@ -32,6 +33,7 @@ import mujoco
 import numpy as np
 
 from derivatives.analytic import gate
+from derivatives.analytic.horizon import linearize_knots
 from derivatives.analytic.knot import (
     APPLIED_FORCES,
     DATA_FIELDS,
@@ -48,13 +50,14 @@ from derivatives.analytic.knot import (
     UNSUPPORTED_CONTACT,
     DataBundle,
     ModelBundle,
-    linearize_knot,
 )
+from derivatives.analytic.layout import data_layout
 from derivatives.analytic.passive import integrated_damping, passive_derivatives
 from derivatives.analytic.tables import TreeTables
 from derivatives.counter import add_fd_evaluations
 from derivatives.fd import FDProvider
-from derivatives.provider_base import DerivativeProvider, Linearization
+from derivatives.provider_base import DerivativeProvider, Linearization, load_knot
+from mpc.mjc import MJ_FORWARD
 from mpc.trajectory import Trajectory
 
 _D = mujoco.mjtDisableBit
@@ -139,24 +142,17 @@ def _options(o, gravity: np.ndarray) -> tuple:
 
 
 class _Worker:
-    """A scratch MjData, the bundle of its fixed-address arrays and a status buffer."""
+    """A scratch MjData and the bundle of its fixed-address arrays."""
 
     def __init__(self, model: mujoco.MjModel):
-        self.data = d = mujoco.MjData(model)
-        self.bundle = DataBundle(*(getattr(d, f) for f in DATA_FIELDS))
-        self.info = np.zeros(1, dtype=np.int64)
-        # views held once: each attribute access of MjData builds a new array
-        self.qpos, self.qvel, self.act, self.ctrl = d.qpos, d.qvel, d.act, d.ctrl
-        self.warmstart = d.qacc_warmstart
+        self.data = mujoco.MjData(model)
+        self.bundle = DataBundle(*(getattr(self.data, f) for f in DATA_FIELDS))
 
-    def load(self, trajectory: Trajectory, t: int) -> None:
-        """Knot t of ``trajectory`` into the scratch data (as ``provider_base.load_knot``)."""
-        self.data.time = trajectory.time[t]
-        self.qpos[:] = trajectory.qpos[t]
-        self.qvel[:] = trajectory.qvel[t]
-        self.act[:] = trajectory.act[t]
-        self.ctrl[:] = trajectory.ctrl[t]
-        self.warmstart[:] = trajectory.warmstart[t]
+
+def _float64(x: np.ndarray) -> np.ndarray:
+    """x as a C-contiguous float64 array (itself when it already is one), so the kernel is
+    compiled for one array layout."""
+    return np.require(x, np.float64, "C")
 
 
 class AnalyticProvider(DerivativeProvider):
@@ -179,9 +175,13 @@ class AnalyticProvider(DerivativeProvider):
         self._fd: FDProvider | None = None
         self._warned: set[str] = set()
         self._lock = threading.Lock()
-        nx = 2 * model.nv
-        self._no_c = np.zeros((model.nsensordata, nx))
-        self._no_d = np.zeros((model.nsensordata, model.nu))
+        nx, ns = 2 * model.nv, model.nsensordata
+        self._no_c = np.zeros((1, ns, nx))
+        self._no_d = np.zeros((1, ns, model.nu))
+        # the knot arrays of a call on data that already holds its knot (never read)
+        self._held = Trajectory(np.zeros(1), np.zeros((1, model.nq)), np.zeros((1, model.nv)),
+                                np.zeros((1, model.na)), np.zeros((1, model.nu)),
+                                np.zeros((1, ns)), np.zeros((1, model.nv)))
         self._single = _Worker(model)
         self._state = np.empty(mujoco.mj_stateSize(model, _INTEGRATION))
         self._workers = [_Worker(model) for _ in range(self.threads)]
@@ -193,8 +193,11 @@ class AnalyticProvider(DerivativeProvider):
         """Gate the model and build its tables (again, if its options changed)."""
         m = self.model
         self._options = _options(self._opt, self._gravity)
+        self._layout = data_layout(m)
         #: Model features outside the recipe; non-empty means every knot uses fd.
         self.unsupported = gate.unsupported_features(m)
+        if self._layout is None:
+            self.unsupported.append("this MuJoCo build's mjData layout (not recognised)")
         #: Geom pairs that may touch but are not covered (linearized by fd where they do).
         self.uncovered_pairs = gate.uncovered_contact_pairs(m)
         if self._fd is not None:
@@ -232,9 +235,10 @@ class AnalyticProvider(DerivativeProvider):
             # forces, mocap) in two calls
             mujoco.mj_getState(self.model, data, self._state, _INTEGRATION)
             mujoco.mj_setState(self.model, w.data, self._state, _INTEGRATION)
-            status = self._knot(w, A, B, C, D)
-            if status != OK:
-                self._finite_differences(w, A, B, C, D, status)
+            sensors = self._sensors and C is not None and D is not None
+            out = Linearization(A[None], B[None], self._no_c if C is None else C[None],
+                                self._no_d if D is None else D[None])
+            self._run(w, False, np.zeros(1, dtype=np.int64), self._held, out, sensors)
 
     # --- horizon ----------------------------------------------------------------------------
     def horizon(self, trajectory: Trajectory, knots: Sequence[int], out: Linearization) -> None:
@@ -243,71 +247,66 @@ class AnalyticProvider(DerivativeProvider):
             self._fd.horizon(trajectory, knots, out)
             self.last_simulations = self._fd.last_simulations
             return
-        knots = list(knots)
+        knots = np.asarray(knots, dtype=np.int64)
         if self._executor is None or len(knots) < 2:
-            counts = [self._work(0, knots, trajectory, out)]
+            counts = [self._run(self._workers[0], True, knots, trajectory, out, self._sensors)]
         else:
-            chunks = [knots[w :: self.threads] for w in range(self.threads)]
-            jobs = [self._executor.submit(self._work, w, chunk, trajectory, out)
-                    for w, chunk in enumerate(chunks) if chunk]
+            jobs = [self._executor.submit(self._run, w, True, knots[i :: self.threads],
+                                          trajectory, out, self._sensors)
+                    for i, w in enumerate(self._workers) if knots[i :: self.threads].size]
             counts = [job.result() for job in jobs]
         self.last_simulations = sum(counts)
 
-    def _work(self, worker: int, knots: list[int], trajectory: Trajectory,
-              out: Linearization) -> int:
-        w = self._workers[worker]
+    # --- internals --------------------------------------------------------------------------
+    def _run(self, w: _Worker, load: bool, knots: np.ndarray, trajectory: Trajectory,
+             out: Linearization, sensors: bool) -> int:
+        """Linearize ``knots`` on worker ``w`` (one compiled call; ``load``: put each knot of
+        ``trajectory`` into the data first), then the knots the recipe does not cover by
+        finite differences; returns the simulations these cost. Without ``sensors`` the
+        kernel zeroes C and D (``out.C``/``out.D`` may be the provider's placeholders)."""
+        status = np.empty(len(knots), dtype=np.int64)
+        info = np.empty(len(knots), dtype=np.int64)
+        tr = trajectory
+        linearize_knots(MJ_FORWARD, self.model._address, w.data._address, self._layout,
+                        self._model_bundle, w.bundle, load, knots, _float64(tr.time),
+                        _float64(tr.qpos), _float64(tr.qvel), _float64(tr.act), _float64(tr.ctrl),
+                        _float64(tr.warmstart), out.A, out.B, out.C, out.D, sensors, status,
+                        info)
         simulations = 0
-        for t in knots:
-            w.load(trajectory, t)
-            status = self._knot(w, out.A[t], out.B[t], out.C[t], out.D[t])
-            if status != OK:
-                simulations += self._finite_differences(w, out.A[t], out.B[t], out.C[t],
-                                                        out.D[t], status)
+        for i in np.flatnonzero(status != OK):
+            t = knots[i]
+            if load:
+                load_knot(w.data, trajectory, t)
+                mujoco.mj_forward(self.model, w.data)  # the contacts the warning names
+            simulations += self._finite_differences(
+                w.data, out.A[t], out.B[t], None if out.C is self._no_c else out.C[t],
+                None if out.D is self._no_d else out.D[t], status[i], info[i])
         return simulations
 
-    # --- internals --------------------------------------------------------------------------
-    def _knot(self, w: _Worker, A, B, C, D) -> int:
-        m, d = self.model, w.data
-        mujoco.mj_forward(m, d)
-        with_sensors = self._sensors and C is not None and D is not None
-        if not with_sensors:
-            if C is not None:
-                C[:] = 0.0
-            if D is not None:
-                D[:] = 0.0
-            C, D = self._no_c, self._no_d
-        con = d.contact
-        return linearize_knot(self._model_bundle, w.bundle, d.efc_type, d.efc_id, d.efc_J,
-                              d.efc_pos, d.efc_margin, d.efc_D, d.efc_KBIP, d.efc_aref,
-                              con.geom, con.pos, con.frame, con.friction, A, B, C, D,
-                              with_sensors, w.info)
-
-    def _finite_differences(self, source, A, B, C, D, status: int | None = None) -> int:
-        """mjd_transitionFD at ``source`` (MjData, or a worker whose data failed ``status``)."""
+    def _finite_differences(self, data, A, B, C, D, status: int, info: int) -> int:
+        """mjd_transitionFD at ``data``, whose analytic linearization failed with ``status``
+        (``info``: the contact concerned, where there is one)."""
         m = self.model
-        data = source
-        if isinstance(source, _Worker):
-            data = source.data
-            if status == UNSUPPORTED_CONTACT:
-                geoms = data.contact.geom[source.info[0]]
-                pair = "-".join(mujoco.mjtGeom(m.geom_type[g]).name[7:].lower() for g in geoms)
-                self._warn(f"contact {pair}", f"a {pair} contact is active, which the analytic "
-                           "derivatives do not cover; knots with such contacts are linearized "
-                           "by finite differences (mjd_transitionFD)")
-            elif status == SINGULAR_FRAME:
-                self._warn("frame", "a capsule stands upright on the floor under a pyramidal "
-                           "or anisotropic cone, where MuJoCo's contact frame turns "
-                           "discontinuously; such knots are linearized by finite differences "
-                           "(mjd_transitionFD)")
-            elif status == APPLIED_FORCES:
-                self._warn("xfrc", "xfrc_applied is not covered by the analytic derivatives; "
-                           "such knots are linearized by finite differences (mjd_transitionFD)")
-            elif status == NOT_FINITE:
-                self._warn("finite", "the closed form gave a non-finite Jacobian; such knots "
-                           "are linearized by finite differences (mjd_transitionFD)")
-            else:
-                self._warn("system", "a system matrix was not positive definite; such knots "
-                           "are linearized by finite differences (mjd_transitionFD)")
+        if status == UNSUPPORTED_CONTACT:
+            geoms = data.contact.geom[info]
+            pair = "-".join(mujoco.mjtGeom(m.geom_type[g]).name[7:].lower() for g in geoms)
+            self._warn(f"contact {pair}", f"a {pair} contact is active, which the analytic "
+                       "derivatives do not cover; knots with such contacts are linearized "
+                       "by finite differences (mjd_transitionFD)")
+        elif status == SINGULAR_FRAME:
+            self._warn("frame", "a capsule stands upright on the floor under a pyramidal "
+                       "or anisotropic cone, where MuJoCo's contact frame turns "
+                       "discontinuously; such knots are linearized by finite differences "
+                       "(mjd_transitionFD)")
+        elif status == APPLIED_FORCES:
+            self._warn("xfrc", "xfrc_applied is not covered by the analytic derivatives; "
+                       "such knots are linearized by finite differences (mjd_transitionFD)")
+        elif status == NOT_FINITE:
+            self._warn("finite", "the closed form gave a non-finite Jacobian; such knots "
+                       "are linearized by finite differences (mjd_transitionFD)")
+        else:
+            self._warn("system", "a system matrix was not positive definite; such knots "
+                       "are linearized by finite differences (mjd_transitionFD)")
         mujoco.mjd_transitionFD(m, data, self.fallback_eps, self.fallback_centered, A, B,
                                 C if m.nsensordata else None, D if m.nsensordata else None)
         n = 2 * m.nv + m.na + m.nu

@@ -73,8 +73,8 @@ def test_console_script_is_installed():
 @pytest.fixture(scope="module")
 def short_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("cli") / "run"
-    res = mpc_run("configs/a1_trot.yaml", "--mode", "lockstep", "--duration", "0.3",
-                  "--quiet", "--out", str(out))
+    res = mpc_run("configs/a1_trot.yaml", "--mode", "lockstep", "--backend", "fd",
+                  "--duration", "0.3", "--quiet", "--out", str(out))
     assert res.returncode == 0, res.stderr
     return out
 

@@ -9,7 +9,8 @@ from mpc.runtime.session import Session
 
 
 def run(tmp_path, duration, *overrides):
-    cfg = load_config("configs/a1_trot.yaml", ["runtime.mode=lockstep", *overrides])
+    cfg = load_config("configs/a1_trot.yaml", ["runtime.mode=lockstep", "derivatives.backend=fd",
+                                               *overrides])
     session = Session(cfg, tmp_path)
     run_lockstep(session, duration)
     summary = session.close("lockstep")

@@ -12,7 +12,7 @@ from mpc.tasks.task_base import base_axes
 
 
 def run(tmp_path, config, duration, *overrides):
-    cfg = load_config(config, ["runtime.mode=lockstep", *overrides])
+    cfg = load_config(config, ["runtime.mode=lockstep", "derivatives.backend=fd", *overrides])
     session = Session(cfg, tmp_path)
     run_lockstep(session, duration)
     summary = session.close("lockstep")

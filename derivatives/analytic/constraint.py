@@ -195,60 +195,78 @@ def ift_terms(efc_J, hessian, block_start, block_size, efc_KBIP, force, rho, kfa
     system += JᵀHJ,    rhs_q += Jᵀ (−H E + (f ρ) ⊙ dpos),    rhs_v += −(HJ)ᵀ diag(B) J,
 
     with E = djar/dq at fixed a = (dJ/dq) a + B ⊙ (dJ/dq) v + K(imp + imp'(pos − margin)) ⊙ dpos.
-    Only the columns where some row of a row's constraint block (a contact) has a nonzero in
-    J, dpos, (dJ/dq) a or (dJ/dq) v are visited: the dofs that move the body (J alone is not
-    enough, its entries can vanish where their derivatives do not).
+
+    H is block diagonal, so the sums run block by block (a contact, or a single row) over the
+    block's columns: those where some row of the block has a nonzero in J, dpos, (dJ/dq) a or
+    (dJ/dq) v, i.e. the dofs that move the body (J alone is not enough, its entries can vanish
+    where their derivatives do not). Each block is gathered into small dense matrices, its
+    products formed there and added into the outputs once: scattering every row's outer
+    products straight into the (nv, nv) outputs cost about three times as much. Blocks without
+    curvature or impedance force (satisfied rows, frictionloss in its linear zone) add nothing
+    and are skipped.
     """
     nefc, nv = efc_J.shape
-    cols = np.empty((nefc, nv), dtype=np.int64)
-    nnz = np.zeros(nefc, dtype=np.int64)
-    used = np.zeros(nv, dtype=np.bool_)
+    cols = np.empty(nv, dtype=np.int64)
+    jb = np.empty((6, nv))
+    hj = np.empty((6, nv))
+    g = np.empty((6, nv))
+    bj = np.empty((6, nv))
     r = 0
     while r < nefc:
         first, size = block_start[r], block_size[r]
-        used[:] = False
-        for c in range(first, first + size):
-            for k in range(nv):
-                used[k] = (used[k] or efc_J[c, k] != 0.0 or pos_jac[c, k] != 0.0
-                           or dja[c, k] != 0.0 or djv[c, k] != 0.0)
+        r = first + size
+        active = False
+        for i in range(first, first + size):
+            active = active or force[i] * rho[i] != 0.0
+            for c in range(first, first + size):
+                active = active or hessian[i, c] != 0.0
+        if not active:
+            continue
         n = 0
         for k in range(nv):
-            if used[k]:
-                cols[first, n] = k
-                n += 1
-        for c in range(first, first + size):
-            nnz[c] = n
-            cols[c, :n] = cols[first, :n]
-        r = first + size
-    e = np.zeros((nefc, nv))
-    for r in range(nefc):
-        b = efc_KBIP[r, 1]
-        for i in range(nnz[r]):
-            k = cols[r, i]
-            e[r, k] = dja[r, k] + b * djv[r, k] + kfac[r] * pos_jac[r, k]
-    hj = np.zeros(nv)
-    g = np.zeros(nv)
-    for r in range(nefc):
-        n = nnz[r]
-        fr = force[r] * rho[r]
-        for i in range(n):
-            k = cols[r, i]
-            hj[k] = 0.0
-            g[k] = fr * pos_jac[r, k]
-        for c in range(block_start[r], block_start[r] + block_size[r]):
-            h = hessian[r, c]
-            if h != 0.0:
-                for i in range(n):
-                    k = cols[r, i]
-                    hj[k] += h * efc_J[c, k]
-                    g[k] -= h * e[c, k]
-        b = efc_KBIP[r, 1]
-        for i in range(n):
-            ki = cols[r, i]
-            jr = efc_J[r, ki]
-            hr = hj[ki]
-            for i2 in range(n):
-                k = cols[r, i2]
-                system[ki, k] += jr * hj[k]
-                rhs_q[ki, k] += jr * g[k]
-                rhs_v[ki, k] -= hr * b * efc_J[r, k]
+            for i in range(first, first + size):
+                if (efc_J[i, k] != 0.0 or pos_jac[i, k] != 0.0 or dja[i, k] != 0.0
+                        or djv[i, k] != 0.0):
+                    cols[n] = k
+                    n += 1
+                    break
+        # gather J and E of the block; G starts as (f ρ) ⊙ dpos, E is kept in bj for now
+        for i in range(size):
+            row = first + i
+            b = efc_KBIP[row, 1]
+            fr = force[row] * rho[row]
+            kf = kfac[row]
+            for a in range(n):
+                k = cols[a]
+                jb[i, a] = efc_J[row, k]
+                bj[i, a] = dja[row, k] + b * djv[row, k] + kf * pos_jac[row, k]
+                g[i, a] = fr * pos_jac[row, k]
+        # HJ and G −= H E (H is symmetric within the block)
+        for i in range(size):
+            for a in range(n):
+                hj[i, a] = 0.0
+            for c in range(size):
+                h = hessian[first + i, first + c]
+                if h != 0.0:
+                    for a in range(n):
+                        hj[i, a] += h * jb[c, a]
+                        g[i, a] -= h * bj[c, a]
+        for i in range(size):
+            b = efc_KBIP[first + i, 1]
+            for a in range(n):
+                bj[i, a] = b * jb[i, a]
+        # system += JᵀHJ, rhs_q += JᵀG, rhs_v −= (HJ)ᵀ (B J), block columns scattered once
+        for a in range(n):
+            ka = cols[a]
+            for a2 in range(n):
+                k = cols[a2]
+                s_sys = 0.0
+                s_q = 0.0
+                s_v = 0.0
+                for i in range(size):
+                    s_sys += jb[i, a] * hj[i, a2]
+                    s_q += jb[i, a] * g[i, a2]
+                    s_v += hj[i, a] * bj[i, a2]
+                system[ka, k] += s_sys
+                rhs_q[ka, k] += s_q
+                rhs_v[ka, k] -= s_v

@@ -29,7 +29,20 @@ import numpy as np
 from numba import njit
 
 from derivatives.analytic.constraint import CONTACT_PYRAMIDAL
-from derivatives.analytic.spatial import cross3, cross_motion, dot6, point_velocity
+from derivatives.analytic.spatial import (
+    FASTMATH,
+    axpy6,
+    cross3,
+    cross_force,
+    cross_motion,
+    dot3,
+    dot_row6,
+    point_velocity,
+    row3,
+    row6,
+    store6,
+    sub6,
+)
 
 PLANE, SPHERE, CAPSULE, BOX = 0, 2, 3, 6
 
@@ -41,7 +54,33 @@ def contact_supported(geom_type, geom_static, g1, g2):
             and geom_type[g2] in (SPHERE, CAPSULE, BOX))
 
 
-@njit(cache=True, nogil=True)
+@njit(inline="always")
+def _frame_rows(s, vel, unmoved, rel, dp, nrm, t1, t2):
+    """Derivative of the frame rows (normal, t₁, t₂ of the point velocity, then of the angular
+    velocity) of the twist ``vel`` along dof twist s, frame held fixed: dV = s ×ₘ (V − W₀),
+    d(point velocity) = dV_v + dV_ω × (p − c₀) + V_ω × dp."""
+    dvel = cross_motion(s, sub6(vel, unmoved))
+    dv = point_velocity(dvel, rel)
+    w = cross3((vel[0], vel[1], vel[2]), dp)
+    dv = (dv[0] + w[0], dv[1] + w[1], dv[2] + w[2])
+    dw = (dvel[0], dvel[1], dvel[2])
+    return (dot3(nrm, dv), dot3(t1, dv), dot3(t2, dv), dot3(nrm, dw), dot3(t1, dw), dot3(t2, dw))
+
+
+@njit(inline="always")
+def _store_rows(out, j, d6, adr, dim, pyramidal, friction, c):
+    """Column j of the efc rows of one contact from its frame-row derivative ``d6``."""
+    if pyramidal:
+        for e in range(1, dim):
+            mu = friction[c, e - 1]
+            out[adr + 2 * e - 2, j] = d6[0] + mu * d6[e]
+            out[adr + 2 * e - 1, j] = d6[0] - mu * d6[e]
+    else:
+        for e in range(dim):
+            out[adr + e, j] = d6[e]
+
+
+@njit(cache=True, nogil=True, fastmath=FASTMATH)
 def contact_jacobian_derivatives(dof_parentid, dof_group_start, body_chain_end, body_rootid,
                                  geom_type, geom_bodyid, geom_size, geom_xmat, cdof,
                                  subtree_com, qacc, qvel, efc_type, efc_pos, efc_force,
@@ -56,28 +95,11 @@ def contact_jacobian_derivatives(dof_parentid, dof_group_start, body_chain_end, 
     """
     nv = cdof.shape[0]
     chain = np.empty(nv, dtype=np.int64)
+    # prefix sums of cdof_k a_k and cdof_k v_k along the chain: the motion of the dofs before
+    # each one (what it does not turn)
     prefix_a = np.empty((nv + 1, 6))
     prefix_v = np.empty((nv + 1, 6))
-    c_pt = np.empty(3)
-    rel = np.empty(3)
-    axis = np.empty(3)
-    dt1 = np.zeros(3)
-    dt2 = np.zeros(3)
-    dc = np.empty(3)
-    dp = np.empty(3)
-    vp_a = np.empty(3)
-    vp_v = np.empty(3)
-    moved = np.empty(6)
-    dvel = np.empty(6)
-    dvp = np.empty(3)
-    d6 = np.empty(6)
-    ff = np.empty(6)
-    frc = np.empty(3)
-    trq = np.empty(3)
-    wrench = np.empty(6)
-    dwrench = np.empty(6)
-    turned = np.empty(6)
-    tmp = np.empty(3)
+    zero3 = (0.0, 0.0, 0.0)
     for c in range(contact_adr.shape[0]):
         adr = contact_adr[c]
         if adr < 0:
@@ -89,138 +111,123 @@ def contact_jacobian_derivatives(dof_parentid, dof_group_start, body_chain_end, 
         n = 0
         k = body_chain_end[b]
         while k >= 0:
-            chain[n] = k
             n += 1
             k = dof_parentid[k]
-        chain[:n] = chain[:n][::-1].copy()
-        c0 = subtree_com[body_rootid[b]]
-        prefix_a[0, :] = 0.0
-        prefix_v[0, :] = 0.0
+        k = body_chain_end[b]
+        for i in range(n - 1, -1, -1):
+            chain[i] = k
+            k = dof_parentid[k]
+        c0 = row3(subtree_com, body_rootid[b])
+        va = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+        vv = va
+        store6(prefix_a, 0, va)
+        store6(prefix_v, 0, vv)
         for i in range(n):
             k = chain[i]
-            for e in range(6):
-                prefix_a[i + 1, e] = prefix_a[i, e] + cdof[k, e] * qacc[k]
-                prefix_v[i + 1, e] = prefix_v[i, e] + cdof[k, e] * qvel[k]
-        frame = contact_frame[c]
-        nrm = frame[0:3]
-        t1 = frame[3:6]
-        t2 = frame[6:9]
-        p = contact_pos[c]
+            ck = row6(cdof, k)
+            va = axpy6(va, qacc[k], ck)
+            vv = axpy6(vv, qvel[k], ck)
+            store6(prefix_a, i + 1, va)
+            store6(prefix_v, i + 1, vv)
+        nrm = (contact_frame[c, 0], contact_frame[c, 1], contact_frame[c, 2])
+        t1 = (contact_frame[c, 3], contact_frame[c, 4], contact_frame[c, 5])
+        t2 = (contact_frame[c, 6], contact_frame[c, 7], contact_frame[c, 8])
+        p = row3(contact_pos, c)
         dist = efc_pos[adr]
         radius = geom_size[g2, 0] if geom_type[g2] != BOX else 0.0
-        for e in range(3):
-            c_pt[e] = p[e] + nrm[e] * (radius + 0.5 * dist)
-            rel[e] = p[e] - c0[e]
+        lift = radius + 0.5 * dist
+        rel = (p[0] - c0[0], p[1] - c0[1], p[2] - c0[2])
+        crel = (rel[0] + nrm[0] * lift, rel[1] + nrm[1] * lift, rel[2] + nrm[2] * lift)
         # the turning frame matters to pyramids and anisotropic friction only; for isotropic
         # elliptic cones it cancels exactly, and leaving it out avoids 1/‖ℓ − n (n·ℓ)‖ for a
         # capsule standing upright
-        fr = contact_friction[c]
+        fr = contact_friction
         rotating = geom_type[g2] == CAPSULE and dim > 1 and (
-            pyramidal or fr[0] != fr[1] or (dim == 6 and fr[3] != fr[4]))
+            pyramidal or fr[c, 0] != fr[c, 1] or (dim == 6 and fr[c, 3] != fr[c, 4]))
         perp = 1.0
+        axis = zero3
         if rotating:
-            for e in range(3):
-                axis[e] = geom_xmat[g2, 3 * e + 2]
-            na = nrm[0] * axis[0] + nrm[1] * axis[1] + nrm[2] * axis[2]
+            axis = (geom_xmat[g2, 2], geom_xmat[g2, 5], geom_xmat[g2, 8])
+            na = dot3(nrm, axis)
             perp = np.sqrt(max(1.0 - na * na, 0.0))
             if perp < 1e-5:
                 return c
 
         # contact force in the frame: (normal, t1, t2, spin, roll1, roll2)
-        ff[:] = 0.0
+        f0 = f1 = f2 = f3 = f4 = f5 = 0.0
         if pyramidal:
             for e in range(2 * (dim - 1)):
-                ff[0] += efc_force[adr + e]
-            for e in range(1, dim):
-                mu = contact_friction[c, e - 1]
-                ff[e] = mu * (efc_force[adr + 2 * e - 2] - efc_force[adr + 2 * e - 1])
+                f0 += efc_force[adr + e]
+            if dim > 1:
+                f1 = fr[c, 0] * (efc_force[adr] - efc_force[adr + 1])
+            if dim > 2:
+                f2 = fr[c, 1] * (efc_force[adr + 2] - efc_force[adr + 3])
+            if dim > 3:
+                f3 = fr[c, 2] * (efc_force[adr + 4] - efc_force[adr + 5])
+            if dim > 4:
+                f4 = fr[c, 3] * (efc_force[adr + 6] - efc_force[adr + 7])
+                f5 = fr[c, 4] * (efc_force[adr + 8] - efc_force[adr + 9])
         else:
-            for e in range(dim):
-                ff[e] = efc_force[adr + e]
-        for e in range(3):
-            frc[e] = nrm[e] * ff[0] + t1[e] * ff[1] + t2[e] * ff[2]
-            trq[e] = nrm[e] * ff[3] + t1[e] * ff[4] + t2[e] * ff[5]
-        cross3(tmp, rel, frc)
-        for e in range(3):
-            wrench[e] = trq[e] + tmp[e]
-            wrench[3 + e] = frc[e]
-        point_velocity(vp_a, prefix_a[n], p, c0)
-        point_velocity(vp_v, prefix_v[n], p, c0)
+            f0 = efc_force[adr]
+            if dim > 1:
+                f1 = efc_force[adr + 1]
+                f2 = efc_force[adr + 2]
+            if dim > 3:
+                f3 = efc_force[adr + 3]
+            if dim > 4:
+                f4 = efc_force[adr + 4]
+                f5 = efc_force[adr + 5]
+        frc = (nrm[0] * f0 + t1[0] * f1 + t2[0] * f2, nrm[1] * f0 + t1[1] * f1 + t2[1] * f2,
+               nrm[2] * f0 + t1[2] * f1 + t2[2] * f2)
+        trq = (nrm[0] * f3 + t1[0] * f4 + t2[0] * f5, nrm[1] * f3 + t1[1] * f4 + t2[1] * f5,
+               nrm[2] * f3 + t1[2] * f4 + t2[2] * f5)
+        m = cross3(rel, frc)
+        wrench = (trq[0] + m[0], trq[1] + m[1], trq[2] + m[2], frc[0], frc[1], frc[2])
+        vp_a = point_velocity(va, rel)
+        vp_v = point_velocity(vv, rel)
 
         for i in range(n):
             j = chain[i]
-            s = cdof[j]
+            s = row6(cdof, j)
             first = i - (j - dof_group_start[j])
-            point_velocity(dc, s, c_pt, c0)
-            dn = nrm[0] * dc[0] + nrm[1] * dc[1] + nrm[2] * dc[2]
-            for e in range(3):
-                dp[e] = dc[e] - 0.5 * nrm[e] * dn
+            # the point slides: dp = (I − n nᵀ/2) dc
+            dc = point_velocity(s, crel)
+            dn = 0.5 * dot3(nrm, dc)
+            dp = (dc[0] - nrm[0] * dn, dc[1] - nrm[1] * dn, dc[2] - nrm[2] * dn)
+            dt1 = zero3
+            dt2 = zero3
             if rotating:
-                cross3(tmp, s[0:3], axis)
-                nd = nrm[0] * tmp[0] + nrm[1] * tmp[1] + nrm[2] * tmp[2]
-                for e in range(3):
-                    tmp[e] -= nrm[e] * nd
-                td = t1[0] * tmp[0] + t1[1] * tmp[1] + t1[2] * tmp[2]
-                for e in range(3):
-                    dt1[e] = (tmp[e] - t1[e] * td) / perp
-                cross3(dt2, nrm, dt1)
-
-            for which in range(2):
-                prefix = prefix_a if which == 0 else prefix_v
-                vp = vp_a if which == 0 else vp_v
-                out = dja if which == 0 else djv
-                vel = prefix[n]
-                for e in range(6):
-                    moved[e] = vel[e] - prefix[first, e]
-                cross_motion(dvel, s, moved)
-                # dvp = dV_v + dV_ω × (p − c₀) + ω × dp
-                point_velocity(dvp, dvel, p, c0)
-                cross3(tmp, vel[0:3], dp)
-                for e in range(3):
-                    dvp[e] += tmp[e]
-                d6[0] = nrm[0] * dvp[0] + nrm[1] * dvp[1] + nrm[2] * dvp[2]
-                d6[1] = t1[0] * dvp[0] + t1[1] * dvp[1] + t1[2] * dvp[2]
-                d6[2] = t2[0] * dvp[0] + t2[1] * dvp[1] + t2[2] * dvp[2]
-                d6[3] = nrm[0] * dvel[0] + nrm[1] * dvel[1] + nrm[2] * dvel[2]
-                d6[4] = t1[0] * dvel[0] + t1[1] * dvel[1] + t1[2] * dvel[2]
-                d6[5] = t2[0] * dvel[0] + t2[1] * dvel[1] + t2[2] * dvel[2]
-                if rotating:
-                    d6[1] += dt1[0] * vp[0] + dt1[1] * vp[1] + dt1[2] * vp[2]
-                    d6[2] += dt2[0] * vp[0] + dt2[1] * vp[1] + dt2[2] * vp[2]
-                    d6[4] += dt1[0] * vel[0] + dt1[1] * vel[1] + dt1[2] * vel[2]
-                    d6[5] += dt2[0] * vel[0] + dt2[1] * vel[1] + dt2[2] * vel[2]
-                if pyramidal:
-                    for e in range(1, dim):
-                        mu = contact_friction[c, e - 1]
-                        out[adr + 2 * e - 2, j] = d6[0] + mu * d6[e]
-                        out[adr + 2 * e - 1, j] = d6[0] - mu * d6[e]
-                else:
-                    for e in range(dim):
-                        out[adr + e, j] = d6[e]
+                da = cross3((s[0], s[1], s[2]), axis)
+                nd = dot3(nrm, da)
+                da = (da[0] - nrm[0] * nd, da[1] - nrm[1] * nd, da[2] - nrm[2] * nd)
+                td = dot3(t1, da)
+                dt1 = ((da[0] - t1[0] * td) / perp, (da[1] - t1[1] * td) / perp,
+                       (da[2] - t1[2] * td) / perp)
+                dt2 = cross3(nrm, dt1)
+            d6a = _frame_rows(s, va, row6(prefix_a, first), rel, dp, nrm, t1, t2)
+            d6v = _frame_rows(s, vv, row6(prefix_v, first), rel, dp, nrm, t1, t2)
+            if rotating:
+                d6a = (d6a[0], d6a[1] + dot3(dt1, vp_a), d6a[2] + dot3(dt2, vp_a), d6a[3],
+                       d6a[4] + dt1[0] * va[0] + dt1[1] * va[1] + dt1[2] * va[2],
+                       d6a[5] + dt2[0] * va[0] + dt2[1] * va[1] + dt2[2] * va[2])
+                d6v = (d6v[0], d6v[1] + dot3(dt1, vp_v), d6v[2] + dot3(dt2, vp_v), d6v[3],
+                       d6v[4] + dt1[0] * vv[0] + dt1[1] * vv[1] + dt1[2] * vv[2],
+                       d6v[5] + dt2[0] * vv[0] + dt2[1] * vv[1] + dt2[2] * vv[2])
+            _store_rows(dja, j, d6a, adr, dim, pyramidal, fr, c)
+            _store_rows(djv, j, d6v, adr, dim, pyramidal, fr, c)
 
             # dW = (dτ + dp × F + (p − c₀) × dF, dF) with dF = dRᵀ f_t, dτ = dRᵀ f_r
-            for e in range(3):
-                dwrench[3 + e] = dt1[e] * ff[1] + dt2[e] * ff[2] if rotating else 0.0
-                dwrench[e] = dt1[e] * ff[4] + dt2[e] * ff[5] if rotating else 0.0
-            cross3(tmp, dp, frc)
-            for e in range(3):
-                dwrench[e] += tmp[e]
-            cross3(tmp, rel, dwrench[3:6])
-            for e in range(3):
-                dwrench[e] += tmp[e]
-            # turned dofs: dW − s ×* W
-            for e in range(6):
-                turned[e] = dwrench[e]
-            turned[0] -= s[1] * wrench[2] - s[2] * wrench[1] + s[4] * wrench[5] - s[5] * wrench[4]
-            turned[1] -= s[2] * wrench[0] - s[0] * wrench[2] + s[5] * wrench[3] - s[3] * wrench[5]
-            turned[2] -= s[0] * wrench[1] - s[1] * wrench[0] + s[3] * wrench[4] - s[4] * wrench[3]
-            turned[3] -= s[1] * wrench[5] - s[2] * wrench[4]
-            turned[4] -= s[2] * wrench[3] - s[0] * wrench[5]
-            turned[5] -= s[0] * wrench[4] - s[1] * wrench[3]
+            dfrc = (dt1[0] * f1 + dt2[0] * f2, dt1[1] * f1 + dt2[1] * f2,
+                    dt1[2] * f1 + dt2[2] * f2)
+            dtrq = (dt1[0] * f4 + dt2[0] * f5, dt1[1] * f4 + dt2[1] * f5,
+                    dt1[2] * f4 + dt2[2] * f5)
+            m1 = cross3(dp, frc)
+            m2 = cross3(rel, dfrc)
+            dwrench = (dtrq[0] + m1[0] + m2[0], dtrq[1] + m1[1] + m2[1],
+                       dtrq[2] + m1[2] + m2[2], dfrc[0], dfrc[1], dfrc[2])
+            # dofs that j turns read dW − s ×* W, the others dW
+            turned = sub6(dwrench, cross_force(s, wrench))
             for i2 in range(n):
                 k = chain[i2]
-                if i2 >= first:
-                    djtf[k, j] += dot6(cdof[k], turned)
-                else:
-                    djtf[k, j] += dot6(cdof[k], dwrench)
+                djtf[k, j] += dot_row6(cdof, k, turned if i2 >= first else dwrench)
     return -1

@@ -12,9 +12,9 @@ with the platform's C rules. They are then checked against the bindings on real 
 own, and a sphere resting on a plane so that there are contacts and constraint rows): every
 pointer field that is set and that the bindings show as a non-empty array must hold that
 array's address, every counter and the time must equal the bindings' values, and the contact
-fields must sit where the bindings' strided contact views say. :func:`data_layout` returns ``None`` if anything
-disagrees, and the provider then linearizes by finite differences (with a warning) rather than
-read memory it does not understand.
+fields must sit where the bindings' strided contact views say. :func:`data_layout` returns
+``None`` if anything disagrees, and the provider then linearizes by finite differences (with a
+warning) rather than read memory it does not understand.
 """
 
 from __future__ import annotations

@@ -44,6 +44,18 @@ of j's group (the later dofs whose ċdof sees v_j); summed over a subtree,
 Free-joint translations move a whole tree along world axes: τ is translation invariant and the
 bias forces are Galilean invariant, so their columns of both derivatives are exactly zero and are
 skipped.
+
+**Evaluation.** A column visits only the dofs of body(j)'s subtree and those above it. Since Î_b
+and Q̂_b are symmetric and cdof_k · (u ×* F) = −(cdof_k ×* F) · u, the entry of a dof k that j
+turns is
+
+    cdof_k · G_b = (Î_b cdof_k) · (u ×ₘ W₀ − s ×ₘ A₀) + Z_k · u,
+    Z_k = cdof_k ×* Σ(IV)_b + Q̂_b cdof_k
+
+(b = body(k); likewise (Î_b cdof_k) · (−s ×ₘ X₀) for M x and (Î_b cdof_k) · (ċdof_j − s ×ₘ P_j)
+− Z_k · s for the velocity), with Î_b cdof_k and Z_k computed once per dof: a few dot products
+per entry instead of three 6x6 products per body of the subtree and column. The other dofs read
+the one vector dF_body(j).
 """
 
 from __future__ import annotations
@@ -51,10 +63,21 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from derivatives.analytic.spatial import add_cross_force, cross_motion, dot6, inert_mul
+from derivatives.analytic.spatial import (
+    FASTMATH,
+    add6,
+    axpy6,
+    cross_force,
+    cross_motion,
+    dot_row6,
+    inert_mul,
+    row6,
+    store6,
+    sub6,
+)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, fastmath=FASTMATH)
 def rnea(body_parentid, body_dofadr, body_dofnum, dof_bodyid, cdof, cdof_dot, cinert, cvel,
          qvel, qacc, gravity, cacc, inert_acc, inert_vel, cfrc, tau):
     """τ = RNEA(q, v, a) with MuJoCo's recursion (``mj_rne`` with ``flg_acc=1``).
@@ -63,62 +86,48 @@ def rnea(body_parentid, body_dofadr, body_dofnum, dof_bodyid, cdof, cdof_dot, ci
     subtree forces ``cfrc`` (each (nbody, 6)), which the derivatives reuse.
     """
     nbody = cinert.shape[0]
-    nv = cdof.shape[0]
-    cacc[0, :] = 0.0
-    cacc[0, 3] = -gravity[0]
-    cacc[0, 4] = -gravity[1]
-    cacc[0, 5] = -gravity[2]
-    cfrc[0, :] = 0.0
-    inert_acc[0, :] = 0.0
-    inert_vel[0, :] = 0.0
+    zero = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    store6(cacc, 0, (0.0, 0.0, 0.0, -gravity[0], -gravity[1], -gravity[2]))
+    store6(cfrc, 0, zero)
+    store6(inert_acc, 0, zero)
+    store6(inert_vel, 0, zero)
     for b in range(1, nbody):
-        acc = cacc[b]
-        acc[:] = cacc[body_parentid[b]]
+        acc = row6(cacc, body_parentid[b])
         adr = body_dofadr[b]
         for k in range(adr, adr + body_dofnum[b]):
-            for i in range(6):
-                acc[i] += cdof_dot[k, i] * qvel[k] + cdof[k, i] * qacc[k]
-        inert_mul(inert_acc[b], cinert[b], acc)
-        inert_mul(inert_vel[b], cinert[b], cvel[b])
-        cfrc[b, :] = inert_acc[b]
-        add_cross_force(cfrc[b], cvel[b], inert_vel[b])
-    _subtree_sum(body_parentid, 0, nbody, cfrc)
-    for k in range(nv):
-        tau[k] = dot6(cdof[k], cfrc[dof_bodyid[k]])
+            acc = axpy6(axpy6(acc, qvel[k], row6(cdof_dot, k)), qacc[k], row6(cdof, k))
+        store6(cacc, b, acc)
+        ia = inert_mul(cinert, b, acc)
+        vel = row6(cvel, b)
+        iv = inert_mul(cinert, b, vel)
+        store6(inert_acc, b, ia)
+        store6(inert_vel, b, iv)
+        store6(cfrc, b, add6(ia, cross_force(vel, iv)))
+    _subtree_sum(body_parentid, cfrc)
+    for k in range(cdof.shape[0]):
+        tau[k] = dot_row6(cdof, k, row6(cfrc, dof_bodyid[k]))
 
 
-@njit(cache=True, nogil=True)
-def _subtree_sum(body_parentid, first, end, frc):
-    """Accumulate body forces of the subtree [first, end) into subtree forces, in place (the
-    world, body 0, collects nothing)."""
-    for b in range(end - 1, first, -1):
+@njit(cache=True, nogil=True, fastmath=FASTMATH)
+def _subtree_sum(body_parentid, x):
+    """Rows of body quantities summed over subtrees, in place (the world collects nothing)."""
+    for b in range(x.shape[0] - 1, 0, -1):
         p = body_parentid[b]
         if p > 0:
-            for i in range(6):
-                frc[p, i] += frc[b, i]
+            for i in range(x.shape[1]):
+                x[p, i] += x[b, i]
 
 
-@njit(cache=True, nogil=True)
-def _partial_motion(body_parentid, body_dofadr, cdof, cdof_dot, cvel, cacc, qvel, qacc, b, end,
-                    vel, acc):
-    """Velocity and acceleration of body b counting its parent and its dofs before ``end``."""
-    vel[:] = cvel[body_parentid[b]]
-    acc[:] = cacc[body_parentid[b]]
-    for k in range(body_dofadr[b], end):
-        for i in range(6):
-            vel[i] += cdof[k, i] * qvel[k]
-            acc[i] += cdof_dot[k, i] * qvel[k] + cdof[k, i] * qacc[k]
-
-
-@njit(cache=True, nogil=True)
-def _velocity_coupling(out, inert, vel):
-    """Q = I [V]ₘ + [V]ₘᵀ I for a 10-number inertia I = [[Î, [h]ₓ], [[h]ₓᵀ, m]] and a twist
-    V = (w, v), in the block form Q = [[S, [z]ₓ], [[z]ₓᵀ, 0]] with the symmetric
-    S = Î[w]ₓ − [w]ₓÎ + h vᵀ + v hᵀ − 2 (h·v) 1 and z = h × w − m v; ``out`` = (S row-major, z).
+@njit(inline="always")
+def _velocity_coupling(out, b, inert, vel):
+    """Row b of ``out`` = Q = I [V]ₘ + [V]ₘᵀ I for the inertia in row b of ``inert`` and the
+    twist V = (w, v), in the block form Q = [[S, [z]ₓ], [[z]ₓᵀ, 0]] with the symmetric
+    S = Î[w]ₓ − [w]ₓÎ + h vᵀ + v hᵀ − 2 (h·v) 1 and z = h × w − m v; stored as (S row-major, z).
     """
-    w0, w1, w2, v0, v1, v2 = vel[0], vel[1], vel[2], vel[3], vel[4], vel[5]
-    ixx, iyy, izz, ixy, ixz, iyz = inert[0], inert[1], inert[2], inert[3], inert[4], inert[5]
-    h0, h1, h2, m = inert[6], inert[7], inert[8], inert[9]
+    w0, w1, w2, v0, v1, v2 = vel
+    ixx, iyy, izz = inert[b, 0], inert[b, 1], inert[b, 2]
+    ixy, ixz, iyz = inert[b, 3], inert[b, 4], inert[b, 5]
+    h0, h1, h2, m = inert[b, 6], inert[b, 7], inert[b, 8], inert[b, 9]
     # Î[w]ₓ (rows of Î times the columns of [w]ₓ); [w]ₓÎ is its negative transpose
     a00 = ixy * w2 - ixz * w1
     a01 = ixz * w0 - ixx * w2
@@ -130,51 +139,37 @@ def _velocity_coupling(out, inert, vel):
     a21 = izz * w0 - ixz * w2
     a22 = ixz * w1 - iyz * w0
     hv2 = 2.0 * (h0 * v0 + h1 * v1 + h2 * v2)
-    out[0] = 2.0 * a00 + 2.0 * h0 * v0 - hv2
-    out[1] = a01 + a10 + h0 * v1 + v0 * h1
-    out[2] = a02 + a20 + h0 * v2 + v0 * h2
-    out[3] = out[1]
-    out[4] = 2.0 * a11 + 2.0 * h1 * v1 - hv2
-    out[5] = a12 + a21 + h1 * v2 + v1 * h2
-    out[6] = out[2]
-    out[7] = out[5]
-    out[8] = 2.0 * a22 + 2.0 * h2 * v2 - hv2
-    out[9] = h1 * w2 - h2 * w1 - m * v0
-    out[10] = h2 * w0 - h0 * w2 - m * v1
-    out[11] = h0 * w1 - h1 * w0 - m * v2
+    s01 = a01 + a10 + h0 * v1 + v0 * h1
+    s02 = a02 + a20 + h0 * v2 + v0 * h2
+    s12 = a12 + a21 + h1 * v2 + v1 * h2
+    out[b, 0] = 2.0 * a00 + 2.0 * h0 * v0 - hv2
+    out[b, 1] = s01
+    out[b, 2] = s02
+    out[b, 3] = s01
+    out[b, 4] = 2.0 * a11 + 2.0 * h1 * v1 - hv2
+    out[b, 5] = s12
+    out[b, 6] = s02
+    out[b, 7] = s12
+    out[b, 8] = 2.0 * a22 + 2.0 * h2 * v2 - hv2
+    out[b, 9] = h1 * w2 - h2 * w1 - m * v0
+    out[b, 10] = h2 * w0 - h0 * w2 - m * v1
+    out[b, 11] = h0 * w1 - h1 * w0 - m * v2
 
 
-@njit(cache=True, nogil=True)
-def _add_coupling(out, q, u, sign):
-    """out += sign · Q u for Q in the block form of :func:`_velocity_coupling`."""
-    a0, a1, a2, l0, l1, l2 = u[0], u[1], u[2], u[3], u[4], u[5]
-    z0, z1, z2 = q[9], q[10], q[11]
-    out[0] += sign * (q[0] * a0 + q[1] * a1 + q[2] * a2 + z1 * l2 - z2 * l1)
-    out[1] += sign * (q[3] * a0 + q[4] * a1 + q[5] * a2 + z2 * l0 - z0 * l2)
-    out[2] += sign * (q[6] * a0 + q[7] * a1 + q[8] * a2 + z0 * l1 - z1 * l0)
-    out[3] += sign * (a1 * z2 - a2 * z1)
-    out[4] += sign * (a2 * z0 - a0 * z2)
-    out[5] += sign * (a0 * z1 - a1 * z0)
+@njit(inline="always")
+def _coupling_mul(q, b, u):
+    """Q u for Q in row b of a table in the block form of :func:`_velocity_coupling`."""
+    a0, a1, a2, l0, l1, l2 = u
+    z0, z1, z2 = q[b, 9], q[b, 10], q[b, 11]
+    return (q[b, 0] * a0 + q[b, 1] * a1 + q[b, 2] * a2 + z1 * l2 - z2 * l1,
+            q[b, 3] * a0 + q[b, 4] * a1 + q[b, 5] * a2 + z2 * l0 - z0 * l2,
+            q[b, 6] * a0 + q[b, 7] * a1 + q[b, 8] * a2 + z0 * l1 - z1 * l0,
+            a1 * z2 - a2 * z1,
+            a2 * z0 - a0 * z2,
+            a0 * z1 - a1 * z0)
 
 
-@njit(cache=True, nogil=True)
-def _columns(body_dofadr, body_dof_end, dof_bodyid, dof_parentid, cdof, turned, unturned, j,
-             first_turned, out):
-    """Column j: dτ_k = cdof_k · turned[body(k)] for dofs of body(j)'s subtree from
-    ``first_turned`` on, cdof_k · unturned for the other dofs of body(j) and those above it."""
-    bj = dof_bodyid[j]
-    for k in range(body_dofadr[bj], body_dof_end[bj]):
-        if k >= first_turned:
-            out[k, j] = dot6(cdof[k], turned[dof_bodyid[k]])
-        else:
-            out[k, j] = dot6(cdof[k], unturned)
-    k = dof_parentid[body_dofadr[bj]]
-    while k >= 0:
-        out[k, j] = dot6(cdof[k], unturned)
-        k = dof_parentid[k]
-
-
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, fastmath=FASTMATH)
 def rnea_derivatives(body_parentid, body_dofadr, body_dofnum, body_subtree_end, body_dof_end,
                      dof_bodyid, dof_parentid, dof_group_start, dof_group_end,
                      dof_free_translation, cdof, cdof_dot, cinert, cvel, qvel, qacc, gravity, x,
@@ -192,36 +187,34 @@ def rnea_derivatives(body_parentid, body_dofadr, body_dofnum, body_subtree_end, 
     tau = np.empty(nv)
     rnea(body_parentid, body_dofadr, body_dofnum, dof_bodyid, cdof, cdof_dot, cinert, cvel,
          qvel, qacc, gravity, cacc, inert_acc, inert_vel, cfrc, tau)
-    # subtree sums: composite inertia, Σ I V, Q̂, and the forces of M x
+    # per body, then summed over subtrees: composite inertia Î, Σ I V, Q̂ and the forces of
+    # M x (body accelerations X from x alone)
     composite = cinert.copy()
-    inert_vel_sum = inert_vel.copy()
-    coupling = np.zeros((nbody, 12))
-    xacc = np.zeros((nbody, 6))
-    xfrc = np.zeros((nbody, 6))
+    coupling = np.empty((nbody, 12))
+    xacc = np.empty((nbody, 6))
+    xfrc = np.empty((nbody, 6))
+    store6(xacc, 0, (0.0, 0.0, 0.0, 0.0, 0.0, 0.0))
     for b in range(1, nbody):
-        _velocity_coupling(coupling[b], cinert[b], cvel[b])
-        xacc[b] = xacc[body_parentid[b]]
+        _velocity_coupling(coupling, b, cinert, row6(cvel, b))
+        acc = row6(xacc, body_parentid[b])
         adr = body_dofadr[b]
         for k in range(adr, adr + body_dofnum[b]):
-            for i in range(6):
-                xacc[b, i] += cdof[k, i] * x[k]
-        inert_mul(xfrc[b], cinert[b], xacc[b])
-    for b in range(nbody - 1, 0, -1):
-        p = body_parentid[b]
-        if p > 0:
-            composite[p] += composite[b]
-            inert_vel_sum[p] += inert_vel_sum[b]
-            coupling[p] += coupling[b]
-            xfrc[p] += xfrc[b]
+            acc = axpy6(acc, x[k], row6(cdof, k))
+        store6(xacc, b, acc)
+        store6(xfrc, b, inert_mul(cinert, b, acc))
+    _subtree_sum(body_parentid, composite)
+    _subtree_sum(body_parentid, inert_vel)
+    _subtree_sum(body_parentid, coupling)
+    _subtree_sum(body_parentid, xfrc)
+    # per dof: Î cdof and Z = cdof ×* Σ(IV) + Q̂ cdof of its body
+    ic = np.empty((nv, 6))
+    z = np.empty((nv, 6))
+    for k in range(nv):
+        b = dof_bodyid[k]
+        c = row6(cdof, k)
+        store6(ic, k, inert_mul(composite, b, c))
+        store6(z, k, add6(cross_force(c, row6(inert_vel, b)), _coupling_mul(coupling, b, c)))
 
-    turned = np.empty((nbody, 6))
-    unturned = np.empty(6)
-    w0 = np.empty(6)
-    a0 = np.empty(6)
-    u = np.empty(6)
-    p_acc = np.empty(6)
-    p_x = np.empty(6)
-    tmp = np.empty(6)
     dtau_dq[:, :] = 0.0
     dmx_dq[:, :] = 0.0
     dtau_dv[:, :] = 0.0
@@ -229,66 +222,47 @@ def rnea_derivatives(body_parentid, body_dofadr, body_dofnum, body_subtree_end, 
         if dof_free_translation[j]:
             continue
         bj = dof_bodyid[j]
+        parent = body_parentid[bj]
         g = dof_group_start[j]
-        end = body_subtree_end[bj]
-        s = cdof[j]
-        # ∂τ/∂q: G_b = Î_b (u × W₀ − s × A₀) − u ×* Σ(IV)_b + Q̂_b u
-        _partial_motion(body_parentid, body_dofadr, cdof, cdof_dot, cvel, cacc, qvel, qacc, bj,
-                        g, w0, a0)
-        cross_motion(u, s, w0)
-        cross_motion(p_acc, u, w0)
-        cross_motion(tmp, s, a0)
-        for i in range(6):
-            p_acc[i] -= tmp[i]
-        for b in range(bj, end):
-            t = turned[b]
-            inert_mul(t, composite[b], p_acc)
-            _sub_cross_force(t, u, inert_vel_sum[b])
-            _add_coupling(t, coupling[b], u, 1.0)
-        unturned[:] = turned[bj]
-        add_cross_force(unturned, s, cfrc[bj])
-        _columns(body_dofadr, body_dof_end, dof_bodyid, dof_parentid, cdof, turned, unturned, j,
-                 g, dtau_dq)
-
-        # ∂(M x)/∂q: G_b = −Î_b (s × X₀)
-        p_x[:] = xacc[body_parentid[bj]]
-        for k in range(body_dofadr[bj], g):
-            for i in range(6):
-                p_x[i] += cdof[k, i] * x[k]
-        cross_motion(tmp, s, p_x)
-        for i in range(6):
-            tmp[i] = -tmp[i]
-        for b in range(bj, end):
-            inert_mul(turned[b], composite[b], tmp)
-        unturned[:] = turned[bj]
-        add_cross_force(unturned, s, xfrc[bj])
-        _columns(body_dofadr, body_dof_end, dof_bodyid, dof_parentid, cdof, turned, unturned, j,
-                 g, dmx_dq)
-
-        # ∂τ/∂v: dF_b = Î_b (ċdof_j − cdof_j × P_j) + cdof_j ×* Σ(IV)_b − Q̂_b cdof_j
-        w0[:] = cvel[body_parentid[bj]]
-        for k in range(body_dofadr[bj], dof_group_end[j]):
-            for i in range(6):
-                w0[i] += cdof[k, i] * qvel[k]
-        cross_motion(tmp, s, w0)
-        for i in range(6):
-            tmp[i] = cdof_dot[j, i] - tmp[i]
-        for b in range(bj, end):
-            t = turned[b]
-            inert_mul(t, composite[b], tmp)
-            add_cross_force(t, s, inert_vel_sum[b])
-            _add_coupling(t, coupling[b], s, -1.0)
-        # velocities turn no axes: every dof reads dF
-        _columns(body_dofadr, body_dof_end, dof_bodyid, dof_parentid, cdof, turned, turned[bj],
-                 j, body_dofadr[bj], dtau_dv)
-
-
-@njit(cache=True, nogil=True)
-def _sub_cross_force(out, a, f):
-    """out −= a ×* f."""
-    out[0] -= a[1] * f[2] - a[2] * f[1] + a[4] * f[5] - a[5] * f[4]
-    out[1] -= a[2] * f[0] - a[0] * f[2] + a[5] * f[3] - a[3] * f[5]
-    out[2] -= a[0] * f[1] - a[1] * f[0] + a[3] * f[4] - a[4] * f[3]
-    out[3] -= a[1] * f[5] - a[2] * f[4]
-    out[4] -= a[2] * f[3] - a[0] * f[5]
-    out[5] -= a[0] * f[4] - a[1] * f[3]
+        first = body_dofadr[bj]
+        s = row6(cdof, j)
+        # unmoved motion of body(j): W₀, A₀, X₀ (parent and the dofs before j's group), and
+        # the velocity P_j up to the end of j's group
+        w0 = row6(cvel, parent)
+        a0 = row6(cacc, parent)
+        x0 = row6(xacc, parent)
+        for k in range(first, g):
+            ck = row6(cdof, k)
+            w0 = axpy6(w0, qvel[k], ck)
+            a0 = axpy6(axpy6(a0, qvel[k], row6(cdof_dot, k)), qacc[k], ck)
+            x0 = axpy6(x0, x[k], ck)
+        pj = w0
+        for k in range(g, dof_group_end[j]):
+            pj = axpy6(pj, qvel[k], row6(cdof, k))
+        u = cross_motion(s, w0)
+        p_acc = sub6(cross_motion(u, w0), cross_motion(s, a0))  # ∂τ/∂q
+        p_x = cross_motion(x0, s)  # ∂(M x)/∂q: −s ×ₘ X₀
+        p_v = sub6(row6(cdof_dot, j), cross_motion(s, pj))  # ∂τ/∂v
+        # dofs of body(j) and its subtree: turned from the group of j on (∂/∂v: all)
+        for k in range(first, body_dof_end[bj]):
+            dtau_dv[k, j] = dot_row6(ic, k, p_v) - dot_row6(z, k, s)
+            if k >= g:
+                dtau_dq[k, j] = dot_row6(ic, k, p_acc) + dot_row6(z, k, u)
+                dmx_dq[k, j] = dot_row6(ic, k, p_x)
+        # dofs before the group and above body(j) read dF_bj = G_bj + s ×* F_bj, and (velocities
+        # turn no axes) ∂/∂v reads dF_bj
+        ivs = row6(inert_vel, bj)
+        f_acc = add6(sub6(add6(inert_mul(composite, bj, p_acc), _coupling_mul(coupling, bj, u)),
+                          cross_force(u, ivs)), cross_force(s, row6(cfrc, bj)))
+        f_x = add6(inert_mul(composite, bj, p_x), cross_force(s, row6(xfrc, bj)))
+        f_v = sub6(add6(inert_mul(composite, bj, p_v), cross_force(s, ivs)),
+                   _coupling_mul(coupling, bj, s))
+        for k in range(first, g):
+            dtau_dq[k, j] = dot_row6(cdof, k, f_acc)
+            dmx_dq[k, j] = dot_row6(cdof, k, f_x)
+        k = dof_parentid[first]
+        while k >= 0:
+            dtau_dq[k, j] = dot_row6(cdof, k, f_acc)
+            dmx_dq[k, j] = dot_row6(cdof, k, f_x)
+            dtau_dv[k, j] = dot_row6(cdof, k, f_v)
+            k = dof_parentid[k]

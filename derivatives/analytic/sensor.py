@@ -20,7 +20,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from derivatives.analytic.spatial import cross3, cross_motion, point_velocity
+from derivatives.analytic.spatial import (
+    FASTMATH,
+    axpy6,
+    cross3,
+    cross_motion,
+    point_velocity,
+    row3,
+    row6,
+)
 
 VELOCIMETER, GYRO = 2, 3
 JOINTPOS, JOINTVEL, ACTUATORPOS, ACTUATORVEL, ACTUATORFRC = 9, 10, 13, 14, 15
@@ -39,7 +47,7 @@ FRAME_OBJECTS = (1, 2, 5, 6)
 _BODY, _XBODY, _GEOM, _SITE = 1, 2, 5, 6
 
 
-@njit(cache=True, nogil=True)
+@njit(inline="always")
 def _object_pose(objtype, objid, xpos, xmat, xipos, ximat, geom_xpos, geom_xmat, site_xpos,
                  site_xmat):
     if objtype == _SITE:
@@ -51,19 +59,22 @@ def _object_pose(objtype, objid, xpos, xmat, xipos, ximat, geom_xpos, geom_xmat,
     return xpos[objid], xmat[objid]
 
 
-@njit(cache=True, nogil=True)
-def _chain(body_chain_end, dof_parentid, b, chain):
-    """Dofs that move body b, last first; returns their number."""
-    n = 0
-    k = body_chain_end[b]
-    while k >= 0:
-        chain[n] = k
-        n += 1
-        k = dof_parentid[k]
-    return n
+@njit(inline="always")
+def _store3(C, adr, col, v):
+    C[adr, col] = v[0]
+    C[adr + 1, col] = v[1]
+    C[adr + 2, col] = v[2]
 
 
-@njit(cache=True, nogil=True)
+@njit(inline="always")
+def _local(mat, v):
+    """Rᵀ v for a row-major rotation matrix ``mat`` (9,)."""
+    return (mat[0] * v[0] + mat[3] * v[1] + mat[6] * v[2],
+            mat[1] * v[0] + mat[4] * v[1] + mat[7] * v[2],
+            mat[2] * v[0] + mat[5] * v[1] + mat[8] * v[2])
+
+
+@njit(cache=True, nogil=True, fastmath=FASTMATH)
 def sensor_jacobians(sensor_type, sensor_objtype, sensor_objid, sensor_bodyid, sensor_adr,
                      sensor_dim, sensor_cutoff, dof_parentid, dof_bodyid, dof_group_start,
                      body_parentid, body_chain_end, body_rootid, body_subtree_end, body_dofadr,
@@ -81,12 +92,6 @@ def sensor_jacobians(sensor_type, sensor_objtype, sensor_objid, sensor_bodyid, s
     D[:, :] = 0.0
     chain = np.empty(nv, dtype=np.int64)
     suffix = np.empty((nv + 1, 6))
-    moved = np.empty(6)
-    dvel = np.empty(6)
-    vec = np.empty(3)
-    dvec = np.empty(3)
-    tmp = np.empty(3)
-    rot = np.empty(3)
     for i in range(sensor_type.shape[0]):
         t = sensor_type[i]
         adr = sensor_adr[i]
@@ -108,8 +113,14 @@ def sensor_jacobians(sensor_type, sensor_objtype, sensor_objid, sensor_bodyid, s
             continue
 
         b = sensor_bodyid[i]
-        c0 = subtree_com[body_rootid[b]]
-        n = _chain(body_chain_end, dof_parentid, b, chain)
+        c0 = row3(subtree_com, body_rootid[b])
+        # dofs that move body b, last first
+        n = 0
+        k = body_chain_end[b]
+        while k >= 0:
+            chain[n] = k
+            n += 1
+            k = dof_parentid[k]
         if t in (SUBTREECOM, SUBTREELINVEL):
             _subtree_rows(t, b, adr, n, chain, body_parentid, dof_bodyid, dof_group_start,
                           body_subtree_end, body_dofadr, body_subtreemass, body_mass, cdof,
@@ -118,89 +129,61 @@ def sensor_jacobians(sensor_type, sensor_objtype, sensor_objid, sensor_bodyid, s
 
         pos, mat = _object_pose(sensor_objtype[i], obj, xpos, xmat, xipos, ximat, geom_xpos,
                                 geom_xmat, site_xpos, site_xmat)
-        vel = cvel[b]
-        # suffix[m] = Σ of cdof_k v_k over the m + 1 last dofs of the chain (the moved parts)
-        for e in range(6):
-            suffix[0, e] = cdof[chain[0], e] * qvel[chain[0]] if n > 0 else 0.0
-        for m in range(1, n):
-            k = chain[m]
-            for e in range(6):
-                suffix[m, e] = suffix[m - 1, e] + cdof[k, e] * qvel[k]
-        point_velocity(vec, vel, pos, c0)  # linear velocity of the object's point
+        rel = (pos[0] - c0[0], pos[1] - c0[1], pos[2] - c0[2])
+        vel = row6(cvel, b)
+        velocity = t in (FRAMELINVEL, FRAMEANGVEL, GYRO, VELOCIMETER)
+        if velocity:
+            # suffix[m] = Σ of cdof_k v_k over the m + 1 last dofs of the chain (the moved parts)
+            moved = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+            for m in range(n):
+                k = chain[m]
+                moved = axpy6(moved, qvel[k], row6(cdof, k))
+                for e in range(6):
+                    suffix[m, e] = moved[e]
+        vp = point_velocity(vel, rel)  # linear velocity of the object's point
+        w = (vel[0], vel[1], vel[2])
         for m in range(n):
             k = chain[m]
-            s = cdof[k]
+            s = row6(cdof, k)
+            sw = (s[0], s[1], s[2])
             if t == FRAMEPOS:
-                point_velocity(tmp, s, pos, c0)
-                for e in range(3):
-                    C[adr + e, k] = tmp[e]
+                _store3(C, adr, k, point_velocity(s, rel))
             elif t in (FRAMEXAXIS, FRAMEYAXIS, FRAMEZAXIS):
                 col = t - FRAMEXAXIS
-                for e in range(3):
-                    rot[e] = mat[3 * e + col]
-                cross3(tmp, s[0:3], rot)
-                for e in range(3):
-                    C[adr + e, k] = tmp[e]
+                _store3(C, adr, k, cross3(sw, (mat[col], mat[3 + col], mat[6 + col])))
             elif t == FRAMEQUAT:
                 # d quat = ½ (0, ω) ⊗ quat for a world-frame rotation ω
                 q = sensordata[adr : adr + 4]
                 C[adr, k] = -0.5 * (s[0] * q[1] + s[1] * q[2] + s[2] * q[3])
-                cross3(tmp, s[0:3], q[1:4])
+                x = cross3(sw, (q[1], q[2], q[3]))
                 for e in range(3):
-                    C[adr + 1 + e, k] = 0.5 * (q[0] * s[e] + tmp[e])
+                    C[adr + 1 + e, k] = 0.5 * (q[0] * s[e] + x[e])
             else:
                 # velocity sensors: ∂/∂v columns, then ∂/∂q through the turned twist
                 first = m + (k - dof_group_start[k])
-                for e in range(6):
-                    moved[e] = suffix[first, e]
-                cross_motion(dvel, s, moved)
+                dvel = cross_motion(s, row6(suffix, first))
                 if t in (FRAMEANGVEL, GYRO):
-                    for e in range(3):
-                        vec[e] = vel[e]
-                        dvec[e] = dvel[e]
-                    if t == GYRO:
-                        _local(mat, vec, dvec, s, tmp)
-                    for e in range(3):
-                        C[adr + e, nv + k] = s[e]
-                        C[adr + e, k] = dvec[e]
-                    if t == GYRO:
-                        _rotate_columns_to_local(mat, C, adr, nv + k)
+                    dv = (dvel[0], dvel[1], dvel[2])
+                    col = sw
+                    value = w
                 else:
-                    point_velocity(vec, vel, pos, c0)
-                    point_velocity(dvec, dvel, pos, c0)
-                    point_velocity(rot, s, pos, c0)  # dp of the point
-                    cross3(tmp, vel[0:3], rot)
-                    for e in range(3):
-                        dvec[e] += tmp[e]
-                    if t == VELOCIMETER:
-                        _local(mat, vec, dvec, s, tmp)
-                    for e in range(3):
-                        C[adr + e, nv + k] = rot[e]
-                        C[adr + e, k] = dvec[e]
-                    if t == VELOCIMETER:
-                        _rotate_columns_to_local(mat, C, adr, nv + k)
+                    # d(point velocity) = dV_v + dV_ω × r + V_ω × dp, dp = s_v + s_ω × r
+                    col = point_velocity(s, rel)
+                    x = cross3(w, col)
+                    dv = point_velocity(dvel, rel)
+                    dv = (dv[0] + x[0], dv[1] + x[1], dv[2] + x[2])
+                    value = vp
+                if t in (GYRO, VELOCIMETER):
+                    # in the object's frame: d(Rᵀ v) = Rᵀ (dv − s_ω × v)
+                    x = cross3(sw, value)
+                    dv = _local(mat, (dv[0] - x[0], dv[1] - x[1], dv[2] - x[2]))
+                    col = _local(mat, col)
+                _store3(C, adr, nv + k, col)
+                _store3(C, adr, k, dv)
         _apply_cutoff(sensordata, adr, sensor_dim[i], sensor_cutoff[i], C, D)
 
 
-@njit(cache=True, nogil=True)
-def _local(mat, vec, dvec, s, tmp):
-    """In place: dvec ← Rᵀ (dvec − s_ω × vec), the change of Rᵀ vec when R turns with s_ω."""
-    cross3(tmp, s[0:3], vec)
-    for e in range(3):
-        tmp[e] = dvec[e] - tmp[e]
-    for e in range(3):
-        dvec[e] = mat[e] * tmp[0] + mat[3 + e] * tmp[1] + mat[6 + e] * tmp[2]
-
-
-@njit(cache=True, nogil=True)
-def _rotate_columns_to_local(mat, C, adr, col):
-    """C[adr:adr+3, col] ← Rᵀ C[adr:adr+3, col]."""
-    x, y, z = C[adr, col], C[adr + 1, col], C[adr + 2, col]
-    for e in range(3):
-        C[adr + e, col] = mat[e] * x + mat[3 + e] * y + mat[6 + e] * z
-
-
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, fastmath=FASTMATH)
 def _subtree_rows(t, b, adr, n, chain, body_parentid, dof_bodyid, dof_group_start,
                   body_subtree_end, body_dofadr, body_subtreemass, body_mass, cdof, cvel, xipos,
                   subtree_com, c0, qvel, C):
@@ -218,26 +201,24 @@ def _subtree_rows(t, b, adr, n, chain, body_parentid, dof_bodyid, dof_group_star
     nv = cdof.shape[0]
     total = body_subtreemass[b]
     end = body_subtree_end[b]
-    jac = np.empty(3)
-    w0 = np.empty(6)
     velocity = t == SUBTREELINVEL
     # per-subtree sums over [b, end): m V (6), m r (3), P (9)
     sums = np.zeros((end - b, 18))
     if velocity:
         for c in range(end - 1, b - 1, -1):
             m = body_mass[c]
-            row = sums[c - b]
+            row = c - b
             for e in range(6):
-                row[e] += m * cvel[c, e]
+                sums[row, e] += m * cvel[c, e]
             for e in range(3):
                 r = xipos[c, e] - c0[e]
-                row[6 + e] += m * r
+                sums[row, 6 + e] += m * r
                 for f in range(3):
-                    row[9 + 3 * f + e] += m * cvel[c, f] * r
+                    sums[row, 9 + 3 * f + e] += m * cvel[c, f] * r
             if c > b:
-                parent = sums[body_parentid[c] - b]
+                parent = body_parentid[c] - b
                 for e in range(18):
-                    parent[e] += row[e]
+                    sums[parent, e] += sums[row, e]
     for k in range(nv):
         bk = dof_bodyid[k]
         above = False
@@ -247,41 +228,40 @@ def _subtree_rows(t, b, adr, n, chain, body_parentid, dof_bodyid, dof_group_star
             continue
         # dofs above (and in) b move the whole subtree, dofs inside it move their own subtree
         part = b if above else bk
-        s = cdof[k]
-        point_velocity(jac, s, subtree_com[part], c0)
+        s = row6(cdof, k)
         mass = body_subtreemass[part]
         share = mass / total
-        for e in range(3):
-            jac[e] *= share
+        com = row3(subtree_com, part)
+        jac = point_velocity(s, (com[0] - c0[0], com[1] - c0[1], com[2] - c0[2]))
+        jac = (jac[0] * share, jac[1] * share, jac[2] * share)
         if not velocity:
-            for e in range(3):
-                C[adr + e, k] = jac[e]
+            _store3(C, adr, k, jac)
             continue
-        for e in range(3):
-            C[adr + e, nv + k] = jac[e]
-        w0[:] = cvel[body_parentid[bk]]
+        _store3(C, adr, nv + k, jac)
+        w0 = row6(cvel, body_parentid[bk])
         for kk in range(body_dofadr[bk], dof_group_start[k]):
-            for e in range(6):
-                w0[e] += cdof[kk, e] * qvel[kk]
-        row = sums[part - b]
-        ua0, ua1, ua2 = row[0] - mass * w0[0], row[1] - mass * w0[1], row[2] - mass * w0[2]
-        ul0, ul1, ul2 = row[3] - mass * w0[3], row[4] - mass * w0[4], row[5] - mass * w0[5]
-        sa0, sa1, sa2, sl0, sl1, sl2 = s[0], s[1], s[2], s[3], s[4], s[5]
-        mr0, mr1, mr2 = row[6], row[7], row[8]
+            w0 = axpy6(w0, qvel[kk], row6(cdof, kk))
+        row = part - b
+        ua0, ua1, ua2 = (sums[row, 0] - mass * w0[0], sums[row, 1] - mass * w0[1],
+                         sums[row, 2] - mass * w0[2])
+        ul0, ul1, ul2 = (sums[row, 3] - mass * w0[3], sums[row, 4] - mass * w0[4],
+                         sums[row, 5] - mass * w0[5])
+        sa0, sa1, sa2, sl0, sl1, sl2 = s
+        mw0, mw1, mw2 = sums[row, 0], sums[row, 1], sums[row, 2]
+        mr0, mr1, mr2 = sums[row, 6], sums[row, 7], sums[row, 8]
         # (s ×ₘ Σ m U)_v + (Σ m V_ω) × s_v
-        acc0 = sa1 * ul2 - sa2 * ul1 + sl1 * ua2 - sl2 * ua1 + row[1] * sl2 - row[2] * sl1
-        acc1 = sa2 * ul0 - sa0 * ul2 + sl2 * ua0 - sl0 * ua2 + row[2] * sl0 - row[0] * sl2
-        acc2 = sa0 * ul1 - sa1 * ul0 + sl0 * ua1 - sl1 * ua0 + row[0] * sl1 - row[1] * sl0
-        C[adr, k] = acc0
-        C[adr + 1, k] = acc1
-        C[adr + 2, k] = acc2
+        acc0 = sa1 * ul2 - sa2 * ul1 + sl1 * ua2 - sl2 * ua1 + mw1 * sl2 - mw2 * sl1
+        acc1 = sa2 * ul0 - sa0 * ul2 + sl2 * ua0 - sl0 * ua2 + mw2 * sl0 - mw0 * sl2
+        acc2 = sa0 * ul1 - sa1 * ul0 + sl0 * ua1 - sl1 * ua0 + mw0 * sl1 - mw1 * sl0
+        acc = (acc0, acc1, acc2)
         # (P − W₀_ω mrᵀ) s_ω − Pᵀ s_ω + s_ω (W₀_ω·mr)   (the tr P terms cancel)
         dot_w = w0[0] * mr0 + w0[1] * mr1 + w0[2] * mr2
         mrs = mr0 * sa0 + mr1 * sa1 + mr2 * sa2
         for e in range(3):
-            ps = row[9 + 3 * e] * sa0 + row[10 + 3 * e] * sa1 + row[11 + 3 * e] * sa2
-            pts = row[9 + e] * sa0 + row[12 + e] * sa1 + row[15 + e] * sa2
-            C[adr + e, k] = (C[adr + e, k] + ps - w0[e] * mrs - pts + s[e] * dot_w) / total
+            ps = sums[row, 9 + 3 * e] * sa0 + sums[row, 10 + 3 * e] * sa1 \
+                + sums[row, 11 + 3 * e] * sa2
+            pts = sums[row, 9 + e] * sa0 + sums[row, 12 + e] * sa1 + sums[row, 15 + e] * sa2
+            C[adr + e, k] = (acc[e] + ps - w0[e] * mrs - pts + s[e] * dot_w) / total
 
 
 @njit(cache=True, nogil=True)

@@ -1,4 +1,4 @@
-"""Spatial-vector algebra in MuJoCo's conventions, as small numba kernels.
+"""Spatial-vector algebra in MuJoCo's conventions, as small numba functions on tuples.
 
 Spatial vectors are 6-vectors ordered (angular, linear) and expressed in world axes about the
 centre of mass of the kinematic tree they belong to (``subtree_com[body_rootid]``), exactly as
@@ -15,78 +15,119 @@ wrench f):
 
 Under a rigid motion with twist s, a twist x carried by the motion changes by s ×ₘ x, a wrench
 by s ×* f and an inertia by s ×* I − I (s ×ₘ ·).
+
+Why tuples: the kernels' inner loops are chains of these 6-vector operations. As functions on
+tuples, inlined into the caller (``inline="always"``), their operands stay in registers; the
+same operations on small scratch arrays went through memory and a call each, and cost about
+twice as much. :func:`row6` and :func:`store6` move vectors between tables and tuples. The
+kernels compile with ``fastmath={"contract"}`` (:data:`FASTMATH`): multiply-adds become fused
+multiply-adds, which changes results only by rounding and never reorders sums.
 """
 
 from __future__ import annotations
 
 from numba import njit
 
-
-@njit(cache=True, nogil=True)
-def cross_motion(out, a, b):
-    """out = a ×ₘ b."""
-    out[0] = a[1] * b[2] - a[2] * b[1]
-    out[1] = a[2] * b[0] - a[0] * b[2]
-    out[2] = a[0] * b[1] - a[1] * b[0]
-    out[3] = a[1] * b[5] - a[2] * b[4] + a[4] * b[2] - a[5] * b[1]
-    out[4] = a[2] * b[3] - a[0] * b[5] + a[5] * b[0] - a[3] * b[2]
-    out[5] = a[0] * b[4] - a[1] * b[3] + a[3] * b[1] - a[4] * b[0]
+#: numba fastmath flags of every analytic kernel: fused multiply-add only (no reassociation, no
+#: assumptions about infinities or NaN: the kernels test results for finiteness). A set, as
+#: numba wants it; never modified.
+FASTMATH = {"contract"}
 
 
-@njit(cache=True, nogil=True)
-def add_cross_force(out, a, f):
-    """out += a ×* f."""
-    out[0] += a[1] * f[2] - a[2] * f[1] + a[4] * f[5] - a[5] * f[4]
-    out[1] += a[2] * f[0] - a[0] * f[2] + a[5] * f[3] - a[3] * f[5]
-    out[2] += a[0] * f[1] - a[1] * f[0] + a[3] * f[4] - a[4] * f[3]
-    out[3] += a[1] * f[5] - a[2] * f[4]
-    out[4] += a[2] * f[3] - a[0] * f[5]
-    out[5] += a[0] * f[4] - a[1] * f[3]
+@njit(inline="always")
+def row6(x, i):
+    """Row i of an (n, 6) table as a tuple."""
+    return (x[i, 0], x[i, 1], x[i, 2], x[i, 3], x[i, 4], x[i, 5])
 
 
-@njit(cache=True, nogil=True)
-def inert_mul(out, i, v):
-    """out = I v for a 10-number inertia I (``mju_mulInertVec``)."""
-    out[0] = i[0] * v[0] + i[3] * v[1] + i[4] * v[2] - i[8] * v[4] + i[7] * v[5]
-    out[1] = i[3] * v[0] + i[1] * v[1] + i[5] * v[2] + i[8] * v[3] - i[6] * v[5]
-    out[2] = i[4] * v[0] + i[5] * v[1] + i[2] * v[2] - i[7] * v[3] + i[6] * v[4]
-    out[3] = i[8] * v[1] - i[7] * v[2] + i[9] * v[3]
-    out[4] = i[6] * v[2] - i[8] * v[0] + i[9] * v[4]
-    out[5] = i[7] * v[0] - i[6] * v[1] + i[9] * v[5]
+@njit(inline="always")
+def row3(x, i):
+    """Row i of an (n, ≥3) table, its first three entries, as a tuple."""
+    return (x[i, 0], x[i, 1], x[i, 2])
 
 
-@njit(cache=True, nogil=True)
-def add_inert_mul(out, i, v):
-    """out += I v."""
-    out[0] += i[0] * v[0] + i[3] * v[1] + i[4] * v[2] - i[8] * v[4] + i[7] * v[5]
-    out[1] += i[3] * v[0] + i[1] * v[1] + i[5] * v[2] + i[8] * v[3] - i[6] * v[5]
-    out[2] += i[4] * v[0] + i[5] * v[1] + i[2] * v[2] - i[7] * v[3] + i[6] * v[4]
-    out[3] += i[8] * v[1] - i[7] * v[2] + i[9] * v[3]
-    out[4] += i[6] * v[2] - i[8] * v[0] + i[9] * v[4]
-    out[5] += i[7] * v[0] - i[6] * v[1] + i[9] * v[5]
+@njit(inline="always")
+def store6(out, i, v):
+    """Row i of ``out`` = v."""
+    out[i, 0] = v[0]
+    out[i, 1] = v[1]
+    out[i, 2] = v[2]
+    out[i, 3] = v[3]
+    out[i, 4] = v[4]
+    out[i, 5] = v[5]
 
 
-@njit(cache=True, nogil=True)
-def dot6(a, b):
-    """a · b of two 6-vectors."""
-    return (a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-            + a[3] * b[3] + a[4] * b[4] + a[5] * b[5])
+@njit(inline="always")
+def add6(a, b):
+    return (a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3], a[4] + b[4], a[5] + b[5])
 
 
-@njit(cache=True, nogil=True)
-def point_velocity(out, twist, point, center):
-    """out = twist_v + twist_w × (point − center): velocity of a point carried by the twist."""
-    rx = point[0] - center[0]
-    ry = point[1] - center[1]
-    rz = point[2] - center[2]
-    out[0] = twist[3] + twist[1] * rz - twist[2] * ry
-    out[1] = twist[4] + twist[2] * rx - twist[0] * rz
-    out[2] = twist[5] + twist[0] * ry - twist[1] * rx
+@njit(inline="always")
+def sub6(a, b):
+    return (a[0] - b[0], a[1] - b[1], a[2] - b[2], a[3] - b[3], a[4] - b[4], a[5] - b[5])
 
 
-@njit(cache=True, nogil=True)
-def cross3(out, a, b):
-    """out = a × b."""
-    out[0] = a[1] * b[2] - a[2] * b[1]
-    out[1] = a[2] * b[0] - a[0] * b[2]
-    out[2] = a[0] * b[1] - a[1] * b[0]
+@njit(inline="always")
+def axpy6(y, alpha, x):
+    """y + α x."""
+    return (y[0] + alpha * x[0], y[1] + alpha * x[1], y[2] + alpha * x[2],
+            y[3] + alpha * x[3], y[4] + alpha * x[4], y[5] + alpha * x[5])
+
+
+@njit(inline="always")
+def dot_row6(x, i, b):
+    """x[i] · b for a row of an (n, 6) table."""
+    return (x[i, 0] * b[0] + x[i, 1] * b[1] + x[i, 2] * b[2]
+            + x[i, 3] * b[3] + x[i, 4] * b[4] + x[i, 5] * b[5])
+
+
+@njit(inline="always")
+def cross_motion(a, b):
+    """a ×ₘ b."""
+    return (a[1] * b[2] - a[2] * b[1],
+            a[2] * b[0] - a[0] * b[2],
+            a[0] * b[1] - a[1] * b[0],
+            a[1] * b[5] - a[2] * b[4] + a[4] * b[2] - a[5] * b[1],
+            a[2] * b[3] - a[0] * b[5] + a[5] * b[0] - a[3] * b[2],
+            a[0] * b[4] - a[1] * b[3] + a[3] * b[1] - a[4] * b[0])
+
+
+@njit(inline="always")
+def cross_force(a, f):
+    """a ×* f."""
+    return (a[1] * f[2] - a[2] * f[1] + a[4] * f[5] - a[5] * f[4],
+            a[2] * f[0] - a[0] * f[2] + a[5] * f[3] - a[3] * f[5],
+            a[0] * f[1] - a[1] * f[0] + a[3] * f[4] - a[4] * f[3],
+            a[1] * f[5] - a[2] * f[4],
+            a[2] * f[3] - a[0] * f[5],
+            a[0] * f[4] - a[1] * f[3])
+
+
+@njit(inline="always")
+def inert_mul(x, i, v):
+    """I v for the 10-number inertia in row i of ``x`` (``mju_mulInertVec``)."""
+    return (x[i, 0] * v[0] + x[i, 3] * v[1] + x[i, 4] * v[2] - x[i, 8] * v[4] + x[i, 7] * v[5],
+            x[i, 3] * v[0] + x[i, 1] * v[1] + x[i, 5] * v[2] + x[i, 8] * v[3] - x[i, 6] * v[5],
+            x[i, 4] * v[0] + x[i, 5] * v[1] + x[i, 2] * v[2] - x[i, 7] * v[3] + x[i, 6] * v[4],
+            x[i, 8] * v[1] - x[i, 7] * v[2] + x[i, 9] * v[3],
+            x[i, 6] * v[2] - x[i, 8] * v[0] + x[i, 9] * v[4],
+            x[i, 7] * v[0] - x[i, 6] * v[1] + x[i, 9] * v[5])
+
+
+@njit(inline="always")
+def dot3(a, b):
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+@njit(inline="always")
+def cross3(a, b):
+    """a × b."""
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+
+
+@njit(inline="always")
+def point_velocity(twist, r):
+    """twist_v + twist_w × r: velocity of the point at offset r from the twist's reference."""
+    return (twist[3] + twist[1] * r[2] - twist[2] * r[1],
+            twist[4] + twist[2] * r[0] - twist[0] * r[2],
+            twist[5] + twist[0] * r[1] - twist[1] * r[0])

@@ -54,6 +54,7 @@ class ILQRSettings:
     backward_retries: int = 5
     threads: int = 2
     max_speed: float = 100.0
+    self_collision: bool = False
 
     @property
     def knots(self) -> int:

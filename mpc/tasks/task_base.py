@@ -23,6 +23,7 @@ import numpy as np
 
 import robots
 from mpc import norms
+from robots.collision import ground_contacts_only
 from robots.info import RobotInfo
 
 
@@ -57,13 +58,16 @@ class Task(ABC):
     def add_sensors(self, spec: mujoco.MjSpec) -> None:
         """Add the sensors the residual reads to the robot's model specification."""
 
-    def planning_model(self, timestep: float) -> mujoco.MjModel:
+    def planning_model(self, timestep: float, self_collision: bool = False) -> mujoco.MjModel:
         """The robot's planning model (H1: legs only) with this task's sensors, stepping at
-        ``timestep``."""
+        ``timestep``; without contacts between the robot's own bodies unless
+        ``self_collision``."""
         spec = mujoco.MjSpec.from_file(str(robots.planning_model_path(self.robot.name)))
         spec.option.timestep = timestep
         self.add_sensors(spec)
         model = spec.compile()
+        if not self_collision:
+            ground_contacts_only(model)
         self.bind(model)
         return model
 

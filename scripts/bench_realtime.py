@@ -1,0 +1,85 @@
+"""Realtime closed loop per derivative backend: achieved planning and feedback rates, side by side.
+
+    python scripts/bench_realtime.py configs/a1_trot.yaml --backends fd analytic --repeats 3
+
+Runs ``mpc-run``'s realtime mode (wall-clock planner, feedback and plant threads) in this
+process, after one unmeasured warm-up run each, the backends interleaved run by run so that
+machine load drifts affect all of them alike. Reports per run the planning and feedback
+rates, the real-time factor, the median iteration and phase times, and whether the robot
+reached the goal; then the medians per backend. Writes Markdown and CSV tables to --out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+from pathlib import Path
+
+from report import write_tables
+
+from mpc.config import load_config
+from mpc.runtime.realtime import run_realtime
+from mpc.runtime.session import Session
+
+PHASES = ("nominal", "derivatives", "cost_derivatives", "backward", "linesearch")
+
+
+def run_once(config: str, backend: str, duration: float, radius: float,
+             overrides: list[str]) -> dict:
+    cfg = load_config(config, ["runtime.mode=realtime", f"derivatives.backend={backend}",
+                               *overrides])
+    with tempfile.TemporaryDirectory() as tmp:
+        session = Session(cfg, Path(tmp))
+        run_realtime(session, duration)
+        s = session.close("realtime")
+    phases = s["phase_ms_median"]
+    row = {"backend": backend, "planning_hz": round(s["planning_rate_hz"], 1),
+           "feedback_hz": round(s["feedback_rate_hz"], 1),
+           "rtf": round(s["real_time_factor"], 2),
+           "iteration_ms": round(s["iteration_ms_median"], 1)}
+    row.update({f"{p}_ms": round(phases.get(p, float("nan")), 1) for p in PHASES})
+    row.update({"policy_age_ms": round(s["policy_age_ms_median"], 1), "fell": s["fell"],
+                "end_m": round(s["goal_distance_end_m"], 3),
+                "reached": (not s["fell"]) and s["goal_distance_end_m"] <= radius})
+    return row
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("config")
+    p.add_argument("--backends", nargs="+", default=["fd", "analytic"])
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--duration", type=float, default=10.0, help="wall seconds per run")
+    p.add_argument("--warmup", type=float, default=2.0,
+                   help="wall seconds of one unmeasured run per backend first")
+    p.add_argument("--radius", type=float, default=0.1, help="success radius around the goal")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--out", default="bench_results/realtime")
+    args = p.parse_args()
+    for backend in args.backends:  # loads the compiled kernels; not measured
+        run_once(args.config, backend, args.warmup, args.radius, args.set)
+    runs = []
+    for repeat in range(args.repeats):
+        for backend in args.backends:
+            runs.append({"run": repeat, **run_once(args.config, backend, args.duration,
+                                                   args.radius, args.set)})
+            print(runs[-1], flush=True)
+    summary = []
+    for backend in args.backends:
+        mine = [r for r in runs if r["backend"] == backend]
+        row = {"backend": backend, "runs": len(mine),
+               "reached": sum(r["reached"] for r in mine),
+               "fell": sum(r["fell"] for r in mine)}
+        for key in ("planning_hz", "feedback_hz", "rtf", "iteration_ms",
+                    *(f"{p}_ms" for p in PHASES), "end_m"):
+            digits = {"end_m": 3, "rtf": 2}.get(key, 1)
+            row[key] = round(statistics.median(r[key] for r in mine), digits)
+        summary.append(row)
+    write_tables(runs, Path(args.out), "realtime_runs")
+    print(write_tables(summary, Path(args.out), "realtime",
+                       note=f"medians over {args.repeats} runs of {args.duration:g} s each"))
+
+
+if __name__ == "__main__":
+    main()

@@ -195,6 +195,18 @@ def bench_horizon(m: mujoco.MjModel, reps: int) -> list[dict]:
             out = Linearization.allocate(m, HORIZON)
             calls[f"{backend}, {threads} thread{'s' if threads > 1 else ''}"] = (
                 lambda p=p, out=out: p.horizon(traj, knots, out))
+    # the yardstick: one plain forward pass per knot, the floor of any method that linearizes
+    # at MuJoCo's own solution
+    d = mujoco.MjData(m)
+
+    def forward_passes():
+        for t in knots:
+            d.time, d.qpos[:], d.qvel[:], d.act[:], d.ctrl[:] = (
+                traj.time[t], traj.qpos[t], traj.qvel[t], traj.act[t], traj.ctrl[t])
+            d.qacc_warmstart[:] = traj.warmstart[t]
+            mujoco.mj_forward(m, d)
+
+    calls["mj_forward only, 1 thread"] = forward_passes
     seconds = interleaved(calls, reps, burst=1)
     for p in providers:
         p.close()

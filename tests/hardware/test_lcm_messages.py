@@ -3,6 +3,8 @@ round-trip over udpm:// between separate sockets and processes (lcm-logger)."""
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -89,9 +91,12 @@ def test_telemetry_of_a_planner_run_recorded_by_lcm_logger(udpm_url, tmp_path):
     """A short lockstep simulation publishes telemetry; LCM's own logger (another process)
     records it, and the log decodes to the run's iterations and plans."""
     log = tmp_path / "telemetry.lcmlog"
+    # the lcm-logger entry point runs the logger binary as a child: own process group, so
+    # that ending the group ends both
     logger = subprocess.Popen([str(Path(sys.executable).parent / "lcm-logger"), "-l", udpm_url,
                                "-c", "TEST_(TELEMETRY|PROBE)", "-f", str(log)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              start_new_session=True)
     try:
         cfg = load_config("configs/a1_trot.yaml", [
             "runtime.mode=lockstep", f"telemetry.lcm_url={udpm_url}",
@@ -103,7 +108,7 @@ def test_telemetry_of_a_planner_run_recorded_by_lcm_logger(udpm_url, tmp_path):
         session.close("lockstep")
         _handshake(udpm_url, log, b"end")
     finally:
-        logger.terminate()
+        os.killpg(logger.pid, signal.SIGTERM)
         logger.wait(timeout=5)
     events = _recorded(log, "TEST_TELEMETRY")
     msgs = [planner_telemetry_t.decode(e.data) for e in events]

@@ -65,7 +65,7 @@ class PlannerConfig:
     threads: int = _f(2, min=1, max=64, help="rollout threads")
     max_speed: float = _f(100.0, gt=0.0, help="rollouts faster than this diverged (m/s, rad/s)")
     self_collision: bool = _f(False, help="plan contacts between the robot's own bodies "
-                              "(off: ground contacts only, a faster forward pass)")
+                              "(off: ground contacts only, what the analytic backend covers)")
 
 
 @dataclass

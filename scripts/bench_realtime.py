@@ -4,7 +4,8 @@
 
 Runs ``mpc-run``'s realtime mode (wall-clock planner, feedback and plant threads) in this
 process, after one unmeasured warm-up run each, the backends interleaved run by run so that
-machine load drifts affect all of them alike. Reports per run the planning and feedback
+machine load drifts affect all of them alike; ``--load N`` adds N busy processes alongside.
+Reports per run the planning and feedback
 rates, the real-time factor, the median iteration and phase times, and whether the robot
 reached the goal; then the medians per backend. Writes Markdown and CSV tables to --out.
 """
@@ -12,8 +13,12 @@ reached the goal; then the medians per backend. Writes Markdown and CSV tables t
 from __future__ import annotations
 
 import argparse
+import contextlib
+import multiprocessing
+import os
 import statistics
 import tempfile
+import time
 from pathlib import Path
 
 from report import write_tables
@@ -23,6 +28,17 @@ from mpc.runtime.realtime import run_realtime
 from mpc.runtime.session import Session
 
 PHASES = ("nominal", "derivatives", "cost_derivatives", "backward", "linesearch")
+
+
+def busy(duty: float, nice: int) -> None:
+    """Burn ``duty`` of a core in 2 ms cycles, like a 500 Hz robot link or simulated robot."""
+    with contextlib.suppress(PermissionError):  # raising priority needs root
+        os.nice(nice)
+    while True:
+        start = time.perf_counter()
+        while time.perf_counter() - start < 0.002 * duty:
+            pass
+        time.sleep(0.002 * (1.0 - duty))
 
 
 def run_once(config: str, backend: str, duration: float, radius: float,
@@ -55,8 +71,16 @@ def main() -> None:
                    help="wall seconds of one unmeasured run per backend first")
     p.add_argument("--radius", type=float, default=0.1, help="success radius around the goal")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--load", type=int, default=0,
+                   help="busy processes running alongside (the load of a fake robot and a "
+                        "robot-link process on loopback)")
+    p.add_argument("--load-duty", type=float, default=0.55, help="core share of each")
+    p.add_argument("--load-nice", type=int, default=-10, help="their niceness (if allowed)")
     p.add_argument("--out", default="bench_results/realtime")
     args = p.parse_args()
+    for _ in range(args.load):
+        multiprocessing.Process(target=busy, args=(args.load_duty, args.load_nice),
+                                daemon=True).start()
     for backend in args.backends:  # loads the compiled kernels; not measured
         run_once(args.config, backend, args.warmup, args.radius, args.set)
     runs = []
@@ -78,7 +102,9 @@ def main() -> None:
         summary.append(row)
     write_tables(runs, Path(args.out), "realtime_runs")
     print(write_tables(summary, Path(args.out), "realtime",
-                       note=f"medians over {args.repeats} runs of {args.duration:g} s each"))
+                       note=f"medians over {args.repeats} runs of {args.duration:g} s each"
+                       + (f", {args.load} busy processes at {args.load_duty:.0%} of a core"
+                          if args.load else "")))
 
 
 if __name__ == "__main__":

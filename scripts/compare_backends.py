@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import csv
 import datetime
 import inspect
 import json
@@ -42,6 +41,7 @@ from pathlib import Path
 
 import mujoco
 import numpy as np
+from report import markdown_table, write_csv
 
 import derivatives
 from derivatives.registry import provider_class
@@ -280,20 +280,6 @@ def _sig(x: float) -> float:
     return float(f"{x:.2g}")
 
 
-def markdown(rows: list[dict]) -> str:
-    header = list(rows[0])
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(r[h]) for h in header) + " |" for r in rows]
-    return "\n".join(lines)
-
-
-def write_csv(path: Path, rows: list[dict]) -> None:
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-
-
 def plot(path: Path, variants: list[Variant], results: dict[str, list[dict]]) -> bool:
     """Derivative time per iteration, mean cost and simulations per call, per variant.
     Returns False (and draws nothing) when matplotlib is not installed."""
@@ -402,7 +388,7 @@ def main() -> None:
         "not_run": sorted({"fd", "wasp", "analytic"} - set(backends)),
     }
     drew = plot(out / "backends.png", variants, results)
-    text = markdown(table)
+    text = markdown_table(table)
     note = ("" if drew else "\n\nmatplotlib is not installed (extra `plot`): no plot, tables "
             "only.")
     (out / "backends.md").write_text(text + note + "\n\n```\n" + json.dumps(meta, indent=1)

@@ -79,10 +79,10 @@ def rnea_args(m: mujoco.MjModel, d: mujoco.MjData):
             t.dof_free_translation, d.cdof, d.cdof_dot, d.cinert, d.cvel, d.qvel)
 
 
-def floating_chain_model() -> mujoco.MjModel:
-    """A free body with hinge, ball and slide children, a second hinge on one body and a
-    hinge with an off-origin anchor: every joint arrangement the tree code distinguishes."""
-    return mujoco.MjModel.from_xml_string("""
+def _chain_model(first_joints: str) -> mujoco.MjModel:
+    """A free body with hinge, ball and slide children; ``first_joints`` are the joints of the
+    first child."""
+    return mujoco.MjModel.from_xml_string(f"""
 <mujoco>
   <option gravity="0.3 -0.2 -9.81"/>
   <worldbody>
@@ -91,8 +91,7 @@ def floating_chain_model() -> mujoco.MjModel:
       <freejoint/>
       <geom type="box" size=".1 .08 .05" mass="2"/>
       <body pos=".2 0 0" euler="10 20 30">
-        <joint name="hinge" axis="0 1 0"/>
-        <joint name="hinge2" axis="1 0 .3" pos=".05 .02 0"/>
+        {first_joints}
         <geom type="capsule" size=".02" fromto="0 0 0 .2 0 0" mass=".3"/>
         <body pos=".2 0 0">
           <joint type="ball"/>
@@ -110,37 +109,18 @@ def floating_chain_model() -> mujoco.MjModel:
     </body>
   </worldbody>
 </mujoco>""")
+
+
+def floating_chain_model() -> mujoco.MjModel:
+    """A free body with hinge, ball and slide children, a second hinge on one body and a
+    hinge with an off-origin anchor: every joint arrangement the tree code distinguishes."""
+    return _chain_model('<joint name="hinge" axis="0 1 0"/>\n'
+                        '        <joint name="hinge2" axis="1 0 .3" pos=".05 .02 0"/>')
 
 
 def single_joint_chain_model() -> mujoco.MjModel:
     """Like :func:`floating_chain_model` with one joint per body (Pinocchio's tree)."""
-    return mujoco.MjModel.from_xml_string("""
-<mujoco>
-  <option gravity="0.3 -0.2 -9.81"/>
-  <worldbody>
-    <geom type="plane" size="5 5 .1"/>
-    <body pos="0 0 .5">
-      <freejoint/>
-      <geom type="box" size=".1 .08 .05" mass="2"/>
-      <body pos=".2 0 0" euler="10 20 30">
-        <joint name="hinge" axis="0 1 .2" pos=".05 .02 0"/>
-        <geom type="capsule" size=".02" fromto="0 0 0 .2 0 0" mass=".3"/>
-        <body pos=".2 0 0">
-          <joint type="ball"/>
-          <geom type="sphere" size=".03" pos=".02 .01 0" mass=".1"/>
-          <body pos="0 0 -.1">
-            <joint axis="0 0 1"/>
-            <geom type="capsule" size=".01" fromto="0 0 0 0 0 -.1" mass=".05"/>
-          </body>
-        </body>
-      </body>
-      <body pos="-.2 0 0">
-        <joint type="slide" axis="1 0 .5"/>
-        <geom type="sphere" size=".03" mass=".1"/>
-      </body>
-    </body>
-  </worldbody>
-</mujoco>""")
+    return _chain_model('<joint name="hinge" axis="0 1 .2" pos=".05 .02 0"/>')
 
 
 def contact_zoo_model(cone: str = "elliptic", impratio: float = 10.0) -> mujoco.MjModel:

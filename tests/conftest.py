@@ -23,6 +23,17 @@ def rng():
     return np.random.default_rng(0)
 
 
+def trotting_data(model, rng):
+    """An A1 state with feet on the ground, moving, controls inside their ranges."""
+    d = mujoco.MjData(model)
+    mujoco.mj_resetDataKeyframe(model, d, 0)
+    d.ctrl[:] = model.key_ctrl[0] + 0.1 * rng.standard_normal(model.nu)
+    for _ in range(20):
+        mujoco.mj_step(model, d)
+    d.qvel[:] += 0.2 * rng.standard_normal(model.nv)
+    return d
+
+
 def floating_box_model() -> mujoco.MjModel:
     """A free body with a hinge child and one position actuator: all joint types the
     tangent-space code distinguishes except ball, which gets its own body."""

@@ -7,16 +7,7 @@ import pytest
 import derivatives
 from derivatives.provider_base import Linearization
 from mpc.trajectory import Trajectory
-
-
-def trotting_data(model, rng):
-    d = mujoco.MjData(model)
-    mujoco.mj_resetDataKeyframe(model, d, 0)
-    d.ctrl[:] = model.key_ctrl[0] + 0.1 * rng.standard_normal(model.nu)
-    for _ in range(20):
-        mujoco.mj_step(model, d)
-    d.qvel[:] += 0.2 * rng.standard_normal(model.nv)
-    return d
+from tests.conftest import trotting_data
 
 
 @pytest.mark.parametrize("centered", [False, True])

@@ -11,20 +11,9 @@ import derivatives
 from derivatives.provider_base import Linearization
 from derivatives.wasp.update import agrees, replace_column
 from mpc.trajectory import Trajectory
-from tests.conftest import floating_box_model
+from tests.conftest import floating_box_model, trotting_data
 
 EPS = 1e-6
-
-
-def trotting_data(model, rng):
-    """An A1 state with feet on the ground, moving, controls inside their ranges."""
-    d = mujoco.MjData(model)
-    mujoco.mj_resetDataKeyframe(model, d, 0)
-    d.ctrl[:] = model.key_ctrl[0] + 0.1 * rng.standard_normal(model.nu)
-    for _ in range(20):
-        mujoco.mj_step(model, d)
-    d.qvel[:] += 0.2 * rng.standard_normal(model.nv)
-    return d
 
 
 def fd_jacobians(model, data):

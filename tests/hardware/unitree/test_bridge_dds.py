@@ -8,7 +8,12 @@ import time
 
 import numpy as np
 import pytest
-from unitree_helpers import commands, domain_id, first_damping, start_fake_process, wait_for
+from unitree_helpers import (
+    assert_stale_state_damps_within_50_ms,
+    commands,
+    domain_id,
+    start_fake_process,
+)
 
 import robots
 from hardware.dds_link import participant
@@ -61,13 +66,7 @@ def test_stale_state_commands_damping_within_50_ms(fake_robot):
         plant.prepare()
         plant.safety.state_timeout = 0.02  # tight only now: a busy machine may stall startup
         time.sleep(0.1)
-        stopped = fake.stop_publishing()
-        assert wait_for(lambda: plant.damping_reason is not None, 1.0)
-        assert plant.damping_reason.startswith("stale state")
-        time.sleep(0.1)
-        delay = first_damping(fake, stopped, plant.safety.damping_kd) - stopped
-        assert delay < 0.050, (f"damping {delay * 1e3:.1f} ms after the state stopped (bridge "
-                               f"tripped after {(plant.damping_time - stopped) * 1e3:.1f} ms)")
+        assert_stale_state_damps_within_50_ms(fake, plant)
     finally:
         plant.close()
 

@@ -59,6 +59,18 @@ def wait_for(predicate, timeout: float, step: float = 0.005) -> bool:
     return predicate()
 
 
+def assert_stale_state_damps_within_50_ms(fake: FakeRobot, plant) -> None:
+    """Stop the fake's state stream under a running bridge: the bridge trips on stale state and
+    the fake receives damping within 50 ms of its last state."""
+    stopped = fake.stop_publishing()
+    assert wait_for(lambda: plant.damping_reason is not None, 1.0)
+    assert plant.damping_reason.startswith("stale state")
+    time.sleep(0.1)
+    delay = first_damping(fake, stopped, plant.safety.damping_kd) - stopped
+    assert delay < 0.050, (f"damping {delay * 1e3:.1f} ms after the state stopped (bridge "
+                           f"tripped after {(plant.damping_time - stopped) * 1e3:.1f} ms)")
+
+
 def start_fake_process(args: list[str]) -> subprocess.Popen:
     """``mpc-fake-robot`` in a process of its own, at raised priority where allowed: it stands
     in for hardware with a processor of its own."""

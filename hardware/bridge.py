@@ -55,7 +55,7 @@ from hardware.safety import (
 )
 from hardware.udp_link import LinkError
 from hardware.unitree.legacy_packets import PacketError
-from hardware.unitree.lowlevel import POS_STOP, VEL_STOP, LowState, MotorCommand, remote_buttons
+from hardware.unitree.lowlevel import LowState, MotorCommand, remote_buttons
 from mpc.plant_base import Plant, PlantState
 from robots.info import RobotInfo
 
@@ -108,6 +108,7 @@ class UnitreeBridge(Plant):
         self.local = threading.local()
         self.phase = CONNECTING
         self.damping_reason: str | None = None
+        self.damp_request: str | None = None
         self.damping_time = np.inf
         self.closed = False
         self.error: str | None = None
@@ -212,6 +213,11 @@ class UnitreeBridge(Plant):
             log.log(logging.INFO if reason == RUN_ENDED else logging.ERROR, "damping: %s", reason)
             if not self.closed:
                 self._send(self._damping_command(), _time.monotonic())
+
+    def request_damping(self, reason: str) -> None:
+        """Damping at the link thread's next tick (within one period). Safe in a signal
+        handler, which may run while this thread holds the bridge's lock: it takes no lock."""
+        self.damp_request = reason
 
     def prepare(self) -> None:
         """E-stop on SIGINT/SIGTERM, then the startup ramp (skipped in a dry run)."""
@@ -338,6 +344,8 @@ class UnitreeBridge(Plant):
             self.damp(reason)
 
     def _tick(self, now: float) -> None:
+        if self.damp_request is not None:
+            self.damp(self.damp_request)
         if self.shared is not None:
             self.shared.poll(self)
         with self.lock:
@@ -387,39 +395,15 @@ class UnitreeBridge(Plant):
         return out[0], out[1]
 
     def _damping_command(self) -> MotorCommand:
-        cmd = MotorCommand()
-        used = self.map.used
-        cmd.mode[used] = self.map.servo_mode[used]
-        cmd.dq[used] = 0.0
-        cmd.kd[used] = self.safety.damping_kd
-        return cmd
+        return self.map.damping_command(self.safety.damping_kd)
 
     def _hold_command(self, q: np.ndarray) -> MotorCommand:
-        cmd = MotorCommand()
-        used = self.map.used
-        cmd.mode[used] = self.map.servo_mode[used]
-        cmd.q[used] = q[used]
-        cmd.dq[used] = 0.0
-        cmd.kp[used] = self.map.hold_kp[used]
-        cmd.kd[used] = self.map.hold_kd[used]
-        return cmd
+        return self.map.hold_command(q)
 
     def _run_command(self) -> MotorCommand:
-        cmd = self._hold_command(self.map.home)
         with self.lock:
             ctrl = self.ctrl
-        slots = self.map.actuator_slots
-        if self.map.position_control:
-            cmd.q[slots] = ctrl
-            cmd.kp[slots] = self.kp[slots]
-            cmd.kd[slots] = self.kd[slots]
-        else:
-            cmd.q[slots] = POS_STOP
-            cmd.dq[slots] = VEL_STOP
-            cmd.kp[slots] = 0.0
-            cmd.kd[slots] = 0.0
-            cmd.tau[slots] = ctrl
-        return cmd
+        return self.map.run_command(ctrl, self.kp, self.kd)
 
     def _send(self, cmd: MotorCommand, now: float) -> None:
         cmd = clamp_command(cmd, self.limits, self.clamps)

@@ -262,7 +262,7 @@ def serve(target: str, robot_name: str, options: dict, shm_name: str, conn, pare
         os.nice(nice)
     holder: dict = {}
     for sig in (signal.SIGINT, signal.SIGTERM):  # damp, but leave the ending to the controller
-        signal.signal(sig, lambda signum, _f: holder["bridge"].damp(
+        signal.signal(sig, lambda signum, _f: holder["bridge"].request_damping(
             f"e-stop: {signal.Signals(signum).name}") if "bridge" in holder else None)
     shm = SharedMemory(name=shm_name)
     try:

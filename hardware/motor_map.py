@@ -14,7 +14,14 @@ import mujoco
 import numpy as np
 
 import robots
-from hardware.unitree.lowlevel import MODE_FOC, MODE_SERVO, SLOTS
+from hardware.unitree.lowlevel import (
+    MODE_FOC,
+    MODE_SERVO,
+    POS_STOP,
+    SLOTS,
+    VEL_STOP,
+    MotorCommand,
+)
 from robots.info import RobotInfo
 
 #: H1 motors that servo in mode 0x01 (ankles and arms, "weak" motors in Unitree's H1 example);
@@ -84,6 +91,44 @@ class MotorMap:
                    home=_home_angles(robot), lower=lower, upper=upper, torque_limit=torque,
                    hold_kp=kp, hold_kd=kd, servo_mode=_servo_modes(robot, servo_mode),
                    position_control=position)
+
+    def hold_command(self, q: np.ndarray) -> MotorCommand:
+        """Every used slot servoing to ``q`` (per slot) at its hold gains."""
+        cmd = MotorCommand()
+        used = self.used
+        cmd.mode[used] = self.servo_mode[used]
+        cmd.q[used] = q[used]
+        cmd.dq[used] = 0.0
+        cmd.kp[used] = self.hold_kp[used]
+        cmd.kd[used] = self.hold_kd[used]
+        return cmd
+
+    def damping_command(self, kd: float) -> MotorCommand:
+        """The safe state: every used slot with Kp 0, damping ``kd``, no torque."""
+        cmd = MotorCommand()
+        used = self.used
+        cmd.mode[used] = self.servo_mode[used]
+        cmd.dq[used] = 0.0
+        cmd.kd[used] = kd
+        return cmd
+
+    def run_command(self, ctrl: np.ndarray, kp: np.ndarray, kd: np.ndarray) -> MotorCommand:
+        """The planner's controls (model actuator order) as a command: joint targets with the
+        per-slot gains ``kp``, ``kd``, or joint torques; the slots the planner does not see
+        held at home."""
+        cmd = self.hold_command(self.home)
+        slots = self.actuator_slots
+        if self.position_control:
+            cmd.q[slots] = ctrl
+            cmd.kp[slots] = kp[slots]
+            cmd.kd[slots] = kd[slots]
+        else:
+            cmd.q[slots] = POS_STOP
+            cmd.dq[slots] = VEL_STOP
+            cmd.kp[slots] = 0.0
+            cmd.kd[slots] = 0.0
+            cmd.tau[slots] = ctrl
+        return cmd
 
     def joint_values(self, per_slot: np.ndarray) -> np.ndarray:
         """Values of the planner's actuated joints (model order) from a per-slot array."""

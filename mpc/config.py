@@ -74,6 +74,9 @@ class RuntimeConfig:
     duration: float = _f(10.0, gt=0.0, help="run length (s of plant time)")
     planning_rate: float = _f(50.0, gt=0.0, help="planner target rate (Hz)")
     feedback_rate: float = _f(300.0, gt=0.0, help="TV-LQR feedback rate (Hz)")
+    feedback_gain: float = _f(1.0, min=0.0, max=1.0,
+                              help="scale of the TV-LQR gains K (below 1 tolerates a slower "
+                                   "command path; see README, Running on a robot)")
     seed: int = _f(0, min=0)
     policy_timeout: float = _f(0.5, gt=0.0, help="feedback damps after the policy is this old (s)")
     stop_at_goal: bool = _f(False, help="stop when the goal is reached and the robot is still")

@@ -16,7 +16,6 @@ import json
 import logging
 import signal
 import sys
-import threading
 import time as _time
 
 EXIT_OK, EXIT_USAGE = 0, 2
@@ -71,21 +70,23 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, OSError) as e:
         print(f"mpc-fake-robot: error: {e}", file=sys.stderr)
         return EXIT_USAGE
-    stop = threading.Event()
+    # A signal handler may run while the main thread holds a lock (an Event's, say), so it
+    # only appends to a list: setting an Event from it can deadlock the program.
+    stopping: list[bool] = []
     for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
+        signal.signal(sig, lambda *_: stopping.append(True))
     fake.corrupt_every = args.corrupt_state_every
     logging.getLogger("fake").info("serving %s over %s", robot.name, args.transport)
     fake.start()
     t0 = _time.monotonic()
     events = [(args.stop_state_at, fake.stop_publishing), (args.estop_at,
                                                            lambda: fake.press(["L2", "B"]))]
-    while not stop.is_set() and fake.thread.is_alive() and _time.monotonic() - t0 < args.duration:
+    while not stopping and fake.thread.is_alive() and _time.monotonic() - t0 < args.duration:
         for i, (at, action) in enumerate(events):
             if at is not None and _time.monotonic() - t0 >= at:
                 action()
                 events[i] = (None, action)
-        stop.wait(0.005)
+        _time.sleep(0.005)
     fake.stop()
     if args.log:
         fake.write_log(args.log)

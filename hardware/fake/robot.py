@@ -85,9 +85,16 @@ class FakeRobotSim:
         self.damping_events = 0
         self.wrong_mode = 0
         self.tau = np.zeros(m.nu)
+        zero = np.zeros(m.nu)
+        #: The PD law in force: (kp, q target, kd, dq target, feedforward) per motor.
+        self._law = (zero, zero, zero, zero, zero)
+        self._no_mode = np.zeros(SLOTS, np.uint8)
         self.remote = bytes(40)
         sites = [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_SITE, f) for f in robot.feet]
         self.foot_bodies = m.site_bodyid[sites]
+        self._foot_of_body = np.full(m.nbody, -1)
+        self._foot_of_body[self.foot_bodies] = np.arange(len(sites))
+        self._wrench = np.zeros(6)
         self.acc_adr = m.sensor_adr[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_SENSOR, "fake_acc")]
         key = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_KEY, robot.home_key)
         mujoco.mj_resetDataKeyframe(m, self.data, key)
@@ -108,37 +115,42 @@ class FakeRobotSim:
         return float(self.model.opt.timestep)
 
     def command(self, cmd: MotorCommand, wall_time: float) -> None:
-        """A valid command arrived (checksum already checked)."""
+        """A valid command arrived (checksum already checked).
+
+        The PD law's per-motor terms are worked out here, once per command, so that a step
+        costs a handful of array operations: a motor in the wrong mode, or a term switched off
+        by its sentinel, gets zero gain and zero target."""
         self.cmd = cmd
         self.cmd_time = wall_time
-        if self.damping:
-            self.damping = False
+        self.damping = False
+        s = self.slots
+        mode = cmd.mode[s]
+        on = mode == self.servo_mode
+        self.wrong_mode += int(np.count_nonzero((mode != 0) & ~on))
+        q_des, dq_des = cmd.q[s], cmd.dq[s]
+        pos = on & (np.abs(q_des) < POS_STOP / 2)
+        vel = on & (np.abs(dq_des) < VEL_STOP / 2)
+        self._law = (np.where(pos, cmd.kp[s], 0.0), np.where(pos, q_des, 0.0),
+                     np.where(vel, cmd.kd[s], 0.0), np.where(vel, dq_des, 0.0),
+                     np.where(on, cmd.tau[s], 0.0))
 
     def step(self, wall_time: float) -> None:
         """Apply the motors' PD law and advance one timestep."""
         d = self.data
-        silent = self.cmd is not None and wall_time - self.cmd_time > self.command_timeout
-        if silent and not self.damping:
+        if (self.cmd is not None and not self.damping
+                and wall_time - self.cmd_time > self.command_timeout):
             self.damping = True
             self.damping_events += 1
-        q, dq = d.qpos[self.qadr], d.qvel[self.vadr]
-        if self.cmd is None:
-            tau = np.zeros_like(q)
-        elif self.damping:
-            tau = -self.damping_kd * dq
-        else:
-            c = self.cmd
-            s = self.slots
-            mode = c.mode[s]
-            on = mode == self.servo_mode
-            self.wrong_mode += int(np.count_nonzero((mode != 0) & ~on))
-            q_des, dq_des = c.q[s], c.dq[s]
-            tau = (np.where(np.abs(q_des) < POS_STOP / 2, c.kp[s] * (q_des - q), 0.0)
-                   + np.where(np.abs(dq_des) < VEL_STOP / 2, c.kd[s] * (dq_des - dq), 0.0)
-                   + c.tau[s])
-            tau = np.where(on, tau, 0.0)
-        self.tau = np.clip(tau, -self.limit, self.limit)
-        d.ctrl[:] = self.tau
+            zero = np.zeros(len(self.slots))
+            self._law = (zero, zero, np.full(len(self.slots), self.damping_kd), zero, zero)
+        kp, q_des, kd, dq_des, tau_ff = self._law
+        tau = kp * (q_des - d.qpos[self.qadr])
+        tau += kd * (dq_des - d.qvel[self.vadr])
+        tau += tau_ff
+        np.minimum(tau, self.limit, out=tau)
+        np.maximum(tau, -self.limit, out=tau)
+        self.tau = tau
+        d.ctrl[:] = tau
         mujoco.mj_step(self.model, d)
 
     def state(self) -> LowState:
@@ -147,12 +159,10 @@ class FakeRobotSim:
         q = np.zeros(SLOTS)
         dq = np.zeros(SLOTS)
         tau = np.zeros(SLOTS)
-        mode = np.zeros(SLOTS, np.uint8)
         q[self.slots] = d.qpos[self.qadr]
         dq[self.slots] = d.qvel[self.vadr]
         tau[self.slots] = self.tau
-        if self.cmd is not None:
-            mode[self.slots] = self.cmd.mode[self.slots]
+        mode = self.cmd.mode if self.cmd is not None else self._no_mode
         quat = d.qpos[3:7].copy()
         return LowState(tick=round(d.time * 1e6), quat=quat, gyro=d.qvel[3:6].copy(),
                         accel=d.sensordata[self.acc_adr:self.acc_adr + 3].copy(),
@@ -166,13 +176,12 @@ class FakeRobotSim:
         out = np.zeros(4)
         if d.ncon == 0:
             return out
-        b1 = m.geom_bodyid[d.contact.geom1]
-        b2 = m.geom_bodyid[d.contact.geom2]
-        wrench = np.zeros(6)
-        for k, body in enumerate(self.foot_bodies):
-            for i in np.flatnonzero((b1 == body) | (b2 == body)):
-                mujoco.mj_contactForce(m, d, int(i), wrench)
-                out[k] += abs(wrench[0])
+        feet = self._foot_of_body[m.geom_bodyid[d.contact.geom]]  # (ncon, 2), -1: not a foot
+        contact, side = np.nonzero(feet >= 0)
+        wrench = self._wrench
+        for i, foot in zip(contact.tolist(), feet[contact, side].tolist(), strict=True):
+            mujoco.mj_contactForce(m, d, i, wrench)
+            out[foot] += abs(wrench[0])
         return out
 
     def tilt(self) -> float:

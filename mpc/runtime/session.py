@@ -18,7 +18,7 @@ import derivatives
 from mpc import assembly
 from mpc.config import Config
 from mpc.planner_base import IterationStats
-from mpc.plant_base import PlantState
+from mpc.plant_base import Plant, PlantState
 from mpc.runlog import RunRecorder
 from mpc.runtime.feedback import FeedbackController
 
@@ -43,11 +43,13 @@ class Counters:
 class Session:
     """Builds everything from a config and exposes plan/act/record to the loops."""
 
-    def __init__(self, cfg: Config, run_dir: Path):
+    def __init__(self, cfg: Config, run_dir: Path, plant: Plant | None = None):
+        """``plant`` replaces the one the config describes (scripts that study a plant the
+        config cannot name)."""
         self.cfg = cfg
         self.task = assembly.build_task(cfg)
         self.planner = assembly.build_planner(cfg, self.task)
-        self.plant = assembly.build_plant(cfg)
+        self.plant = assembly.build_plant(cfg) if plant is None else plant
         self.robot = self.task.robot
         self.recorder = RunRecorder(run_dir, cfg.to_dict(), [t.name for t in self.task.terms])
         self.telemetry = None
@@ -56,7 +58,8 @@ class Session:
 
             self.telemetry = TelemetryPublisher(cfg.telemetry.lcm_url, cfg.telemetry.channel)
         nu = self.planner.layout.nu
-        self.feedback = FeedbackController(self.plant, nu, cfg.runtime.policy_timeout)
+        self.feedback = FeedbackController(self.plant, nu, cfg.runtime.policy_timeout,
+                                           cfg.runtime.feedback_gain)
         self.counters = Counters()
         self.lock = threading.Lock()
         self.fell: str | None = None

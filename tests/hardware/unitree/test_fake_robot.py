@@ -107,3 +107,14 @@ def test_dds_fake_drops_bad_checksums(fake_robot):
         assert fake.counts["commands"] == 0
     finally:
         link.close()
+
+
+def test_foot_forces_carry_the_robots_weight():
+    sim = FakeRobotSim(robots.info("go1"), start="standing")
+    sim.command(servo(sim, kp=60.0, kd=2.0), 0.0)
+    for _ in range(500):  # settle for 1 s
+        sim.step(0.0)
+    weight = sim.model.body_subtreemass[1] * -sim.model.opt.gravity[2]
+    forces = sim.state().foot_force
+    assert np.all(forces > 0.1 * weight)
+    assert forces.sum() == pytest.approx(weight, rel=0.05)

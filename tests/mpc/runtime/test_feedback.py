@@ -80,3 +80,19 @@ def test_expired_policy_damps(floating_model):
     fb.step(pol, PlantState(0.5, state.qpos, state.qvel, state.act))
     assert plant.sent == []
     assert "expired" in plant.damped
+
+
+def test_gain_scale_multiplies_the_feedback_term(floating_model):
+    """u = u* + g K (x ⊖ x*): with u* = 0 the command is linear in g."""
+    pol, state = policy_and_state(floating_model)
+    gains = pol.gains.copy()
+    gains[:, :, 0] = 3.0  # every control reacts to the base x offset (0.01 m)
+    pol = Policy.build(pol.layout, pol.times, pol.qpos, pol.qvel, pol.act, pol.ctrl, gains)
+    sent = {}
+    for g in (0.0, 0.5, 1.0):
+        plant = RecordingPlant()
+        FeedbackController(plant, floating_model.nu, timeout=0.3, gain=g).step(pol, state)
+        sent[g] = plant.sent[0]
+    assert np.all(sent[1.0] != 0)
+    np.testing.assert_allclose(sent[0.5], 0.5 * sent[1.0], rtol=1e-12)
+    np.testing.assert_array_equal(sent[0.0], 0.0)

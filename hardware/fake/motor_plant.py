@@ -1,0 +1,85 @@
+"""The fake robot as a simulated plant: the bridge's motor commands, no wire, a set delay.
+
+On loopback the controller's commands reach the fake robot's motors several milliseconds after
+the state they were computed from (5-15 ms on the 2-core development machine), and the TV-LQR
+gains assume no delay at all. This plant reproduces that path deterministically, in lockstep:
+the controls become the motor commands a hardware bridge would send (:class:`MotorMap`: joint
+targets with the bridge's PD gains, unseen joints held at home), which the fake robot's motors
+apply (:class:`FakeRobotSim`: PD law within the torque limits) ``delay`` seconds later. The
+state reported is the simulation's true base state and the joints' encoders.
+
+Used by ``scripts/eval_latency.py`` to measure what delay a hardware config tolerates.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+
+import numpy as np
+
+import robots
+from hardware.fake.robot import FAMILY, FakeRobotSim
+from hardware.motor_map import MotorMap
+from hardware.safety import SafetyConfig
+from mpc.plant_base import Plant, PlantState
+from robots.info import RobotInfo
+
+log = logging.getLogger(__name__)
+
+
+class FakeMotorPlant(Plant):
+    def __init__(self, robot: RobotInfo, delay: float = 0.0):
+        if not 0.0 <= delay <= 0.1:
+            raise ValueError(f"delay must be within 0..0.1 s, got {delay}")
+        self.sim = FakeRobotSim(robot, start="standing", command_timeout=np.inf)
+        model = robots.load_planning_model(robot.name)
+        self.nq, self.nv, self.na = model.nq, model.nv, model.na
+        self.map = MotorMap.build(robot, model, FAMILY[robot.name])
+        self.delay_steps = round(delay / self.sim.timestep)
+        self.pending = self.map.hold_command(self.map.home)
+        self.in_flight: deque = deque()
+        self.damping_reason: str | None = None
+        #: Fastest joint seen (rad/s), what the bridge's joint-speed trip watches.
+        self.max_joint_speed = 0.0
+
+    @property
+    def timestep(self) -> float:
+        return self.sim.timestep
+
+    def read_state(self) -> PlantState:
+        d, m = self.sim.data, self.map
+        qpos, qvel = np.zeros(self.nq), np.zeros(self.nv)
+        qpos[0:7], qvel[0:6] = d.qpos[0:7], d.qvel[0:6]
+        q, dq = np.zeros(len(m.home)), np.zeros(len(m.home))
+        q[self.sim.slots] = d.qpos[self.sim.qadr]
+        dq[self.sim.slots] = d.qvel[self.sim.vadr]
+        qpos[m.qpos_adr] = q[m.actuator_slots]
+        qvel[m.dof_adr] = dq[m.actuator_slots]
+        return PlantState(float(d.time), qpos, qvel, np.zeros(self.na))
+
+    def send(self, ctrl: np.ndarray) -> None:
+        ctrl = np.asarray(ctrl, dtype=float)
+        if not np.all(np.isfinite(ctrl)):
+            self.damp("non-finite command")
+        if self.damping_reason is None:
+            self.pending = self.map.run_command(ctrl, self.map.hold_kp, self.map.hold_kd)
+
+    def damp(self, reason: str) -> None:
+        if self.damping_reason is None:
+            self.damping_reason = reason
+            self.pending = self.map.damping_command(SafetyConfig().damping_kd)
+            log.warning("plant damping: %s", reason)
+
+    def step(self) -> None:
+        """The command sent ``delay`` ago reaches the motors; one simulation step."""
+        self.in_flight.append(self.pending)
+        while len(self.in_flight) > self.delay_steps:
+            self.sim.command(self.in_flight.popleft(), 0.0)
+        self.sim.step(0.0)
+        speed = float(np.abs(self.sim.data.qvel[self.sim.vadr]).max())
+        self.max_joint_speed = max(self.max_joint_speed, speed)
+
+    def close(self) -> None:
+        """Nothing to release."""
+

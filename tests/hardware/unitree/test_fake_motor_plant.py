@@ -1,0 +1,54 @@
+"""The fake robot as a lockstep plant: commands reach the motors after the set delay, states
+come back in the planning model's layout."""
+
+import mujoco
+import numpy as np
+import pytest
+
+import robots
+from hardware.fake.motor_plant import FakeMotorPlant
+
+
+def test_a_command_reaches_the_motors_after_the_delay():
+    plant = FakeMotorPlant(robots.info("a1"), delay=0.01)  # 5 steps of 2 ms
+    assert plant.delay_steps == 5
+    ctrl = plant.map.joint_values(plant.map.home).copy()
+    plant.send(ctrl)
+    for _ in range(6):
+        plant.step()
+    held = plant.sim.tau.copy()
+    ctrl[0] += 0.2
+    plant.send(ctrl)
+    for _ in range(5):  # the new target is in flight
+        plant.step()
+        assert abs(plant.sim.tau[0] - held[0]) < 5.0
+    plant.step()
+    kp = plant.map.hold_kp[plant.map.actuator_slots[0]]
+    assert plant.sim.tau[0] - held[0] == pytest.approx(0.2 * kp, rel=0.25)
+
+
+def test_state_in_the_planning_models_layout():
+    """Go2's planning model orders its legs FL, FR, RL, RR, its motors FR, FL, RR, RL."""
+    plant = FakeMotorPlant(robots.info("go2"))
+    for _ in range(20):
+        plant.step()
+    state = plant.read_state()
+    model = robots.load_planning_model("go2")
+    sim_model, sim_data = plant.sim.model, plant.sim.data
+    for j in range(1, model.njnt):
+        name = model.joint(j).name
+        sim_j = mujoco.mj_name2id(sim_model, mujoco.mjtObj.mjOBJ_JOINT, name)
+        assert state.qpos[model.jnt_qposadr[j]] == sim_data.qpos[sim_model.jnt_qposadr[sim_j]]
+        assert state.qvel[model.jnt_dofadr[j]] == sim_data.qvel[sim_model.jnt_dofadr[sim_j]]
+    np.testing.assert_array_equal(state.qpos[:7], sim_data.qpos[:7])
+
+
+def test_non_finite_control_latches_damping():
+    plant = FakeMotorPlant(robots.info("a1"))
+    ctrl = plant.map.joint_values(plant.map.home).copy()
+    ctrl[3] = np.nan
+    plant.send(ctrl)
+    plant.send(plant.map.joint_values(plant.map.home))
+    plant.step()
+    assert plant.damping_reason == "non-finite command"
+    assert np.all(plant.sim.cmd.kp == 0) and np.all(np.isfinite(plant.sim.tau))

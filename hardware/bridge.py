@@ -55,7 +55,7 @@ from hardware.safety import (
 )
 from hardware.udp_link import LinkError
 from hardware.unitree.legacy_packets import PacketError
-from hardware.unitree.lowlevel import LowState, MotorCommand, remote_buttons
+from hardware.unitree.lowlevel import LowState, MotorCommand, remote_bits, remote_mask
 from mpc.plant_base import Plant, PlantState
 from robots.info import RobotInfo
 
@@ -103,8 +103,11 @@ class UnitreeBridge(Plant):
         sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL))
         self.send_while_connecting = send_while_connecting
         self.clamps = ClampLog()
+        self.estop_mask = remote_mask(self.safety.estop_buttons)
         self.lock = threading.Lock()
         self.send_lock = threading.Lock()
+        self.packet: bytes | None = None
+        self.packet_key: object = None
         self.local = threading.local()
         self.phase = CONNECTING
         self.damping_reason: str | None = None
@@ -135,9 +138,16 @@ class UnitreeBridge(Plant):
         self._await_first_state(connect_timeout)
 
     # --- the wire: provided by subclasses -----------------------------------------------------
-    def _transmit(self, cmd: MotorCommand) -> bytes | None:
-        """Send ``cmd``; returns the bytes sent (None if nothing was sent)."""
+    def _encode(self, cmd: MotorCommand) -> bytes | None:
+        """The packet that carries ``cmd`` (None: nothing is to be sent, a dry run)."""
         raise NotImplementedError
+
+    def _write(self, packet: bytes) -> None:
+        raise NotImplementedError
+
+    def _packet_crc(self, packet: bytes) -> int:
+        """The checksum word of ``packet`` (logged to match commands at the robot)."""
+        return int.from_bytes(packet[-4:], "little")
 
     def _receive(self, timeout: float) -> list[bytes]:
         raise NotImplementedError
@@ -212,7 +222,7 @@ class UnitreeBridge(Plant):
         if first:
             log.log(logging.INFO if reason == RUN_ENDED else logging.ERROR, "damping: %s", reason)
             if not self.closed:
-                self._send(self._damping_command(), _time.monotonic())
+                self._send(DAMPING, self._damping_command, _time.monotonic())
 
     def request_damping(self, reason: str) -> None:
         """Damping at the link thread's next tick (within one period). Safe in a signal
@@ -311,9 +321,8 @@ class UnitreeBridge(Plant):
             self.log["state_t"].append(now)
             self.log["state_tick"].append(st.tick)
         m = self.map
-        if not (np.all(np.isfinite(st.q[m.used])) and np.all(np.isfinite(st.dq[m.used]))
-                and np.all(np.isfinite(st.quat)) and np.all(np.isfinite(st.gyro))
-                and np.linalg.norm(st.quat) > 0.5):
+        if not (np.isfinite(np.concatenate((st.q[m.used], st.dq[m.used], st.quat,
+                                            st.gyro))).all() and st.quat @ st.quat > 0.25):
             self.damp("non-finite or invalid robot state")
             return
         self.source.update(ImuSample(now - self.t0, st.quat, st.gyro, st.accel),
@@ -338,7 +347,8 @@ class UnitreeBridge(Plant):
             reason = (f"joint speed {speed.max():.1f} rad/s at motor {slot} beyond "
                       f"{self.safety.max_joint_speed:g} rad/s")
         buttons = self.safety.estop_buttons
-        if reason is None and buttons and set(buttons) <= remote_buttons(st.wireless_remote):
+        if reason is None and self.estop_mask and (
+                remote_bits(st.wireless_remote) & self.estop_mask == self.estop_mask):
             reason = f"e-stop: remote buttons {'+'.join(buttons)}"
         if reason is not None:
             self.damp(reason)
@@ -365,18 +375,17 @@ class UnitreeBridge(Plant):
                 log.info("startup ramp done: holding the home pose")
         if phase == CONNECTING:
             if self.send_while_connecting:
-                self._send(self._damping_command(), now)
-            return
-        if phase == DAMPING:
-            cmd = self._damping_command()
+                self._send(DAMPING, self._damping_command, now)
         elif phase == RAMP:
             s = smoothstep((now - self.ramp_start) / max(self.safety.ramp_time, 1e-9))
-            cmd = self._hold_command(self.ramp_from + s * (self.map.home - self.ramp_from))
-        elif phase == HOLD:
-            cmd = self._hold_command(self.map.home)
-        else:
-            cmd = self._run_command()
-        self._send(cmd, now)
+            q = self.ramp_from + s * (self.map.home - self.ramp_from)
+            self._send(None, lambda: self.map.hold_command(q), now)
+        elif phase == RUN:
+            with self.lock:
+                ctrl, version = self.ctrl, self.counts["controller_commands"]
+            self._send((RUN, version), lambda: self.map.run_command(ctrl, self.kp, self.kd), now)
+        else:  # hold, damping
+            self._send(phase, self._fixed_command(phase), now)
 
     # --- commands ---------------------------------------------------------------------------
     def _gains(self, kp, kd) -> tuple[np.ndarray, np.ndarray]:
@@ -397,22 +406,25 @@ class UnitreeBridge(Plant):
     def _damping_command(self) -> MotorCommand:
         return self.map.damping_command(self.safety.damping_kd)
 
-    def _hold_command(self, q: np.ndarray) -> MotorCommand:
-        return self.map.hold_command(q)
+    def _fixed_command(self, phase: str):
+        if phase == HOLD:
+            return lambda: self.map.hold_command(self.map.home)
+        return self._damping_command
 
-    def _run_command(self) -> MotorCommand:
-        with self.lock:
-            ctrl = self.ctrl
-        return self.map.run_command(ctrl, self.kp, self.kd)
-
-    def _send(self, cmd: MotorCommand, now: float) -> None:
-        cmd = clamp_command(cmd, self.limits, self.clamps)
+    def _send(self, key, build, now: float) -> None:
+        """Send the command ``build()`` makes, clamped to the limits. The packet is reused
+        while ``key`` (None: never) stays the same: the controller's commands change at the
+        feedback rate (300 Hz), the robot gets one every tick (500 Hz)."""
         with self.send_lock:
             if self.closed:
                 return
-            sent = self._transmit(cmd)
-        if sent is None:
-            return
+            if key is None or key != self.packet_key:
+                self.packet = self._encode(clamp_command(build(), self.limits, self.clamps))
+                self.packet_key = key
+            packet = self.packet
+            if packet is None:
+                return
+            self._write(packet)
         self.counts["commands"] += 1
         with self.lock:
             fresh = self.phase == RUN and not self.ctrl_sent
@@ -423,7 +435,7 @@ class UnitreeBridge(Plant):
             phase = self.phase
         if self.log_file:
             self.log["cmd_t"].append(now)
-            self.log["cmd_crc"].append(int.from_bytes(sent[-4:], "little"))
+            self.log["cmd_crc"].append(self._packet_crc(packet))
             self.log["cmd_tick"].append(tick if fresh else -1)
             self.log["cmd_phase"].append(phase)
 

@@ -139,7 +139,9 @@ def clamp(values: np.ndarray, lo, hi, what: str, clamps: ClampLog) -> np.ndarray
 
 def roll_pitch(quat: np.ndarray) -> tuple[float, float]:
     """Roll and pitch (rad, ZYX Euler angles) of a (w, x, y, z) quaternion."""
-    w, x, y, z = np.asarray(quat, dtype=float) / np.linalg.norm(quat)
+    w, x, y, z = (float(v) for v in quat)
+    inv = 1.0 / math.sqrt(w * w + x * x + y * y + z * z)
+    w, x, y, z = w * inv, x * inv, y * inv, z * inv
     roll = math.atan2(2 * (w * x + y * z), 1 - 2 * (x * x + y * y))
     pitch = math.asin(max(-1.0, min(1.0, 2 * (w * y - z * x))))
     return roll, pitch

@@ -58,12 +58,17 @@ class UnitreeDdsPlant(UnitreeBridge):
     def describe_peer(self) -> str:
         return f"rt/lowstate ({self.where})"
 
-    def _transmit(self, cmd: MotorCommand) -> bytes | None:
+    def _encode(self, cmd: MotorCommand) -> bytes | None:
         if self.link.writer is None:  # dry run: no writer exists
             return None
-        sample = sdk2_messages.encode_low_cmd(cmd)
-        self.link.send(sample)
-        return sample[:4 + sdk2_messages.LOW_CMD_LAYOUT.cdr.size]
+        return sdk2_messages.encode_low_cmd(cmd)
+
+    def _write(self, packet: bytes) -> None:
+        self.link.send(packet)
+
+    def _packet_crc(self, packet: bytes) -> int:
+        end = 4 + sdk2_messages.LOW_CMD_LAYOUT.cdr.size  # the CDR body ends with the CRC
+        return int.from_bytes(packet[end - 4:end], "little")
 
     def _receive(self, timeout: float) -> list[bytes]:
         return self.link.receive(timeout)

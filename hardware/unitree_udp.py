@@ -53,11 +53,12 @@ class UnitreeUdpPlant(UnitreeBridge):
     def describe_peer(self) -> str:
         return f"{self.link.peer[0]}:{self.link.peer[1]} (UDP, {self.fmt.name} packets)"
 
-    def _transmit(self, cmd: MotorCommand) -> bytes:
+    def _encode(self, cmd: MotorCommand) -> bytes:
         # A dry run still keeps the robot streaming state, with every motor off.
-        packet = legacy_packets.encode_low_cmd(self.fmt, MotorCommand() if self.dry_run else cmd)
+        return legacy_packets.encode_low_cmd(self.fmt, MotorCommand() if self.dry_run else cmd)
+
+    def _write(self, packet: bytes) -> None:
         self.link.send(packet)
-        return packet
 
     def _receive(self, timeout: float) -> list[bytes]:
         return [data for data, _ in self.link.receive(timeout)]

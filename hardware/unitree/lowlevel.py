@@ -74,17 +74,21 @@ REMOTE_BUTTONS = ("R1", "L1", "start", "select", "R2", "L2", "F1", "F2",
                   "A", "B", "X", "Y", "up", "right", "down", "left")
 
 
-def remote_buttons(wireless_remote: bytes) -> frozenset[str]:
-    """Names of the buttons held down in a 40-byte wireless-remote block."""
-    bits = struct.unpack_from("<H", wireless_remote, 2)[0]
-    return frozenset(name for i, name in enumerate(REMOTE_BUTTONS) if bits >> i & 1)
+def remote_bits(wireless_remote: bytes) -> int:
+    """The button bits (see ``REMOTE_BUTTONS``) of a 40-byte wireless-remote block."""
+    return struct.unpack_from("<H", wireless_remote, 2)[0]
+
+
+def remote_mask(buttons) -> int:
+    """The button bits of ``buttons`` held together."""
+    bits = 0
+    for name in buttons:
+        bits |= 1 << REMOTE_BUTTONS.index(name)
+    return bits
 
 
 def remote_block(buttons=()) -> bytes:
     """A 40-byte wireless-remote block with ``buttons`` held (sticks centred)."""
-    bits = 0
-    for name in buttons:
-        bits |= 1 << REMOTE_BUTTONS.index(name)
     block = bytearray(40)
-    struct.pack_into("<H", block, 2, bits)
+    struct.pack_into("<H", block, 2, remote_mask(buttons))
     return bytes(block)

@@ -78,6 +78,8 @@ class RuntimeConfig:
                               help="scale of the TV-LQR gains K (below 1 tolerates a slower "
                                    "command path; see README, Running on a robot)")
     seed: int = _f(0, min=0)
+    plan_ahead: bool = _f(False, help="realtime: plan from the state predicted one planner "
+                                      "iteration ahead (see mpc/runtime/predict.py)")
     policy_timeout: float = _f(0.5, gt=0.0, help="feedback damps after the policy is this old (s)")
     stop_at_goal: bool = _f(False, help="stop when the goal is reached and the robot is still")
 

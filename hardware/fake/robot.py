@@ -120,9 +120,12 @@ class FakeRobotSim:
         The PD law's per-motor terms are worked out here, once per command, so that a step
         costs a handful of array operations: a motor in the wrong mode, or a term switched off
         by its sentinel, gets zero gain and zero target."""
+        repeated = cmd is self.cmd and not self.damping
         self.cmd = cmd
         self.cmd_time = wall_time
         self.damping = False
+        if repeated:  # the law in force already
+            return
         s = self.slots
         mode = cmd.mode[s]
         on = mode == self.servo_mode

@@ -62,6 +62,7 @@ class FakeRobot:
         if truth_port is not None:
             self.truth = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
             self.truth_addr = ("127.0.0.1", truth_port)
+        self._last_raw = b""
         self.counts = {"states_sent": 0, "commands": 0, "bad_checksum": 0, "bad_packets": 0}
         self.log: dict[str, list] = {k: [] for k in (
             "cmd_t", "cmd_crc", "cmd_mode", "cmd_q", "cmd_dq", "cmd_tau", "cmd_kp", "cmd_kd",
@@ -128,14 +129,18 @@ class FakeRobot:
         return self.link.receive(timeout)
 
     def _on_command(self, raw: bytes, now: float) -> None:
-        try:
-            if self.transport == "udp":
-                cmd = legacy_packets.decode_low_cmd(self.fmt, raw)
-            else:
-                cmd = sdk2_messages.decode_low_cmd(raw)
-        except PacketError as e:
-            self.counts["bad_checksum" if "checksum" in str(e) else "bad_packets"] += 1
-            return
+        if raw == self._last_raw:  # the bridge repeats a command until the next one: decoded
+            cmd = self.sim.cmd
+        else:
+            try:
+                if self.transport == "udp":
+                    cmd = legacy_packets.decode_low_cmd(self.fmt, raw)
+                else:
+                    cmd = sdk2_messages.decode_low_cmd(raw)
+            except PacketError as e:
+                self.counts["bad_checksum" if "checksum" in str(e) else "bad_packets"] += 1
+                return
+            self._last_raw = raw
         if self.transport == "udp":
             self.client = self._senders[-1]
         self.counts["commands"] += 1
@@ -146,20 +151,18 @@ class FakeRobot:
                                             raw[4 + sdk2_messages.LOW_CMD_LAYOUT.cdr.size - 4:
                                                 4 + sdk2_messages.LOW_CMD_LAYOUT.cdr.size],
                                             "little"))
-        for field in ("mode", "q", "dq", "tau", "kp", "kd"):
-            lg[f"cmd_{field}"].append(getattr(cmd, field).copy())
+        for field in ("mode", "q", "dq", "tau", "kp", "kd"):  # a decoded command never changes
+            lg[f"cmd_{field}"].append(getattr(cmd, field))
 
     def _publish(self, now: float) -> None:
         d = self.sim.data
         self._watch_fall()
-        if not self.publishing:
-            return
+        if not self.publishing or (self.transport == "udp" and self.client is None):
+            return  # a legacy robot talks only to whoever commands it
         state = self.sim.state()
         if self.truth is not None:
             self.truth.sendto(pack_truth(state.tick, d.time, d.qpos, d.qvel), self.truth_addr)
         if self.transport == "udp":
-            if self.client is None:
-                return
             packet = legacy_packets.encode_low_state(self.fmt, state)
         else:
             packet = sdk2_messages.encode_low_state(state)
@@ -180,17 +183,22 @@ class FakeRobot:
         below its fall height under active control (damping lets it sit down, which is not a
         fall)."""
         sim = self.sim
-        height, tilt = sim.data.qpos[2], sim.tilt()
+        height, tilt = float(sim.data.qpos[2]), sim.tilt()
         self.max_tilt = max(self.max_tilt, tilt)
         self.stood = self.stood or height > self.robot.fall_height + 0.05
+        if self.fell is not None or not self.stood:
+            return
+        if tilt > self.robot.fall_tilt:
+            self.fell = f"tilt {np.degrees(tilt):.0f} deg at t={sim.data.time:.2f} s"
+        elif height < self.robot.fall_height and self._active(sim):
+            self.fell = f"base height {height:.3f} m at t={sim.data.time:.2f} s"
+
+    @staticmethod
+    def _active(sim: FakeRobotSim) -> bool:
+        """Whether the motors are under active control (not damping, not off)."""
         cmd = sim.cmd
-        active = (cmd is not None and not sim.damping
-                  and bool(np.any(cmd.kp[sim.slots] > 0) or np.any(cmd.tau[sim.slots] != 0)))
-        if self.fell is None and self.stood:
-            if tilt > self.robot.fall_tilt:
-                self.fell = f"tilt {np.degrees(tilt):.0f} deg at t={sim.data.time:.2f} s"
-            elif active and height < self.robot.fall_height:
-                self.fell = f"base height {height:.3f} m at t={sim.data.time:.2f} s"
+        return (cmd is not None and not sim.damping
+                and bool(np.any(cmd.kp[sim.slots] > 0) or np.any(cmd.tau[sim.slots] != 0)))
 
     # --- results -----------------------------------------------------------------------------
     def summary(self) -> dict:

@@ -18,18 +18,17 @@ from __future__ import annotations
 import struct
 import zlib
 
+import numpy as np
+
 _REVERSE_BITS = bytes(int(f"{b:08b}"[::-1], 2) for b in range(256))
 
 
 def crc32_words(data: bytes | bytearray | memoryview) -> int:
     """CRC-32/MPEG-2 of ``data`` (length a multiple of 4) taken as little-endian u32 words."""
-    data = bytes(data)
     if len(data) % 4:
         raise ValueError(f"CRC input must be whole 32-bit words, got {len(data)} bytes")
-    swapped = bytearray(len(data))
-    for k in range(4):  # each word's bytes most significant first
-        swapped[k::4] = data[3 - k::4]
-    reflected = zlib.crc32(bytes(swapped).translate(_REVERSE_BITS)) ^ 0xFFFFFFFF
+    swapped = np.frombuffer(data, "<u4").byteswap().tobytes()  # most significant byte first
+    reflected = zlib.crc32(swapped.translate(_REVERSE_BITS)) ^ 0xFFFFFFFF
     return int.from_bytes(reflected.to_bytes(4, "little").translate(_REVERSE_BITS), "big")
 
 

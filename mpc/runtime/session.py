@@ -21,6 +21,7 @@ from mpc.planner_base import IterationStats
 from mpc.plant_base import Plant, PlantState
 from mpc.runlog import RunRecorder
 from mpc.runtime.feedback import FeedbackController
+from mpc.runtime.predict import StatePredictor
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +61,8 @@ class Session:
         nu = self.planner.layout.nu
         self.feedback = FeedbackController(self.plant, nu, cfg.runtime.policy_timeout,
                                            cfg.runtime.feedback_gain)
+        self.predictor = (StatePredictor(self.planner.model, cfg.runtime.feedback_gain)
+                          if cfg.runtime.plan_ahead and cfg.runtime.mode == "realtime" else None)
         self.counters = Counters()
         self.lock = threading.Lock()
         self.fell: str | None = None
@@ -76,7 +79,12 @@ class Session:
 
     # --- the three actions of the loops ---------------------------------------------------
     def plan(self, state: PlantState) -> IterationStats:
+        start = _time.perf_counter()
+        if self.predictor is not None:
+            state = self.predictor.predict(state, self.planner.policy)
         stats = self.planner.iterate(state.time, state.qpos, state.qvel, state.act)
+        if self.predictor is not None and self._warmup_done and stats.status == "ok":
+            self.predictor.note(_time.perf_counter() - start)
         with self.lock:
             c = self.counters
             c.last = stats

@@ -1,0 +1,60 @@
+"""Planning from where the robot will be when the plan is published.
+
+In real time an iteration takes tens of milliseconds: a plan computed from the state measured
+at t is published at t + L, when the robot has already moved on under the previous policy, so
+the first L seconds of the new plan start from a state that is gone. Replanning from stale
+states at 10-20 Hz, with a few milliseconds of command delay on top, drives the joints into a
+growing oscillation on the fake robots (``scripts/eval_latency.py --plan-latency``).
+
+With ``runtime.plan_ahead`` the planner starts instead from the state predicted at t + L: the
+planning model rolled forward from the measured state under the policy in force, with the
+feedback gain the robot applies, L being the median wall time of the recent iterations.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import mujoco
+import numpy as np
+
+from mpc.plant_base import PlantState
+from mpc.policy import Policy
+
+
+class StatePredictor:
+    def __init__(self, model: mujoco.MjModel, feedback_gain: float, window: int = 10):
+        self.model = model
+        self.data = mujoco.MjData(model)
+        self.gain = float(feedback_gain)
+        self.recent: deque[float] = deque(maxlen=window)
+        self._ctrl = np.empty(model.nu)
+
+    def note(self, seconds: float) -> None:
+        """Record how long one planning step took, from reading the state to publishing."""
+        self.recent.append(float(seconds))
+
+    @property
+    def lead(self) -> float:
+        """How far ahead to predict (s): the median of the recent planning steps."""
+        return float(np.median(self.recent)) if self.recent else 0.0
+
+    def predict(self, state: PlantState, policy: Policy) -> PlantState:
+        """``state`` advanced by ``lead`` (whole planning-model steps) under ``policy``; the
+        measured state itself if the lead rounds to no step or the prediction is not finite."""
+        steps = round(self.lead / self.model.opt.timestep)
+        if steps == 0:
+            return state
+        d, ctrl = self.data, self._ctrl
+        d.time = state.time
+        d.qpos[:], d.qvel[:], d.act[:] = state.qpos, state.qvel, state.act
+        for _ in range(steps):
+            _, finite = policy.action(d.time, d.qpos, d.qvel, d.act, out=ctrl,
+                                      feedback=self.gain)
+            if not finite:
+                return state
+            d.ctrl[:] = ctrl
+            mujoco.mj_step(self.model, d)
+        if not (np.all(np.isfinite(d.qpos)) and np.all(np.isfinite(d.qvel))):
+            return state
+        return PlantState(float(d.time), d.qpos.copy(), d.qvel.copy(), d.act.copy())

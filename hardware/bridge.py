@@ -355,7 +355,8 @@ class UnitreeBridge(Plant):
 
     def _tick(self, now: float) -> None:
         if self.damp_request is not None:
-            self.damp(self.damp_request)
+            reason, self.damp_request = self.damp_request, None
+            self.damp(reason)
         if self.shared is not None:
             self.shared.poll(self)
         with self.lock:

@@ -10,7 +10,8 @@ Measurements (all clocks are CLOCK_MONOTONIC, shared by the two processes):
   the command was computed from to the fake robot receiving the command (commands matched by
   their CRC between the bridge's log and the fake robot's log);
 - the bridge's share: from the state's arrival in the bridge to the command leaving it.
-Prints one JSON line; exits 1 if the robot fell, did not stand up or did not move forward.
+Prints one JSON line per run (with ``--repeats N``, then a Markdown table); exits 1 if in any
+run the robot fell, did not stand up, did not move forward or was put in damping.
 
 ``--allowance`` (the default) loosens the stale-state and silent-controller limits to 50 and
 200 ms: on the shared 2-core development machine every process has been seen to stop for about
@@ -31,6 +32,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from report import markdown_table
 
 ROOT = Path(__file__).resolve().parent.parent
 WIRE = {"a1": "udp", "go1": "udp", "go2": "dds", "h1": "dds"}
@@ -87,22 +89,8 @@ def latency(bridge_log: Path, fake_log: Path) -> dict:
     return {"end_to_end_ms": stat(e2e), "in_bridge_ms": stat(bridge)}
 
 
-def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--robot", default="a1", choices=sorted(WIRE))
-    p.add_argument("--duration", type=float, default=15.0)
-    p.add_argument("--base-state", choices=("truth", "odometry"), default="truth")
-    p.add_argument("--port", type=int, default=18007)
-    p.add_argument("--domain", type=int, default=57)
-    p.add_argument("--truth-port", type=int, default=17020)
-    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
-    p.add_argument("--mpc-arg", action="append", default=[], help="extra mpc-run argument")
-    p.add_argument("--fake-arg", action="append", default=[], help="extra fake-robot argument")
-    p.add_argument("--out", default=None)
-    p.add_argument("--allowance", action=argparse.BooleanOptionalAction, default=True,
-                   help="state_timeout 0.05 s, command_timeout 0.2 s (see the docstring)")
-    args = p.parse_args()
-    out = Path(args.out or tempfile.mkdtemp(prefix=f"hw_{args.robot}_"))
+def run_once(args, out: Path) -> dict:
+    """One loopback run; the result as a dict (printed as one JSON line)."""
     out.mkdir(parents=True, exist_ok=True)
     truth = args.truth_port if args.base_state == "truth" else None
     fake_log, bridge_log = out / "fake.npz", out / "bridge.npz"
@@ -138,11 +126,52 @@ def main() -> int:
                                                 "goal_distance_end_m", "final_base_xy", "fell")}
     if bridge_log.is_file() and fake_log.is_file():
         result.update(latency(bridge_log, fake_log))
-    print(json.dumps(result))
     fake_summary = result["fake"] if isinstance(result["fake"], dict) else {}
-    walked = (fake_summary.get("stood") and not fake_summary.get("fell")
-              and fake_summary.get("base_xyz", [0])[0] > 0.2)
-    return 0 if walked else 1
+    result["walked"] = bool(run.returncode == 0 and fake_summary.get("stood")
+                            and not fake_summary.get("fell")
+                            and fake_summary.get("base_xyz", [0])[0] > 0.2)
+    return result
+
+
+def table_row(r: dict) -> dict:
+    fake = r["fake"] if isinstance(r["fake"], dict) else {}
+    mpc = r.get("mpc") or {}
+    e2e = r.get("end_to_end_ms") or {}
+    ended = "-" if r["walked"] else (r["mpc_stderr_tail"] or ["?"])[-1][-70:]
+    return {"walked": "yes" if r["walked"] else "NO",
+            "goal_end_m": mpc.get("goal_distance_end_m"),
+            "planning_hz": mpc.get("planning_rate_hz"),
+            "commands_hz": fake.get("command_rate_hz"), "states_hz": fake.get("state_rate_hz"),
+            "e2e_median_ms": e2e.get("median"), "e2e_p95_ms": e2e.get("p95"),
+            "ended_by": ended}
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--robot", default="a1", choices=sorted(WIRE))
+    p.add_argument("--duration", type=float, default=15.0)
+    p.add_argument("--repeats", type=int, default=1, help="runs, then a Markdown table")
+    p.add_argument("--base-state", choices=("truth", "odometry"), default="truth")
+    p.add_argument("--port", type=int, default=18007)
+    p.add_argument("--domain", type=int, default=57)
+    p.add_argument("--truth-port", type=int, default=17020)
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--mpc-arg", action="append", default=[], help="extra mpc-run argument")
+    p.add_argument("--fake-arg", action="append", default=[], help="extra fake-robot argument")
+    p.add_argument("--out", default=None)
+    p.add_argument("--allowance", action=argparse.BooleanOptionalAction, default=True,
+                   help="state_timeout 0.05 s, command_timeout 0.2 s (see the docstring)")
+    args = p.parse_args()
+    out = Path(args.out or tempfile.mkdtemp(prefix=f"hw_{args.robot}_"))
+    results = []
+    for i in range(args.repeats):
+        results.append(run_once(args, out / f"run{i + 1}" if args.repeats > 1 else out))
+        print(json.dumps(results[-1]), flush=True)
+    if args.repeats > 1:
+        walked = sum(r["walked"] for r in results)
+        print(f"{args.robot}: walked in {walked} of {len(results)} runs")
+        print(markdown_table([table_row(r) for r in results]))
+    return 0 if all(r["walked"] for r in results) else 1
 
 
 if __name__ == "__main__":

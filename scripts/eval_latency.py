@@ -81,9 +81,9 @@ class LatentSession(Session):
 
 
 def run(config: str, delay_ms: float, gain: float, latency_ms: float, plan_ahead: bool,
-        rate: float, duration: float) -> dict:
+        rate: float, duration: float, overrides: list[str]) -> dict:
     cfg = load_config(config, ["runtime.mode=lockstep", f"runtime.planning_rate={rate}",
-                               f"runtime.feedback_gain={gain}"])
+                               f"runtime.feedback_gain={gain}", *overrides])
     plant = FakeMotorPlant(robots.info(cfg.robot), delay=delay_ms / 1e3)
     with tempfile.TemporaryDirectory() as tmp:
         session = LatentSession(cfg, Path(tmp), plant, latency_ms / 1e3, plan_ahead)
@@ -110,6 +110,8 @@ def main() -> None:
     p.add_argument("--plan-ahead", nargs="+", choices=("off", "on"), default=["off", "on"])
     p.add_argument("--planning-rate", type=float, default=14.0)
     p.add_argument("--duration", type=float, default=10.0)
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="config override for every run")
     p.add_argument("--out", default="bench_results/latency")
     args = p.parse_args()
     rows = []
@@ -118,12 +120,12 @@ def main() -> None:
             for gain in args.gains:
                 for delay in args.delays:
                     rows.append(run(config, delay, gain, args.plan_latency, ahead == "on",
-                                    args.planning_rate, args.duration))
+                                    args.planning_rate, args.duration, args.set))
                     print(rows[-1], flush=True)
     note = (f"Lockstep, planner at {args.planning_rate:g} Hz, plans in force "
             f"{args.plan_latency:g} ms after their state, {args.duration:g} s toward the goal; "
             f"pass: no fall, joints below the 40 rad/s trip, within {GOAL_TOLERANCE} m of the "
-            f"goal.")
+            f"goal." + (f" Overrides: {', '.join(args.set)}." if args.set else ""))
     print(write_tables(rows, Path(args.out), "latency", note))
 
 

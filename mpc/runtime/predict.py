@@ -8,7 +8,10 @@ growing oscillation on the fake robots (``scripts/eval_latency.py --plan-latency
 
 With ``runtime.plan_ahead`` the planner starts instead from the state predicted at t + L: the
 planning model rolled forward from the measured state under the policy in force, with the
-feedback gain the robot applies, L being the median wall time of the recent iterations.
+feedback gain the robot applies, L being the median wall time of the recent iterations. It
+starts once a few iterations have been timed (the first ones include compilation and can take
+seconds), and L is capped at ``max_lead``: an open-loop prediction further out is worth less
+than the measurement.
 """
 
 from __future__ import annotations
@@ -23,10 +26,15 @@ from mpc.policy import Policy
 
 
 class StatePredictor:
-    def __init__(self, model: mujoco.MjModel, feedback_gain: float, window: int = 10):
+    #: Timed iterations needed before predicting.
+    MIN_SAMPLES = 3
+
+    def __init__(self, model: mujoco.MjModel, feedback_gain: float, window: int = 10,
+                 max_lead: float = 0.1):
         self.model = model
         self.data = mujoco.MjData(model)
         self.gain = float(feedback_gain)
+        self.max_lead = float(max_lead)
         self.recent: deque[float] = deque(maxlen=window)
         self._ctrl = np.empty(model.nu)
 
@@ -36,8 +44,11 @@ class StatePredictor:
 
     @property
     def lead(self) -> float:
-        """How far ahead to predict (s): the median of the recent planning steps."""
-        return float(np.median(self.recent)) if self.recent else 0.0
+        """How far ahead to predict (s): the median of the recent planning steps, at most
+        ``max_lead``; 0 until ``MIN_SAMPLES`` steps have been timed."""
+        if len(self.recent) < self.MIN_SAMPLES:
+            return 0.0
+        return min(float(np.median(self.recent)), self.max_lead)
 
     def predict(self, state: PlantState, policy: Policy) -> PlantState:
         """``state`` advanced by ``lead`` (whole planning-model steps) under ``policy``; the

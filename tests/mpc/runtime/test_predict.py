@@ -35,9 +35,15 @@ def test_no_lead_returns_the_measured_state(floating_model):
 
 def test_lead_is_the_median_planning_time(floating_model):
     predictor = StatePredictor(floating_model, feedback_gain=1.0, window=3)
-    for seconds in (0.5, 0.04, 0.06, 0.05):  # the oldest falls out of the window
+    predictor.note(2.5)  # compiling: too few samples to trust
+    predictor.note(0.04)
+    assert predictor.lead == 0.0
+    for seconds in (0.06, 0.05):  # the oldest falls out of the window
         predictor.note(seconds)
     assert predictor.lead == 0.05
+    for seconds in (0.3, 0.4, 0.5):  # a starved planner: the lead stays short
+        predictor.note(seconds)
+    assert predictor.lead == predictor.max_lead == 0.1
 
 
 def test_prediction_rolls_the_policy_forward(floating_model):
@@ -46,7 +52,8 @@ def test_prediction_rolls_the_policy_forward(floating_model):
     state = falling_state(model)
     policy = feedback_policy(model, state)
     predictor = StatePredictor(model, feedback_gain=0.5)
-    predictor.note(0.052)  # rounds to 5 steps
+    for _ in range(3):
+        predictor.note(0.052)  # rounds to 5 steps
     predicted = predictor.predict(state, policy)
 
     d = mujoco.MjData(model)
@@ -66,5 +73,6 @@ def test_non_finite_prediction_falls_back_to_the_measured_state(floating_model):
     bad = Policy.build(policy.layout, policy.times, policy.qpos, policy.qvel, policy.act,
                        policy.ctrl, policy.gains * np.nan)
     predictor = StatePredictor(floating_model, feedback_gain=1.0)
-    predictor.note(0.02)
+    for _ in range(3):
+        predictor.note(0.02)
     assert predictor.predict(state, bad) is state

@@ -8,6 +8,8 @@ v_world = q v_body q*. A body-frame angular velocity w integrates as q(t + dt) =
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 IDENTITY = np.array([1.0, 0.0, 0.0, 0.0])
@@ -77,3 +79,14 @@ def quat_to_mat(q: np.ndarray) -> np.ndarray:
 def quat_angle(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Angle (rad) of the rotation between orientations a and b."""
     return np.linalg.norm(quat_log(quat_mul(quat_conj(a), b)), axis=-1)
+
+
+def euler_zyx(q) -> tuple[float, float, float]:
+    """Roll, pitch and yaw (rad, ZYX Euler angles) of one quaternion, normalized first. Scalar
+    arithmetic, not broadcast: it runs on every robot state the bridge receives."""
+    w, x, y, z = (float(v) for v in q)
+    inv = 1.0 / math.sqrt(w * w + x * x + y * y + z * z)
+    w, x, y, z = w * inv, x * inv, y * inv, z * inv
+    return (math.atan2(2 * (w * x + y * z), 1 - 2 * (x * x + y * y)),
+            math.asin(max(-1.0, min(1.0, 2 * (w * y - z * x)))),
+            math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z)))

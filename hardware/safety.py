@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, fields
 
 import numpy as np
 
+from hardware.rotations import euler_zyx
 from hardware.unitree.lowlevel import POS_STOP, REMOTE_BUTTONS, VEL_STOP, MotorCommand
 
 log = logging.getLogger(__name__)
@@ -139,12 +140,7 @@ def clamp(values: np.ndarray, lo, hi, what: str, clamps: ClampLog) -> np.ndarray
 
 def roll_pitch(quat: np.ndarray) -> tuple[float, float]:
     """Roll and pitch (rad, ZYX Euler angles) of a (w, x, y, z) quaternion."""
-    w, x, y, z = (float(v) for v in quat)
-    inv = 1.0 / math.sqrt(w * w + x * x + y * y + z * z)
-    w, x, y, z = w * inv, x * inv, y * inv, z * inv
-    roll = math.atan2(2 * (w * x + y * z), 1 - 2 * (x * x + y * y))
-    pitch = math.asin(max(-1.0, min(1.0, 2 * (w * y - z * x))))
-    return roll, pitch
+    return euler_zyx(quat)[:2]
 
 
 def tilt_trip(quat: np.ndarray, max_tilt: float) -> str | None:

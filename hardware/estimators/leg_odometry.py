@@ -23,19 +23,8 @@ import mujoco
 import numpy as np
 
 from hardware.base_state import BaseState, BaseStateSource, ImuSample
+from hardware.rotations import euler_zyx, quat_mul
 from robots.info import RobotInfo
-
-
-def quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    w1, x1, y1, z1 = a
-    w2, x2, y2, z2 = b
-    return np.array([w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2, w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
-                     w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2, w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2])
-
-
-def yaw_of(quat: np.ndarray) -> float:
-    w, x, y, z = quat
-    return math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
 
 
 class LegOdometry(BaseStateSource):
@@ -69,7 +58,7 @@ class LegOdometry(BaseStateSource):
         quat = quat / np.linalg.norm(quat)
         if self.zero_yaw:
             if self.yaw0 is None:
-                self.yaw0 = yaw_of(quat)
+                self.yaw0 = euler_zyx(quat)[2]
             h = -0.5 * self.yaw0
             quat = quat_mul(np.array([math.cos(h), 0.0, 0.0, math.sin(h)]), quat)
         m, d = self.model, self.data

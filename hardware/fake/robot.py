@@ -28,17 +28,11 @@ import numpy as np
 
 import robots
 from hardware.motor_map import MotorMap
+from hardware.rotations import euler_zyx
 from hardware.unitree.lowlevel import POS_STOP, SLOTS, VEL_STOP, LowState, MotorCommand
 from robots.info import RobotInfo
 
 FAMILY = {"a1": "legacy", "go1": "legacy", "go2": "go2", "h1": "h1"}
-
-
-def rpy_of(quat: np.ndarray) -> np.ndarray:
-    w, x, y, z = quat
-    return np.array([math.atan2(2 * (w * x + y * z), 1 - 2 * (x * x + y * y)),
-                     math.asin(max(-1.0, min(1.0, 2 * (w * y - z * x)))),
-                     math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))])
 
 
 class FakeRobotSim:
@@ -169,7 +163,7 @@ class FakeRobotSim:
         quat = d.qpos[3:7].copy()
         return LowState(tick=round(d.time * 1e6), quat=quat, gyro=d.qvel[3:6].copy(),
                         accel=d.sensordata[self.acc_adr:self.acc_adr + 3].copy(),
-                        rpy=rpy_of(quat), q=q, dq=dq, tau_est=tau, mode=mode,
+                        rpy=np.array(euler_zyx(quat)), q=q, dq=dq, tau_est=tau, mode=mode,
                         foot_force=self.foot_forces(), wireless_remote=self.remote)
 
     def foot_forces(self) -> np.ndarray:

@@ -67,8 +67,7 @@ class UnitreeDdsPlant(UnitreeBridge):
         self.link.send(packet)
 
     def _packet_crc(self, packet: bytes) -> int:
-        end = 4 + sdk2_messages.LOW_CMD_LAYOUT.cdr.size  # the CDR body ends with the CRC
-        return int.from_bytes(packet[end - 4:end], "little")
+        return sdk2_messages.LOW_CMD_LAYOUT.stored_crc(packet)
 
     def _receive(self, timeout: float) -> list[bytes]:
         return self.link.receive(timeout)

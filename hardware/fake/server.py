@@ -147,10 +147,8 @@ class FakeRobot:
         self.sim.command(cmd, now)
         lg = self.log
         lg["cmd_t"].append(now)
-        lg["cmd_crc"].append(int.from_bytes(raw[-4:] if self.transport == "udp" else
-                                            raw[4 + sdk2_messages.LOW_CMD_LAYOUT.cdr.size - 4:
-                                                4 + sdk2_messages.LOW_CMD_LAYOUT.cdr.size],
-                                            "little"))
+        lg["cmd_crc"].append(int.from_bytes(raw[-4:], "little") if self.transport == "udp"
+                             else sdk2_messages.LOW_CMD_LAYOUT.stored_crc(raw))
         for field in ("mode", "q", "dq", "tau", "kp", "kd"):  # a decoded command never changes
             lg[f"cmd_{field}"].append(getattr(cmd, field))
 

@@ -79,6 +79,11 @@ class MessageLayout:
         Layout.pack_group(body, self._crc_index, value)
         return CDR_HEADER + bytes(body) + bytes(self.sample_size - 4 - len(body))
 
+    def stored_crc(self, sample: bytes) -> int:
+        """The CRC word a sample carries (not checked)."""
+        body = memoryview(sample)[4:4 + self.cdr.size]
+        return int(Layout.unpack_group(body, self._crc_index, "<u4", (1,))[0])
+
     def body(self, sample: bytes) -> memoryview:
         """The CDR body of a sample whose header, size, CRC and low-level flags are right;
         :class:`PacketError` otherwise."""

@@ -108,3 +108,10 @@ def test_non_finite_is_refused():
     cmd.tau[0] = np.nan
     with pytest.raises(ValueError):
         sm.encode_low_cmd(cmd)
+
+
+def test_stored_crc_is_the_word_cyclonedds_reads(rng):
+    cmd = MotorCommand(mode=np.ones(20, np.uint8), q=rng.normal(size=20), dq=np.zeros(20),
+                       tau=rng.normal(size=20), kp=np.full(20, 60.0), kd=np.full(20, 5.0))
+    sample = sm.encode_low_cmd(cmd)
+    assert sm.LOW_CMD_LAYOUT.stored_crc(sample) == st.LowCmd_.deserialize(sample).crc

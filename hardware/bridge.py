@@ -176,13 +176,11 @@ class UnitreeBridge(Plant):
         """The planner's state (planning-model layout) of a (receipt time, LowState, base
         estimate) triple."""
         t, st, est = latest
-        m = self.map
         qpos = np.zeros(self.model.nq)
         qvel = np.zeros(self.model.nv)
         qpos[0:3], qpos[3:7] = est.pos, est.quat
         qvel[0:3], qvel[3:6] = est.linvel, est.angvel
-        qpos[m.qpos_adr] = st.q[m.actuator_slots]
-        qvel[m.dof_adr] = st.dq[m.actuator_slots]
+        self.map.to_planning(qpos, qvel, st.q, st.dq)
         return PlantState(t - self.t0, qpos, qvel, np.zeros(self.model.na))
 
     def send(self, ctrl: np.ndarray) -> None:

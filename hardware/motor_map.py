@@ -130,6 +130,12 @@ class MotorMap:
             cmd.tau[slots] = ctrl
         return cmd
 
+    def to_planning(self, qpos: np.ndarray, qvel: np.ndarray, q: np.ndarray,
+                    dq: np.ndarray) -> None:
+        """Write per-slot joint angles ``q`` and speeds ``dq`` into a planning-model state."""
+        qpos[self.qpos_adr] = q[self.actuator_slots]
+        qvel[self.dof_adr] = dq[self.actuator_slots]
+
     def joint_values(self, per_slot: np.ndarray) -> np.ndarray:
         """Values of the planner's actuated joints (model order) from a per-slot array."""
         return np.asarray(per_slot)[self.actuator_slots]

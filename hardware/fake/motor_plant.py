@@ -48,14 +48,10 @@ class FakeMotorPlant(Plant):
         return self.sim.timestep
 
     def read_state(self) -> PlantState:
-        d, m = self.sim.data, self.map
+        d = self.sim.data
         qpos, qvel = np.zeros(self.nq), np.zeros(self.nv)
         qpos[0:7], qvel[0:6] = d.qpos[0:7], d.qvel[0:6]
-        q, dq = np.zeros(len(m.home)), np.zeros(len(m.home))
-        q[self.sim.slots] = d.qpos[self.sim.qadr]
-        dq[self.sim.slots] = d.qvel[self.sim.vadr]
-        qpos[m.qpos_adr] = q[m.actuator_slots]
-        qvel[m.dof_adr] = dq[m.actuator_slots]
+        self.map.to_planning(qpos, qvel, *self.sim.joints())
         return PlantState(float(d.time), qpos, qvel, np.zeros(self.na))
 
     def send(self, ctrl: np.ndarray) -> None:

@@ -153,11 +153,8 @@ class FakeRobotSim:
     def state(self) -> LowState:
         """What the robot publishes now."""
         d = self.data
-        q = np.zeros(SLOTS)
-        dq = np.zeros(SLOTS)
+        q, dq = self.joints()
         tau = np.zeros(SLOTS)
-        q[self.slots] = d.qpos[self.qadr]
-        dq[self.slots] = d.qvel[self.vadr]
         tau[self.slots] = self.tau
         mode = self.cmd.mode if self.cmd is not None else self._no_mode
         quat = d.qpos[3:7].copy()
@@ -165,6 +162,14 @@ class FakeRobotSim:
                         accel=d.sensordata[self.acc_adr:self.acc_adr + 3].copy(),
                         rpy=np.array(euler_zyx(quat)), q=q, dq=dq, tau_est=tau, mode=mode,
                         foot_force=self.foot_forces(), wireless_remote=self.remote)
+
+    def joints(self) -> tuple[np.ndarray, np.ndarray]:
+        """Joint angles and speeds per motor slot (zero in the slots the robot leaves unused),
+        as the encoders report them."""
+        q, dq = np.zeros(SLOTS), np.zeros(SLOTS)
+        q[self.slots] = self.data.qpos[self.qadr]
+        dq[self.slots] = self.data.qvel[self.vadr]
+        return q, dq
 
     def foot_forces(self) -> np.ndarray:
         """Normal contact force on each foot's body (N), in the four sensor slots of the

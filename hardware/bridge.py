@@ -383,8 +383,10 @@ class UnitreeBridge(Plant):
             with self.lock:
                 ctrl, version = self.ctrl, self.counts["controller_commands"]
             self._send((RUN, version), lambda: self.map.run_command(ctrl, self.kp, self.kd), now)
-        else:  # hold, damping
-            self._send(phase, self._fixed_command(phase), now)
+        elif phase == HOLD:
+            self._send(HOLD, lambda: self.map.hold_command(self.map.home), now)
+        else:
+            self._send(DAMPING, self._damping_command, now)
 
     # --- commands ---------------------------------------------------------------------------
     def _gains(self, kp, kd) -> tuple[np.ndarray, np.ndarray]:
@@ -404,11 +406,6 @@ class UnitreeBridge(Plant):
 
     def _damping_command(self) -> MotorCommand:
         return self.map.damping_command(self.safety.damping_kd)
-
-    def _fixed_command(self, phase: str):
-        if phase == HOLD:
-            return lambda: self.map.hold_command(self.map.home)
-        return self._damping_command
 
     def _send(self, key, build, now: float) -> None:
         """Send the command ``build()`` makes, clamped to the limits. The packet is reused

@@ -13,18 +13,15 @@ planner. Also reported: the command and state rates the fake robot saw.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import signal
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
-from hw_loopback import WIRE, fake_command, loopback_overrides, robot_priority
-from report import markdown_table, write_csv
+from hw_loopback import WIRE, fake_robot, loopback_overrides
+from report import write_tables
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -43,18 +40,14 @@ def measure(robot: str, duration: float, port: int, domain: int) -> dict:
     from mpc.config import load_config
 
     out = Path(tempfile.mkdtemp(prefix=f"link_{robot}_"))
-    fake = subprocess.Popen(fake_command(robot, port, domain, None, out / "fake.npz", []),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            cwd=ROOT, preexec_fn=robot_priority)
-    try:
-        time.sleep(3.0)
+    with fake_robot(robot, port, domain, None, out / "fake.npz", []) as fake:
         cfg = load_config(f"configs/{robot}_hw.yaml",
                           loopback_overrides(robot, port, domain, None))
         plant = build_plant(cfg)
         link = plant.proc.pid
         ctrl = home_ctrl(robots.load_planning_model(robot), robots.info(robot).home_key)
         period = 1.0 / cfg.runtime.feedback_rate
-        start = {"fake": cpu_seconds(fake.pid), "link": cpu_seconds(link),
+        start = {"fake": cpu_seconds(fake["pid"]), "link": cpu_seconds(link),
                  "controller": time.process_time()}
         t0 = time.monotonic()
         deadline = t0
@@ -64,17 +57,14 @@ def measure(robot: str, duration: float, port: int, domain: int) -> dict:
             deadline += period
             time.sleep(max(0.0, deadline - time.monotonic()))
         wall = time.monotonic() - t0
-        share = {"fake": (cpu_seconds(fake.pid) - start["fake"]) / wall,
+        share = {"fake": (cpu_seconds(fake["pid"]) - start["fake"]) / wall,
                  "link": (cpu_seconds(link) - start["link"]) / wall,
                  "controller": (time.process_time() - start["controller"]) / wall}
         reason = plant.damping_reason
         plant.close()
-    finally:
-        fake.send_signal(signal.SIGINT)
-        fake_out, fake_err = fake.communicate(timeout=30)
-    if not fake_out.strip():
-        raise SystemExit(f"bench_link: the fake {robot} did not run: {fake_err.strip()[-300:]}")
-    summary = json.loads(fake_out.strip().splitlines()[-1])
+    if "summary" not in fake:
+        raise SystemExit(f"bench_link: the fake {robot} did not run: {fake['error'].strip()}")
+    summary = fake["summary"]
     return {"robot": robot, "wire": WIRE[robot], **share, "tripped": reason,
             "command_rate_hz": summary["command_rate_hz"],
             "state_rate_hz": summary["state_rate_hz"]}
@@ -103,11 +93,9 @@ def main() -> int:
                      "commands Hz": round(med["command_rate_hz"], 1),
                      "states Hz": round(med["state_rate_hz"], 1),
                      "trips": sum(r["tripped"] is not None for r in mine)})
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    write_csv(out / "link.csv", rows)
-    print(f"medians over {args.repeats} runs of {args.duration:g} s")
-    print(markdown_table(rows))
+    note = f"Medians over {args.repeats} runs of {args.duration:g} s."
+    print(write_tables(rows, Path(args.out), "link", note))
+    print(note)
     return 0
 
 

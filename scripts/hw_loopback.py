@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -68,6 +69,29 @@ def robot_priority() -> None:
         os.nice(-10)
 
 
+@contextlib.contextmanager
+def fake_robot(robot: str, port: int, domain: int, truth_port: int | None, log: Path,
+               extra: list[str]) -> Iterator[dict]:
+    """``mpc-fake-robot`` in a process of its own for the with-block, which starts once its
+    model has compiled and settled on the floor. The dict holds the process id, and after the
+    block the robot's summary (``"summary"``) or, if it printed none, its error output
+    (``"error"``)."""
+    proc = subprocess.Popen(fake_command(robot, port, domain, truth_port, log, extra),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                            preexec_fn=robot_priority)
+    fake = {"pid": proc.pid}
+    try:
+        time.sleep(3.0)
+        yield fake
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+        if out.strip():
+            fake["summary"] = json.loads(out.strip().splitlines()[-1])
+        else:
+            fake["error"] = err[-500:]
+
+
 def latency(bridge_log: Path, fake_log: Path) -> dict:
     b, f = np.load(bridge_log), np.load(fake_log)
     state_sent = dict(zip(f["state_tick"].tolist(), f["state_t"].tolist(), strict=True))
@@ -94,12 +118,7 @@ def run_once(args, out: Path) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     truth = args.truth_port if args.base_state == "truth" else None
     fake_log, bridge_log = out / "fake.npz", out / "bridge.npz"
-    fake = subprocess.Popen(fake_command(args.robot, args.port, args.domain, truth, fake_log,
-                                         args.fake_arg),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
-                            preexec_fn=robot_priority)
-    try:
-        time.sleep(3.0)  # the fake robot's model compiles and settles on the floor
+    with fake_robot(args.robot, args.port, args.domain, truth, fake_log, args.fake_arg) as fake:
         allowance = (["safety.state_timeout=0.05", "safety.command_timeout=0.2"]
                      if args.allowance else [])
         sets = [*loopback_overrides(args.robot, args.port, args.domain, truth),
@@ -109,15 +128,11 @@ def run_once(args, out: Path) -> dict:
              "--duration", str(args.duration), "--out", str(out / "run"), *args.mpc_arg,
              *[a for s in sets for a in ("--set", s)]],
             capture_output=True, text=True, cwd=ROOT, timeout=args.duration + 180)
-    finally:
-        fake.send_signal(signal.SIGINT)
-        fake_out, fake_err = fake.communicate(timeout=30)
     summary_path = out / "run" / "summary.json"
     result = {
         "robot": args.robot, "base_state": args.base_state, "mpc_exit": run.returncode,
         "mpc_stderr_tail": run.stderr.strip().splitlines()[-3:],
-        "fake": json.loads(fake_out.strip().splitlines()[-1]) if fake_out.strip() else
-        fake_err[-500:],
+        "fake": fake.get("summary", fake.get("error")),
     }
     if summary_path.is_file():
         s = json.loads(summary_path.read_text())

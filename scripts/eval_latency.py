@@ -33,6 +33,7 @@ from hardware.fake.motor_plant import FakeMotorPlant
 from hardware.safety import SafetyConfig
 from mpc.config import load_config
 from mpc.plant_base import PlantState
+from mpc.policy import Policy
 from mpc.runtime.lockstep import run_lockstep
 from mpc.runtime.predict import StatePredictor
 from mpc.runtime.session import Session
@@ -72,12 +73,10 @@ class LatentSession(Session):
         self.pending.append((state.time + self.latency, self.planner.policy))
         return stats
 
-    def act(self, state: PlantState) -> None:
+    def policy_in_force(self, state: PlantState) -> Policy:
         while self.pending and self.pending[0][0] <= state.time + 1e-9:
             self.in_force = self.pending.popleft()[1]
-        self.feedback.step(self.in_force, state)
-        self.counters.feedback_steps += 1
-        self.counters.policy_age.append(self.feedback.last_age)
+        return self.in_force
 
 
 def run(config: str, delay_ms: float, gain: float, latency_ms: float, plan_ahead: bool,

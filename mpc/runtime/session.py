@@ -19,6 +19,7 @@ from mpc import assembly
 from mpc.config import Config
 from mpc.planner_base import IterationStats
 from mpc.plant_base import Plant, PlantState
+from mpc.policy import Policy
 from mpc.runlog import RunRecorder
 from mpc.runtime.feedback import FeedbackController
 from mpc.runtime.predict import StatePredictor
@@ -109,10 +110,14 @@ class Session:
         return stats
 
     def act(self, state: PlantState) -> None:
-        self.feedback.step(self.planner.policy, state)
+        self.feedback.step(self.policy_in_force(state), state)
         with self.lock:
             self.counters.feedback_steps += 1
             self.counters.policy_age.append(self.feedback.last_age)
+
+    def policy_in_force(self, state: PlantState) -> Policy:
+        """The policy the feedback law follows at ``state``: the planner's latest."""
+        return self.planner.policy
 
     def observe(self, state: PlantState) -> bool:
         """Record and check the state; returns False when the run must stop (a fall). A dry

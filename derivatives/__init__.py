@@ -6,14 +6,12 @@
 
 from derivatives.counter import fd_evaluations
 from derivatives.provider_base import DerivativeProvider, Linearization
-from derivatives.registry import UnknownBackendError, available, make_provider, register
+from derivatives.registry import BACKENDS, make_provider
 
 __all__ = [
+    "BACKENDS",
     "DerivativeProvider",
     "Linearization",
-    "UnknownBackendError",
-    "available",
     "fd_evaluations",
     "make_provider",
-    "register",
 ]

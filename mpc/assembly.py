@@ -15,10 +15,10 @@ import numpy as np
 
 import derivatives
 import robots
-from derivatives.registry import provider_class
-from mpc import plants
+from derivatives import BACKENDS
 from mpc.config import ConfigError, check_kwargs, unknown_key
 from mpc.ilqr import ILQR, ILQRSettings
+from mpc.plants import PLANTS
 from mpc.tasks import TASKS, Task, make_task
 
 if TYPE_CHECKING:
@@ -36,10 +36,12 @@ def validate_task(cfg: Config, source: str) -> dict:
     name = task.pop("name", None)
     if name is None:
         raise ConfigError(f"{source}: missing required key 'task.name' "
-                          f"(available: {', '.join(sorted(TASKS))})")
-    if name not in TASKS:
-        raise ConfigError(f"{source}: unknown task '{name}'; available: {', '.join(sorted(TASKS))}")
-    params = check_kwargs(TASKS[name], task, source, "task.", exclude=("robot",))
+                          f"(available: {', '.join(TASKS.available())})")
+    try:
+        cls = TASKS.get(name)
+    except ValueError as e:
+        raise ConfigError(f"{source}: task.name: {e}") from None
+    params = check_kwargs(cls, task, source, "task.", exclude=("robot",))
     try:
         make_task(name, info, **params)
     except ValueError as e:
@@ -50,17 +52,17 @@ def validate_task(cfg: Config, source: str) -> dict:
 def validate_derivatives(cfg: Config, source: str) -> dict:
     section = dict(cfg.derivatives)
     backend = section.get("backend", "fd")
-    valid = ["backend", *derivatives.available()]
+    valid = ["backend", *BACKENDS.available()]
     for key in section:
         if key not in valid:
             raise unknown_key(source, "derivatives.", str(key), valid)
-    if backend not in derivatives.available():
+    if backend not in BACKENDS:
         raise ConfigError(f"{source}: unknown derivative backend '{backend}'; available: "
-                          f"{', '.join(derivatives.available())}")
+                          f"{', '.join(BACKENDS.available())}")
     out = {"backend": backend}
-    for name in derivatives.available():
+    for name in BACKENDS.available():
         if name in section:
-            out[name] = check_kwargs(provider_class(name), section[name] or {}, source,
+            out[name] = check_kwargs(BACKENDS.get(name), section[name] or {}, source,
                                      f"derivatives.{name}.", exclude=("model",))
     return out
 
@@ -69,7 +71,7 @@ def validate_plant(cfg: Config, source: str) -> dict:
     section = dict(cfg.plant)
     kind = section.pop("type", "sim")
     try:
-        cls = plants.plant_class(kind)
+        cls = PLANTS.get(kind)
     except ValueError as e:
         raise ConfigError(f"{source}: plant.type: {e}") from None
     params = check_kwargs(cls, section, source, "plant.", exclude=("robot", "seed", "safety"))
@@ -105,7 +107,7 @@ def build_planner(cfg: Config, task: Task) -> ILQR:
     backend = cfg.derivatives["backend"]
     provider = derivatives.make_provider(backend, model, **cfg.derivatives.get(backend, {}))
     planner = ILQR(task, model, provider, settings, home_ctrl(model, task.robot.home_key))
-    if plants.plant_class(cfg.plant.get("type", "sim")).realtime_only:
+    if PLANTS.get(cfg.plant.get("type", "sim")).realtime_only:
         _warm_up(planner, model, task.robot.home_key)
     return planner
 
@@ -127,7 +129,7 @@ def build_plant(cfg: Config) -> Plant:
     from hardware.safety import SafetyConfig
 
     params = dict(cfg.plant)
-    cls = plants.plant_class(params.pop("type"))
+    cls = PLANTS.get(params.pop("type"))
     robot = robots.info(cfg.robot)
     safety = SafetyConfig(**cfg.safety)
     takes_safety = "safety" in inspect.signature(cls.__init__).parameters

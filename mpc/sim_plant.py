@@ -112,6 +112,13 @@ class SimPlant(Plant):
         on_ground = np.concatenate([b2[b1 == 0], b1[b2 == 0]])
         return np.isin(self._foot_bodies, on_ground)
 
-    def set_goal_marker(self, xy) -> None:
+    def copy_state(self, dest: mujoco.MjData) -> None:
+        """Copy the simulation's time, state and controls into ``dest`` (another MjData of
+        :attr:`model`, e.g. the viewer's), leaving its mocap bodies (the goal marker) alone."""
         with self.lock:
-            self.data.mocap_pos[0, :2] = xy
+            d = self.data
+            dest.time = d.time
+            dest.qpos[:] = d.qpos
+            dest.qvel[:] = d.qvel
+            dest.act[:] = d.act
+            dest.ctrl[:] = d.ctrl

@@ -3,6 +3,12 @@
 The plan is drawn from the planner's latest nominal trajectory: each foot's path and the base
 path (drawn on the floor, where it is not hidden by the body), read from the planning model's
 position sensors. The camera follows the robot's base.
+
+The viewer renders its own ``MjData``, never the plant's: in realtime the plant thread steps the
+plant's data while the viewer's render thread reads whatever it was given, and MuJoCo refuses
+(or corrupts memory) when two threads use one ``MjData``. Each tick copies the plant's state
+under the plant's lock (:meth:`SimPlant.copy_state`) and recomputes the viewer's kinematics in
+the caller's thread.
 """
 
 from __future__ import annotations
@@ -32,7 +38,10 @@ def open_viewer(session: Session):
     try:
         import mujoco.viewer
 
-        handle = mujoco.viewer.launch_passive(plant.model, plant.data, show_left_ui=False,
+        shown = mujoco.MjData(plant.model)
+        plant.copy_state(shown)
+        mujoco.mj_forward(plant.model, shown)
+        handle = mujoco.viewer.launch_passive(plant.model, shown, show_left_ui=False,
                                               show_right_ui=False)
     except Exception as e:  # GLFW/OpenGL failures arrive as assorted exception types
         raise UserError(f"--viewer could not open a window: {e}") from None
@@ -41,30 +50,35 @@ def open_viewer(session: Session):
         handle.cam.trackbodyid = plant.model.body(session.robot.base_body).id
         handle.cam.distance = 1.6 if session.robot.name != "h1" else 3.0
         handle.cam.elevation = -20.0
-    return ViewerSync(session, handle)
+    return ViewerSync(session, handle, shown)
 
 
 class ViewerSync:
-    """Copies goal drags from the viewer to the task and draws the plan, once per tick."""
+    """Shows the plant's latest state, copies goal drags from the viewer to the task and draws
+    the plan, once per tick (called from the run's main thread)."""
 
-    def __init__(self, session: Session, handle):
+    def __init__(self, session: Session, handle, shown: mujoco.MjData):
         self.session = session
         self.handle = handle
+        #: The viewer's own data: the plant's state copied in, the goal marker dragged here.
+        self.shown = shown
         task = session.task
         self.sensors = [("base", task.sensor("base_pos"))] if _has(task, "base_pos") else []
         self.sensors += [("foot", task.sensor(f"{f}_pos")) for f in session.robot.feet
                          if _has(task, f"{f}_pos")]
         if task.goal is not None:
-            session.plant.set_goal_marker(task.goal)
+            shown.mocap_pos[0, :2] = task.goal
 
     def tick(self, session: Session) -> bool:
         if not self.handle.is_running():
             return False
         plant = session.plant
         with self.handle.lock():
-            goal = plant.data.mocap_pos[0, :2].copy()
+            goal = self.shown.mocap_pos[0, :2].copy()
             if session.task.goal is not None and not np.allclose(goal, session.task.goal):
                 session.task.set_goal(goal)
+            plant.copy_state(self.shown)
+            mujoco.mj_forward(plant.model, self.shown)
             self._draw(session)
         self.handle.sync()
         return True

@@ -83,7 +83,7 @@ def backends(m: mujoco.MjModel) -> dict[str, derivatives.DerivativeProvider]:
         "fd centered": derivatives.make_provider("fd", m, centered=True),
         "analytic": derivatives.make_provider("analytic", m, threads=1),
     }
-    if "wasp" in derivatives.available():
+    if "wasp" in derivatives.BACKENDS:
         out["wasp (warm)"] = derivatives.make_provider("wasp", m, threads=1)
     return out
 
@@ -188,7 +188,7 @@ def bench_horizon(m: mujoco.MjModel, reps: int) -> list[dict]:
     calls, providers = {}, []
     for threads in (1, 2):
         for backend in ("fd", "analytic", "wasp"):
-            if backend not in derivatives.available():
+            if backend not in derivatives.BACKENDS:
                 continue
             p = derivatives.make_provider(backend, m, threads=threads)
             providers.append(p)

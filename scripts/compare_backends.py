@@ -43,8 +43,7 @@ import mujoco
 import numpy as np
 from report import markdown_table, write_csv
 
-import derivatives
-from derivatives.registry import provider_class
+from derivatives import BACKENDS
 from mpc.config import load_config
 from mpc.runlog import PHASES
 from mpc.runtime.lockstep import run_lockstep
@@ -87,7 +86,7 @@ def make_variants(backends: list[str], skip: int, threads: int) -> list[Variant]
     for s in [1] + ([skip] if skip > 1 else []):
         for b in backends:
             overrides = [f"derivatives.backend={b}", f"planner.derivative_skip={s}"]
-            if "threads" in inspect.signature(provider_class(b)).parameters:
+            if "threads" in inspect.signature(BACKENDS.get(b)).parameters:
                 overrides.append(f"derivatives.{b}.threads={threads}")
             out.append(Variant(b if s == 1 else f"{b} skip {s}", b, s, overrides))
     return out
@@ -104,7 +103,7 @@ def parse_variant(text: str, threads: int) -> Variant:
     backend = settings["derivatives.backend"]
     skip = int(settings.get("planner.derivative_skip", 1))
     overrides.append(f"planner.derivative_skip={skip}")
-    if "threads" in inspect.signature(provider_class(backend)).parameters:
+    if "threads" in inspect.signature(BACKENDS.get(backend)).parameters:
         overrides.append(f"derivatives.{backend}.threads={threads}")
     return Variant(name, backend, skip, overrides)
 
@@ -344,12 +343,12 @@ def main() -> None:
     args = p.parse_args()
 
     commit = git_commit()  # the code that runs, even if HEAD moves during the runs
-    backends = args.backends or derivatives.available()
+    backends = args.backends or BACKENDS.available()
     variants = make_variants(backends, args.skip, args.threads)
     variants += [parse_variant(text, args.threads) for text in args.variant]
     cases = [(seed, [float(v) for v in goal.split(",")]) for seed in args.seeds
              for goal in args.goals]
-    print(f"backends: {', '.join(backends)} (registered: {', '.join(derivatives.available())})")
+    print(f"backends: {', '.join(backends)} (registered: {', '.join(BACKENDS.available())})")
     # Warm-up: compile (or load from the disk cache) every variant's kernels outside the runs.
     for v in variants:
         run_once(args.config, [*v.overrides, *args.set], 0.1, args.radius, 10**9)

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
+import os
+import shutil
+import subprocess
+import time
+
 import mujoco
 import numpy as np
 import pytest
@@ -68,3 +74,24 @@ def floating_box_model() -> mujoco.MjModel:
 @pytest.fixture
 def floating_model() -> mujoco.MjModel:
     return floating_box_model()
+
+
+@pytest.fixture(scope="session")
+def display():
+    """A private virtual X display (Xvfb, installed by ``make test`` where it is missing), for
+    the viewer and replay tests."""
+    xvfb = shutil.which("Xvfb")
+    assert xvfb, "Xvfb is required for the viewer tests: run `make test`, which installs it"
+    number = 90 + os.getpid() % 100
+    proc = subprocess.Popen([xvfb, f":{number}", "-screen", "0", "800x600x24", "-nolisten",
+                             "tcp"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # Stopped at exit, after GLFW (imported later, so its exit handler runs first) let go.
+    atexit.register(proc.terminate)
+    time.sleep(1.0)
+    old = os.environ.get("DISPLAY")
+    os.environ["DISPLAY"] = f":{number}"
+    yield f":{number}"
+    if old is None:
+        os.environ.pop("DISPLAY")
+    else:
+        os.environ["DISPLAY"] = old

@@ -1,25 +1,19 @@
-"""Tasks by name."""
+"""Tasks by name (``task.name`` in a config)."""
 
 from __future__ import annotations
 
-from mpc.tasks.humanoid import HumanoidFlat
-from mpc.tasks.quadruped import QuadrupedFlat
-from mpc.tasks.quadruped_biped import QuadrupedBiped
 from mpc.tasks.task_base import CostTerm, Task
+from robots.registry import Registry
 
-TASKS: dict[str, type[Task]] = {
-    QuadrupedFlat.name: QuadrupedFlat,
-    QuadrupedBiped.name: QuadrupedBiped,
-    HumanoidFlat.name: HumanoidFlat,
-}
+TASKS: Registry[Task] = Registry("task", {
+    "quadruped_flat": "mpc.tasks.quadruped:QuadrupedFlat",
+    "quadruped_biped": "mpc.tasks.quadruped_biped:QuadrupedBiped",
+    "humanoid_flat": "mpc.tasks.humanoid:HumanoidFlat",
+})
 
 __all__ = ["TASKS", "CostTerm", "Task", "make_task"]
 
 
 def make_task(name: str, robot, **params) -> Task:
     """Build task ``name`` for ``robot`` (a :class:`robots.RobotInfo`)."""
-    try:
-        cls = TASKS[name]
-    except KeyError:
-        raise ValueError(f"unknown task {name!r}; available: {', '.join(sorted(TASKS))}") from None
-    return cls(robot, **params)
+    return TASKS.get(name)(robot, **params)

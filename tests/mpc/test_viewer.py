@@ -1,37 +1,23 @@
-"""The viewer on a virtual display: goal drags reach the task and the plan is drawn."""
+"""The viewer on a virtual display: goal drags reach the task, the plan is drawn, and a
+realtime run with the viewer open lasts its whole duration for every shipped simulation config
+(the plant thread steps the simulation while the viewer shows it)."""
 
-import atexit
+import json
 import os
-import shutil
 import subprocess
-import time
+import sys
 
 import numpy as np
 import pytest
+import yaml
 
-from mpc.config import load_config
+from mpc.config import SHIPPED_DIR, load_config
 from mpc.runtime.lockstep import run_lockstep
 from mpc.runtime.session import Session
 
-
-@pytest.fixture(scope="module")
-def display():
-    """A private Xvfb display (Xvfb is installed by .ci/run)."""
-    xvfb = shutil.which("Xvfb")
-    assert xvfb, "Xvfb is required for the viewer test (apt-get install xvfb)"
-    number = 90 + os.getpid() % 100
-    proc = subprocess.Popen([xvfb, f":{number}", "-screen", "0", "800x600x24", "-nolisten",
-                             "tcp"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    # Stopped at exit, after GLFW (imported later, so its exit handler runs first) let go.
-    atexit.register(proc.terminate)
-    time.sleep(1.0)
-    old = os.environ.get("DISPLAY")
-    os.environ["DISPLAY"] = f":{number}"
-    yield
-    if old is None:
-        os.environ.pop("DISPLAY")
-    else:
-        os.environ["DISPLAY"] = old
+SIM_CONFIGS = sorted(p.name for p in SHIPPED_DIR.glob("*.yaml")
+                     if (yaml.safe_load(p.read_text()).get("plant") or {}).get("type", "sim")
+                     == "sim")
 
 
 def test_goal_drag_moves_the_task_goal_and_the_plan_is_drawn(display, tmp_path):
@@ -42,11 +28,45 @@ def test_goal_drag_moves_the_task_goal_and_the_plan_is_drawn(display, tmp_path):
     viewer = open_viewer(session)
     try:
         run_lockstep(session, 0.1, viewer.tick)
+        viewer.tick(session)
         assert viewer.handle.user_scn.ngeom > 0  # planned foot and base paths
+        np.testing.assert_array_equal(viewer.shown.qpos, session.plant.data.qpos)
         with viewer.handle.lock():
-            session.plant.data.mocap_pos[0, :2] = [0.5, -1.5]  # what a mouse drag does
+            viewer.shown.mocap_pos[0, :2] = [0.5, -1.5]  # what a mouse drag does
         viewer.tick(session)
         np.testing.assert_allclose(session.task.goal, [0.5, -1.5])
     finally:
         viewer.close()
         session.close("lockstep")
+
+
+def test_the_viewer_renders_its_own_data_not_the_plants(display, tmp_path):
+    """The plant thread steps ``plant.data``; the viewer must never be handed it."""
+    from mpc.viewer import open_viewer
+
+    cfg = load_config("configs/a1_trot.yaml", ["runtime.mode=lockstep"])
+    session = Session(cfg, tmp_path)
+    viewer = open_viewer(session)
+    try:
+        assert viewer.shown is not session.plant.data
+        session.plant.step()
+        viewer.tick(session)
+        assert viewer.shown.time == session.plant.data.time
+    finally:
+        viewer.close()
+        session.close("lockstep")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("config", SIM_CONFIGS)
+def test_realtime_run_with_the_viewer_lasts_its_whole_duration(display, tmp_path, config):
+    cfg = load_config(config)
+    assert cfg.runtime.mode == "realtime"
+    proc = subprocess.run([sys.executable, "-m", "mpc.cli", config, "--viewer", "--quiet",
+                           "--out", str(tmp_path)], capture_output=True, text=True,
+                          timeout=300, env=os.environ.copy())
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["sim_time_s"] >= cfg.runtime.duration - 0.01
+    assert not summary["fell"]
+    print(f"{config}: planning {summary['planning_rate_hz']} Hz with the viewer")

@@ -15,7 +15,7 @@ import mujoco
 
 from derivatives.counter import add_fd_evaluations
 from derivatives.provider_base import DerivativeProvider, Linearization, load_knot
-from mpc.trajectory import Trajectory
+from derivatives.trajectory import Trajectory
 
 
 class FDProvider(DerivativeProvider):

@@ -22,7 +22,7 @@ from typing import ClassVar
 import mujoco
 import numpy as np
 
-from mpc.trajectory import Trajectory
+from derivatives.trajectory import Trajectory
 
 
 @dataclass

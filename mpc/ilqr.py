@@ -29,13 +29,13 @@ import mujoco
 import numpy as np
 
 from derivatives.provider_base import DerivativeProvider, Linearization
+from derivatives.trajectory import ModelLayout, Trajectory
 from mpc.cost import gauss_newton, trajectory_costs
 from mpc.kernels.riccati import backward_pass
 from mpc.planner_base import IterationStats, Planner
 from mpc.policy import Policy
 from mpc.rollout import RolloutPool
 from mpc.tasks.task_base import Task
-from mpc.trajectory import ModelLayout, Trajectory
 
 
 @dataclass(frozen=True)

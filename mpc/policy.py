@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from derivatives.trajectory import ModelLayout
 from mpc.kernels.policy import policy_action
-from mpc.trajectory import ModelLayout
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:

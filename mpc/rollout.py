@@ -7,10 +7,10 @@ from concurrent.futures import ThreadPoolExecutor
 import mujoco
 import numpy as np
 
-from mpc import mjc
+from derivatives import mjc
+from derivatives.trajectory import ModelLayout, TrajectoryBatch
 from mpc.kernels.rollout import rollout
 from mpc.policy import Policy
-from mpc.trajectory import ModelLayout, TrajectoryBatch
 
 
 class RolloutPool:

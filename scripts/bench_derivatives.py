@@ -39,8 +39,8 @@ import derivatives
 import robots
 from derivatives.analytic import AnalyticFallbackWarning, verify
 from derivatives.provider_base import Linearization
+from derivatives.trajectory import Trajectory
 from mpc.tasks import make_task
-from mpc.trajectory import Trajectory
 from robots.reference import load_reference
 
 #: Task of each robot's planning model (sensors as the planner sees them).

@@ -37,7 +37,7 @@ from derivatives.analytic.layout import (
     NEFC,
     TIME,
 )
-from mpc.mjc import call_void, pointer
+from derivatives.mjc import call_void, pointer
 
 
 @njit(cache=True, nogil=True)

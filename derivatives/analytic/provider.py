@@ -56,9 +56,9 @@ from derivatives.analytic.passive import integrated_damping, passive_derivatives
 from derivatives.analytic.tables import TreeTables
 from derivatives.counter import add_fd_evaluations
 from derivatives.fd import FDProvider
+from derivatives.mjc import MJ_FORWARD
 from derivatives.provider_base import DerivativeProvider, Linearization, load_knot
-from mpc.mjc import MJ_FORWARD
-from mpc.trajectory import Trajectory
+from derivatives.trajectory import Trajectory
 
 _D = mujoco.mjtDisableBit
 _INTEGRATION = mujoco.mjtState.mjSTATE_INTEGRATION

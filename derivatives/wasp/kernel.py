@@ -31,9 +31,9 @@ import mujoco
 import numpy as np
 from numba import njit
 
+from derivatives.mjc import call_void
 from derivatives.wasp.basis import ACT, CTRL, QPOS, QVEL
 from derivatives.wasp.update import agrees, replace_column
-from mpc.mjc import call_void
 
 _STATE_TIME = int(mujoco.mjtState.mjSTATE_TIME)
 _STAGE_NONE = int(mujoco.mjtStage.mjSTAGE_NONE)

@@ -1,12 +1,13 @@
-"""The libmujoco functions the WASP kernel calls, by address (see :mod:`mpc.mjc`).
+"""The libmujoco functions the WASP kernel calls, by address (see :mod:`derivatives.mjc`).
 
-They travel to the kernel as one tuple argument and are called with :func:`mpc.mjc.call_void`,
-so the compiled kernel holds no address and is cached on disk.
+They travel to the kernel as one tuple argument and are called with
+:func:`derivatives.mjc.call_void`, so the compiled kernel holds no address and is cached on
+disk.
 """
 
 from __future__ import annotations
 
-from mpc import mjc
+from derivatives import mjc
 
 #: (mj_stepSkip, mj_differentiatePos, mj_integratePos, mj_setState): the first argument of
 #: :func:`derivatives.wasp.kernel.linearize_knots`.

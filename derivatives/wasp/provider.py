@@ -26,6 +26,7 @@ import numpy as np
 
 from derivatives.counter import add_fd_evaluations
 from derivatives.provider_base import DerivativeProvider, Linearization
+from derivatives.trajectory import Trajectory
 from derivatives.wasp.basis import (
     ACT,
     BLOCKS,
@@ -39,7 +40,6 @@ from derivatives.wasp.basis import (
 from derivatives.wasp.cache import WaspCache
 from derivatives.wasp.kernel import linearize_knots
 from derivatives.wasp.mujoco_c import FUNCTIONS
-from mpc.trajectory import Trajectory
 
 _BASES = ("random", "axes")
 

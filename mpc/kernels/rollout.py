@@ -8,9 +8,9 @@ One call simulates T knots of the planning model from x0 at t0 with step dt:
 
 A rollout fails (status 1) when the state stops being finite, a speed exceeds ``max_speed`` or
 MuJoCo raised a warning (it resets the data after a bad acceleration, which would otherwise
-pass for a plausible state). ``mj_*`` are libmujoco function addresses (:mod:`mpc.mjc`); the arrays
-``d_*`` are numpy views of the MjData whose address is ``d_ptr``; ``d_warnings`` is the view
-of its warning counters.
+pass for a plausible state). ``mj_*`` are libmujoco function addresses
+(:mod:`derivatives.mjc`); the arrays ``d_*`` are numpy views of the MjData whose address is
+``d_ptr``; ``d_warnings`` is the view of its warning counters.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from derivatives.mjc import STATE_TIME, call_void
 from mpc.kernels.policy import policy_action
-from mpc.mjc import STATE_TIME, call_void
 
 OK = 0
 DIVERGED = 1

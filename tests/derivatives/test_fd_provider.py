@@ -6,7 +6,7 @@ import pytest
 
 import derivatives
 from derivatives.provider_base import Linearization
-from mpc.trajectory import Trajectory
+from derivatives.trajectory import Trajectory
 from tests.conftest import trotting_data
 
 

@@ -9,8 +9,8 @@ import pytest
 
 import derivatives
 from derivatives.provider_base import Linearization
+from derivatives.trajectory import Trajectory
 from derivatives.wasp.update import agrees, replace_column
-from mpc.trajectory import Trajectory
 from tests.conftest import floating_box_model, trotting_data
 
 EPS = 1e-6

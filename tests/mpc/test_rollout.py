@@ -3,9 +3,9 @@
 import mujoco
 import numpy as np
 
+from derivatives.trajectory import ModelLayout
 from mpc.policy import Policy
 from mpc.rollout import RolloutPool
-from mpc.trajectory import ModelLayout
 
 
 def test_rollout_reproduces_python_stepping(a1_task, rng):

@@ -3,9 +3,9 @@
 import mujoco
 import numpy as np
 
+from derivatives.trajectory import ModelLayout
 from mpc.kernels.policy import find_segment
 from mpc.policy import Policy
-from mpc.trajectory import ModelLayout
 
 
 def test_find_segment_interior_and_ends():

@@ -4,8 +4,8 @@ import mujoco
 import numpy as np
 import pytest
 
+from derivatives.trajectory import ModelLayout
 from mpc.kernels.tangent import differentiate_pos, integrate_pos, interpolate_pos, state_difference
-from mpc.trajectory import ModelLayout
 
 
 def random_qpos(model, rng, scale=1.0):

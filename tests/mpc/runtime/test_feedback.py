@@ -2,10 +2,10 @@
 
 import numpy as np
 
+from derivatives.trajectory import ModelLayout
 from mpc.plant_base import Plant, PlantState
 from mpc.policy import Policy
 from mpc.runtime.feedback import MAX_NONFINITE, FeedbackController
-from mpc.trajectory import ModelLayout
 
 
 class RecordingPlant(Plant):

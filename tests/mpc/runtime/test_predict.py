@@ -5,10 +5,10 @@ import mujoco
 import numpy as np
 import pytest
 
+from derivatives.trajectory import ModelLayout
 from mpc.plant_base import PlantState
 from mpc.policy import Policy
 from mpc.runtime.predict import StatePredictor
-from mpc.trajectory import ModelLayout
 
 
 def falling_state(model) -> PlantState:

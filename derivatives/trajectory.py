@@ -1,4 +1,8 @@
-"""Containers for trajectories and the model layout the kernels need."""
+"""Containers for trajectories and the model layout the kernels need.
+
+They live with the derivative providers, the lowest layer that takes a whole horizon: the
+planner (:mod:`mpc`) builds trajectories and hands them down to a provider.
+"""
 
 from __future__ import annotations
 

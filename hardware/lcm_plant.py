@@ -41,7 +41,7 @@ DEFAULT_URL = "udpm://239.255.76.67:7667?ttl=0"
 
 def options_from(cls, values: dict | None, section: str):
     """Build the options dataclass ``cls`` from a config mapping, naming bad keys."""
-    from mpc.config import check_kwargs
+    from mpc.schema import check_kwargs
 
     checked = check_kwargs(cls, values or {}, "config", f"plant.{section}.")
     try:

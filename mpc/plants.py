@@ -12,3 +12,11 @@ PLANTS: Registry[Plant] = Registry("plant type", {
     "unitree_dds": "hardware.unitree_dds:UnitreeDdsPlant",
     "lcm": "hardware.lcm_plant:LcmPlant",
 })
+
+#: The safety layer (``safety:`` of a config) is part of the hardware plug-in: its config
+#: schema, and the wrapper that applies it to a plant that does not enforce it itself (a
+#: simulation with ``safety.in_simulation``). Loaded by name like the plants.
+SAFETY: Registry = Registry("safety layer part", {
+    "config": "hardware.safety:SafetyConfig",
+    "wrapper": "hardware.safe_plant:SafePlant",
+})

@@ -21,6 +21,7 @@ import mujoco
 import numpy as np
 
 from mpc.errors import UserError
+from mpc.runtime.observer import Observer, Status
 from mpc.runtime.session import Session
 
 TRACE_RGBA = {"base": (0.2, 0.6, 1.0, 1.0), "foot": (1.0, 0.5, 0.1, 1.0)}
@@ -29,7 +30,7 @@ TRACE_RGBA = {"base": (0.2, 0.6, 1.0, 1.0), "foot": (1.0, 0.5, 0.1, 1.0)}
 def open_viewer(session: Session):
     """Open the passive viewer on the simulated plant, or fail with a one-line reason."""
     plant = session.plant
-    if not hasattr(plant, "model"):
+    if plant.model is None:
         raise UserError("--viewer needs a simulated plant (plant.type: sim)")
     if os.name == "posix" and not (os.environ.get("DISPLAY") or
                                    os.environ.get("WAYLAND_DISPLAY")):
@@ -53,12 +54,13 @@ def open_viewer(session: Session):
     return ViewerSync(session, handle, shown)
 
 
-class ViewerSync:
+class ViewerSync(Observer):
     """Shows the plant's latest state, copies goal drags from the viewer to the task and draws
     the plan, once per tick (called from the run's main thread)."""
 
     def __init__(self, session: Session, handle, shown: mujoco.MjData):
-        self.session = session
+        self.plant = session.plant
+        self.task = session.task
         self.handle = handle
         #: The viewer's own data: the plant's state copied in, the goal marker dragged here.
         self.shown = shown
@@ -69,24 +71,23 @@ class ViewerSync:
         if task.goal is not None:
             shown.mocap_pos[0, :2] = task.goal
 
-    def tick(self, session: Session) -> bool:
+    def tick(self, status: Status) -> bool:
         if not self.handle.is_running():
             return False
-        plant = session.plant
         with self.handle.lock():
             goal = self.shown.mocap_pos[0, :2].copy()
-            if session.task.goal is not None and not np.allclose(goal, session.task.goal):
-                session.task.set_goal(goal)
-            plant.copy_state(self.shown)
-            mujoco.mj_forward(plant.model, self.shown)
-            self._draw(session)
+            if self.task.goal is not None and not np.allclose(goal, self.task.goal):
+                self.task.set_goal(goal)
+            self.plant.copy_state(self.shown)
+            mujoco.mj_forward(self.plant.model, self.shown)
+            self._draw(status)
         self.handle.sync()
         return True
 
-    def _draw(self, session: Session) -> None:
+    def _draw(self, status: Status) -> None:
         scn = self.handle.user_scn
         scn.ngeom = 0
-        nominal = session.planner.nominal
+        nominal = status.nominal
         if nominal is None:
             return
         for kind, sl in self.sensors:
@@ -102,7 +103,7 @@ class ViewerSync:
                 mujoco.mjv_connector(g, mujoco.mjtGeom.mjGEOM_LINE, 3.0, a, b)
                 scn.ngeom += 1
 
-    def close(self, timeout: float = 5.0) -> None:
+    def close(self, summary: dict | None = None, timeout: float = 5.0) -> None:
         """Close the window and wait for the viewer's render thread to finish."""
         self.handle.close()
         deadline = time.monotonic() + timeout

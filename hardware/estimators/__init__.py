@@ -11,7 +11,7 @@ import importlib
 import mujoco
 
 from hardware.base_state import BaseStateSource
-from mpc.config import check_kwargs
+from mpc.schema import check_kwargs
 from robots.info import RobotInfo
 
 _SOURCES: dict[str, str] = {

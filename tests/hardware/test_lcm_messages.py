@@ -14,6 +14,7 @@ import lcm
 import numpy as np
 
 from hardware.lcm_types import joint_command_t, planner_telemetry_t, robot_state_t
+from hardware.telemetry import TelemetryPublisher
 from mpc.config import load_config
 from mpc.runtime.lockstep import run_lockstep
 from mpc.runtime.session import Session
@@ -112,7 +113,9 @@ def test_telemetry_of_a_planner_run_recorded_by_lcm_logger(udpm_url, tmp_path):
         logger.wait(timeout=5)
     events = _recorded(log, "TEST_TELEMETRY")
     msgs = [planner_telemetry_t.decode(e.data) for e in events]
-    assert session.telemetry.published == len(msgs) == 10  # 0.2 s at 50 Hz, none lost
+    telemetry = [o for o in session.observers if isinstance(o, TelemetryPublisher)]
+    assert len(telemetry) == 1
+    assert telemetry[0].published == len(msgs) == 10  # 0.2 s at 50 Hz, none lost
     iterations = [m.iteration for m in msgs]
     assert iterations == list(range(iterations[0], iterations[0] + 10))
     last = msgs[-1]

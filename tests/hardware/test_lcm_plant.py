@@ -18,7 +18,7 @@ import robots
 from hardware.lcm_plant import LcmPlant
 from hardware.lcm_types import robot_state_t
 from hardware.rotations import quat_angle
-from mpc.config import ConfigError
+from mpc.schema import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]
 CROUCH = np.array([0.0, 1.1, -2.2] * 4)

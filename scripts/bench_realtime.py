@@ -23,9 +23,7 @@ from pathlib import Path
 
 from report import write_tables
 
-from mpc.config import load_config
-from mpc.runtime.realtime import run_realtime
-from mpc.runtime.session import Session
+from mpc.run import run
 
 PHASES = ("nominal", "derivatives", "cost_derivatives", "backward", "linesearch")
 
@@ -43,12 +41,9 @@ def busy(duty: float, nice: int) -> None:
 
 def run_once(config: str, backend: str, duration: float, radius: float,
              overrides: list[str]) -> dict:
-    cfg = load_config(config, ["runtime.mode=realtime", f"derivatives.backend={backend}",
-                               *overrides])
     with tempfile.TemporaryDirectory() as tmp:
-        session = Session(cfg, Path(tmp))
-        run_realtime(session, duration)
-        s = session.close("realtime")
+        s = run(config, ["runtime.mode=realtime", f"derivatives.backend={backend}",
+                         f"runtime.duration={duration}", *overrides], out=tmp)
     phases = s["phase_ms_median"]
     row = {"backend": backend, "planning_hz": round(s["planning_rate_hz"], 1),
            "feedback_hz": round(s["feedback_rate_hz"], 1),

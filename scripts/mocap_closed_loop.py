@@ -141,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
                      f"plant.mocap.command_port={command_port}",
                      f"plant.mocap.data_port={data_port}", f"plant.sync={str(sync).lower()}",
                      f"plant.mocap.clock={'stream' if sync else 'receive'}", *args.set]
-        cmd = [str(Path(sys.executable).parent / "mpc-run"), "configs/a1_lcm_mocap.yaml",
+        cmd = [sys.executable, "-m", "mpc.cli", "configs/a1_lcm_mocap.yaml",
                "--mode", args.mode, "--duration", str(args.duration), "--backend", args.backend,
                "--quiet", "--out", str(run_dir)]
         for o in overrides:

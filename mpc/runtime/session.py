@@ -220,6 +220,7 @@ class Session:
             "interrupted": self.interrupted,
             "sim_time_s": round(sim_time, 6),
             "wall_time_s": round(wall, 3),
+            "loop_wall_time_s": round(self.loop_wall_time, 3),
             "real_time_factor": round(sim_time / self.loop_wall_time, 3)
             if self.loop_wall_time > 0 else None,
             "fell": self.fell is not None,

@@ -23,14 +23,9 @@ from mpc.schema import ConfigError, build_dataclass, check_kwargs, setting, unkn
 from mpc.tasks import TASKS, make_task
 
 
-def _shipped_dir() -> Path:
-    """Shipped configs: installed as ``mpc/configs``; in a source tree, ``configs/``."""
-    here = Path(__file__).resolve().parent
-    installed = here / "configs"
-    return installed if installed.is_dir() else here.parent / "configs"
-
-
-SHIPPED_DIR = _shipped_dir()
+#: The shipped configs: ``configs/`` of the repository, installed as ``mpc/configs`` (in the
+#: source tree ``mpc/configs`` is a link to ``configs/``).
+SHIPPED_DIR = Path(__file__).resolve().parent / "configs"
 
 
 # Fixed sections (bounds as field metadata, see :func:`mpc.schema.setting`). The planner's

@@ -11,6 +11,7 @@ import mujoco
 import numpy as np
 import pytest
 from analytic_oracles import contact_zoo_model, tangent_fd
+from reference_models import load_reference
 
 import robots
 from derivatives.analytic import verify
@@ -23,7 +24,6 @@ from derivatives.analytic.contact_jacobian import (
     contact_supported,
 )
 from derivatives.analytic.tables import TreeTables
-from robots.reference import load_reference
 
 
 def zoo(cone):

@@ -15,12 +15,12 @@ import mujoco
 import numpy as np
 import pytest
 from analytic_oracles import contact_zoo_model
+from reference_models import load_reference
 
 import derivatives
 import robots
 from derivatives.analytic import verify
 from derivatives.analytic.step import so3_blocks
-from robots.reference import load_reference
 
 TOLERANCE = 1e-5
 INTEGRATORS = ["euler", "implicitfast"]

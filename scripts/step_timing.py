@@ -1,6 +1,6 @@
 """Time ``mj_step`` while each robot stands, project models against the reference descriptions.
 
-    python -m robots.step_timing [--runs 10] [--seconds 1.0]
+    python scripts/step_timing.py [--runs 10] [--seconds 1.0]
 
 Each run starts from the home pose and simulates ``seconds`` of standing; only the ``mj_step``
 call is timed, one step at a time, single-threaded. Position-actuated models hold their home
@@ -14,15 +14,20 @@ number of contacts.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import mujoco
 import numpy as np
 
 import robots
-from robots.reference import load_reference
+
+# The reference descriptions are test data (tests/reference/), loaded by the tests' helper.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from reference_models import load_reference
 
 Controller = Callable[[mujoco.MjData], None]
 

@@ -1,13 +1,13 @@
 """The reference descriptions (MuJoCo Menagerie) with visual meshes removed.
 
 Used by tests and benchmarks as the independent description a project model is checked against.
-Every body of these files has an explicit inertial, so dropping mesh geoms, meshes and textures
-leaves the dynamics unchanged.
+The files live in ``tests/reference/`` with their licences (see the README there). Every body
+of these files has an explicit inertial, so dropping mesh geoms, meshes and textures leaves the
+dynamics unchanged.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import mujoco
@@ -16,25 +16,13 @@ import mujoco
 FOLDERS = {"a1": "unitree_a1", "go1": "unitree_go1", "go2": "unitree_go2", "h1": "unitree_h1"}
 
 
-def reference_root() -> Path:
-    """Folder holding ``menagerie/``: $LEGGED_MPC_REFERENCE, else ../shared/reference next to
-    the repository, else /work/shared/reference."""
-    candidates = []
-    if os.environ.get("LEGGED_MPC_REFERENCE"):
-        candidates.append(Path(os.environ["LEGGED_MPC_REFERENCE"]))
-    repo = Path(__file__).resolve().parent.parent
-    candidates += [repo.parent / "shared" / "reference", Path("/work/shared/reference")]
-    for c in candidates:
-        if (c / "menagerie").is_dir():
-            return c
-    raise FileNotFoundError(
-        "reference descriptions not found; set LEGGED_MPC_REFERENCE to the folder holding "
-        f"menagerie/ (looked in {', '.join(map(str, candidates))})")
+#: The reference descriptions, in the repository beside this file.
+REFERENCE_DIR = Path(__file__).resolve().parent / "reference"
 
 
 def reference_spec(robot: str, scene: bool = True) -> mujoco.MjSpec:
     """Specification of the reference description of ``robot`` without meshes and textures."""
-    path = reference_root() / "menagerie" / FOLDERS[robot] / ("scene.xml" if scene else
+    path = REFERENCE_DIR / "menagerie" / FOLDERS[robot] / ("scene.xml" if scene else
                                                                 f"{robot}.xml")
     spec = mujoco.MjSpec.from_file(str(path))
     for geom in list(spec.geoms):

@@ -22,7 +22,6 @@ from mpc.plants import PLANTS, SAFETY
 from mpc.schema import ConfigError, build_dataclass, check_kwargs, setting, unknown_key
 from mpc.tasks import TASKS, make_task
 
-
 #: The shipped configs: ``configs/`` of the repository, installed as ``mpc/configs`` (in the
 #: source tree ``mpc/configs`` is a link to ``configs/``).
 SHIPPED_DIR = Path(__file__).resolve().parent / "configs"

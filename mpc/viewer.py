@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import threading
 import time
 
 import mujoco
@@ -42,8 +43,12 @@ def open_viewer(session: Session):
         shown = mujoco.MjData(plant.model)
         plant.copy_state(shown)
         mujoco.mj_forward(plant.model, shown)
+        before = set(threading.enumerate())
         handle = mujoco.viewer.launch_passive(plant.model, shown, show_left_ui=False,
                                               show_right_ui=False)
+        # The render thread launch_passive started: closing waits for it to finish, or GLFW
+        # is torn down at exit while it still swaps buffers (a segfault at exit).
+        render_threads = [t for t in threading.enumerate() if t not in before]
     except Exception as e:  # GLFW/OpenGL failures arrive as assorted exception types
         raise UserError(f"--viewer could not open a window: {e}") from None
     with handle.lock():
@@ -51,17 +56,19 @@ def open_viewer(session: Session):
         handle.cam.trackbodyid = plant.model.body(session.robot.base_body).id
         handle.cam.distance = 1.6 if session.robot.name != "h1" else 3.0
         handle.cam.elevation = -20.0
-    return ViewerSync(session, handle, shown)
+    return ViewerSync(session, handle, shown, render_threads)
 
 
 class ViewerSync(Observer):
     """Shows the plant's latest state, copies goal drags from the viewer to the task and draws
     the plan, once per tick (called from the run's main thread)."""
 
-    def __init__(self, session: Session, handle, shown: mujoco.MjData):
+    def __init__(self, session: Session, handle, shown: mujoco.MjData,
+                 render_threads: list[threading.Thread]):
         self.plant = session.plant
         self.task = session.task
         self.handle = handle
+        self.render_threads = render_threads
         #: The viewer's own data: the plant's state copied in, the goal marker dragged here.
         self.shown = shown
         task = session.task
@@ -107,8 +114,8 @@ class ViewerSync(Observer):
         """Close the window and wait for the viewer's render thread to finish."""
         self.handle.close()
         deadline = time.monotonic() + timeout
-        while self.handle.is_running() and time.monotonic() < deadline:
-            time.sleep(0.02)
+        for thread in self.render_threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
 
 
 def _has(task, name: str) -> bool:

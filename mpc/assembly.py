@@ -85,7 +85,7 @@ def validate_plant(cfg: Config, source: str) -> dict:
 
 
 def validate_safety(cfg: Config, source: str) -> dict:
-    from hardware.safety import SafetyConfig
+    from hardware.safety.layer import SafetyConfig
 
     params = check_kwargs(SafetyConfig, dict(cfg.safety), source, "safety.")
     try:
@@ -125,8 +125,8 @@ def _warm_up(planner: ILQR, model: mujoco.MjModel, key_name: str) -> None:
 def build_plant(cfg: Config) -> Plant:
     """The plant, ready for the control loop: behind the safety layer if it is hardware (or
     ``safety.in_simulation``), prepared (hardware: connected, ramped to the home pose)."""
-    from hardware.safe_plant import SafePlant
-    from hardware.safety import SafetyConfig
+    from hardware.safety.layer import SafetyConfig
+    from hardware.safety.safe_plant import SafePlant
 
     params = dict(cfg.plant)
     cls = PLANTS.get(params.pop("type"))

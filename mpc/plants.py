@@ -8,7 +8,7 @@ from robots.registry import Registry
 
 PLANTS: Registry[Plant] = Registry("plant type", {
     "sim": "mpc.sim_plant:SimPlant",
-    "unitree_udp": "hardware.unitree_udp:UnitreeUdpPlant",
-    "unitree_dds": "hardware.unitree_dds:UnitreeDdsPlant",
-    "lcm": "hardware.lcm_plant:LcmPlant",
+    "unitree_udp": "hardware.unitree.udp_plant:UnitreeUdpPlant",
+    "unitree_dds": "hardware.unitree.dds_plant:UnitreeDdsPlant",
+    "lcm": "hardware.lcm.plant:LcmPlant",
 })

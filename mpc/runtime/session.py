@@ -56,7 +56,7 @@ class Session:
         self.recorder = RunRecorder(run_dir, cfg.to_dict(), [t.name for t in self.task.terms])
         self.telemetry = None
         if cfg.telemetry.lcm_url:  # imported only when asked for: a simulation needs no LCM
-            from hardware.telemetry import TelemetryPublisher
+            from hardware.lcm.telemetry import TelemetryPublisher
 
             self.telemetry = TelemetryPublisher(cfg.telemetry.lcm_url, cfg.telemetry.channel)
         nu = self.planner.layout.nu

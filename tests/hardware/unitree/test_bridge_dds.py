@@ -16,11 +16,11 @@ from unitree_helpers import (
 )
 
 import robots
-from hardware.dds_link import participant
-from hardware.safety import SafetyConfig
-from hardware.udp_link import LinkError
+from hardware.safety.layer import SafetyConfig
 from hardware.unitree import sdk2_types as st
-from hardware.unitree_dds import UnitreeDdsPlant
+from hardware.unitree.dds_link import participant
+from hardware.unitree.dds_plant import UnitreeDdsPlant
+from hardware.unitree.udp_link import LinkError
 
 # Tests of other behaviour tolerate a loaded machine; the stale-state tests tighten this.
 FAST = dict(ramp_time=0.4, state_timeout=0.5)
@@ -148,7 +148,7 @@ def test_motion_service_release():
     from cyclonedds.sub import DataReader
     from cyclonedds.topic import Topic
 
-    from hardware import motion_switcher as ms
+    from hardware.unitree import motion_switcher as ms
 
     requests = DataReader(dp, Topic(dp, ms.REQUEST_TOPIC, st.Request_))
     responses = DataWriter(dp, Topic(dp, ms.RESPONSE_TOPIC, st.Response_))

@@ -16,9 +16,9 @@ from unitree_helpers import (
 )
 
 import robots
-from hardware.safety import SafetyConfig
-from hardware.udp_link import LinkError
-from hardware.unitree_udp import UnitreeUdpPlant
+from hardware.safety.layer import SafetyConfig
+from hardware.unitree.udp_link import LinkError
+from hardware.unitree.udp_plant import UnitreeUdpPlant
 
 
 @pytest.mark.parametrize("name", ["a1", "go1"])
@@ -83,7 +83,7 @@ def test_out_of_range_targets_and_gains_are_clamped_and_logged(fake_robot, udp_b
     m = plant.map
     ctrl = m.home[m.actuator_slots].copy()
     ctrl[2] = -3.5  # FR calf, range -2.7 .. -0.916
-    with caplog.at_level(logging.WARNING, logger="hardware.safety"):
+    with caplog.at_level(logging.WARNING, logger="hardware.safety.layer"):
         plant.send(ctrl)
         assert wait_for(lambda: plant.stats()["clamps"].get("Kp", 0) > 0, 2.0)
         time.sleep(0.05)

@@ -21,11 +21,11 @@ Receiving and watchdog share the thread on purpose: if the process is starved, s
 in the socket and are drained before their age is judged, so starvation alone does not trip
 the stale-state watchdog, while a robot that stopped talking does.
 
-By default the whole bridge runs in a child process (``link_process``), out of reach of the
-planner's hold on the interpreter; see :mod:`hardware.unitree.link_process`.
-
 Subclasses provide the wire: :mod:`hardware.unitree.udp_plant` (A1, Go1),
-:mod:`hardware.unitree.dds_plant` (Go2, H1).
+:mod:`hardware.unitree.dds_plant` (Go2, H1). A bridge runs its link thread in the process that
+builds it; the plants the configs name (:class:`hardware.unitree.link_process.UnitreePlant`)
+build it there, or by default in a child process out of reach of the planner's hold on the
+interpreter (``link_process``).
 """
 
 from __future__ import annotations
@@ -74,15 +74,6 @@ class UnitreeBridge(Plant):
     #: Shared memory with the controller when this bridge runs in a process of its own (see
     #: :mod:`hardware.unitree.link_process`); None when the controller is in this process.
     shared = None
-
-    def __new__(cls, robot: RobotInfo, *args, link_process: bool = True, **options):
-        """With ``link_process`` (the default) the bridge runs in a child process and the
-        controller gets a :class:`hardware.unitree.link_process.LinkProcessPlant` to talk to it."""
-        if link_process:
-            from hardware.unitree.link_process import LinkProcessPlant
-
-            return LinkProcessPlant(cls, robot, options)
-        return super().__new__(cls)
 
     def __init__(self, robot: RobotInfo, *, servo_family: str, rate: float,
                  connect_timeout: float, kp: list[float] | None, kd: list[float] | None,

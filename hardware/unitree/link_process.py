@@ -14,6 +14,10 @@ it through shared memory:
 The child owns every safety decision (watchdogs, trips, damping), runs at raised priority where
 the system allows (``link_nice``), and puts the robot in damping if the controller's process
 disappears. Both processes share CLOCK_MONOTONIC, so times cross the boundary unchanged.
+
+:class:`UnitreePlant`, the base of the plants the configs name, makes that choice explicitly:
+the bridge in a child process behind a :class:`LinkProcessPlant` (``link_process``, the
+default), or the bridge itself in this process (tests).
 """
 
 from __future__ import annotations
@@ -253,6 +257,48 @@ class LinkProcessPlant(Plant):
             self.shm.unlink()
 
 
+class UnitreePlant(Plant):
+    """A Unitree hardware plant: the controller's side of a bridge (a
+    :class:`hardware.unitree.bridge.UnitreeBridge` subclass, built as ``bridge_cls(robot,
+    **options)``) that runs in a child process (``link_process``) or in this one. Subclasses
+    declare the options a config may set and pass them here."""
+
+    realtime_only = True
+
+    def __init__(self, bridge_cls: type, robot: RobotInfo, options: dict, link_process: bool,
+                 link_nice: int):
+        #: What this plant talks to: the bridge itself, or its proxy in this process.
+        self.bridge: Plant = (
+            LinkProcessPlant(bridge_cls, robot, {**options, "link_nice": link_nice})
+            if link_process else bridge_cls(robot, **options))
+
+    @property
+    def damping_reason(self) -> str | None:
+        return self.bridge.damping_reason
+
+    @property
+    def timestep(self) -> float:
+        return self.bridge.timestep
+
+    def read_state(self) -> PlantState:
+        return self.bridge.read_state()
+
+    def send(self, ctrl: np.ndarray) -> None:
+        self.bridge.send(ctrl)
+
+    def damp(self, reason: str) -> None:
+        self.bridge.damp(reason)
+
+    def prepare(self) -> None:
+        self.bridge.prepare()
+
+    def stats(self) -> dict:
+        return self.bridge.stats()
+
+    def close(self) -> None:
+        self.bridge.close()
+
+
 def serve(target: str, robot_name: str, options: dict, shm_name: str, conn, parent: int
           ) -> None:
     """The child: build the bridge, run it until the controller closes it or disappears."""
@@ -271,7 +317,7 @@ def serve(target: str, robot_name: str, options: dict, shm_name: str, conn, pare
         model = robots.load_planning_model(robot_name)
         block = SharedBlock(shm, model.nq, model.nv, model.nu)
         try:
-            bridge = cls(robots.info(robot_name), link_process=False, **options)
+            bridge = cls(robots.info(robot_name), **options)
         except Exception as e:  # every construction error goes to the controller as one line
             conn.send(("error", str(e), isinstance(e, OSError)))
             return

@@ -2,8 +2,9 @@
 
 Defaults are the robots' wired low-level addresses: robot 192.168.123.10:8007, this PC's
 local port 8080 (the PC at 192.168.123.x). The robot must be in low-level mode (remote).
-The link runs in a process of its own unless ``link_process`` is false (tests), at niceness
-``link_nice`` where the system allows it; see :mod:`hardware.unitree.bridge`.
+:class:`UnitreeUdpPlant` (``plant.type: unitree_udp``) runs the bridge, :class:`UdpBridge`, in a
+process of its own unless ``link_process`` is false (tests), at niceness ``link_nice`` where the
+system allows it; see :mod:`hardware.unitree.bridge` and :mod:`hardware.unitree.link_process`.
 """
 
 from __future__ import annotations
@@ -12,12 +13,16 @@ from hardware.estimation.sources import check_spec
 from hardware.safety.layer import SafetyConfig
 from hardware.unitree import legacy_packets
 from hardware.unitree.bridge import UnitreeBridge
+from hardware.unitree.link_process import UnitreePlant
 from hardware.unitree.lowlevel import LowState, MotorCommand
 from hardware.unitree.udp_link import UdpLink, check_addresses
 from robots.info import RobotInfo
 
 
-class UnitreeUdpPlant(UnitreeBridge):
+class UnitreeUdpPlant(UnitreePlant):
+    """``plant.type: unitree_udp``: :class:`UdpBridge` in a child process, or with
+    ``link_process`` false in this one."""
+
     @staticmethod
     def check_options(robot: str, options: dict) -> None:
         """What can be checked before connecting: the robot speaks this protocol, addresses."""
@@ -36,16 +41,28 @@ class UnitreeUdpPlant(UnitreeBridge):
                  base_state: dict | None = None, log_file: str = "",
                  link_process: bool = True, link_nice: int = -10,
                  safety: SafetyConfig | None = None):
-        self.check_options(robot.name, {"robot_ip": robot_ip, "robot_port": robot_port,
-                                        "local_port": local_port, "local_ip": local_ip})
+        options = dict(robot_ip=robot_ip, robot_port=robot_port, local_port=local_port,
+                       local_ip=local_ip, rate=rate, connect_timeout=connect_timeout, kp=kp,
+                       kd=kd, base_state=base_state, log_file=log_file, safety=safety)
+        super().__init__(UdpBridge, robot, options, link_process, link_nice)
+
+
+class UdpBridge(UnitreeBridge):
+    """The legacy UDP bridge, its link thread in the process that builds it; the options are
+    :class:`UnitreeUdpPlant`'s (the common ones go to :class:`UnitreeBridge`)."""
+
+    def __init__(self, robot: RobotInfo, *, robot_ip: str, robot_port: int, local_port: int,
+                 local_ip: str, **common):
+        UnitreeUdpPlant.check_options(robot.name, {"robot_ip": robot_ip,
+                                                   "robot_port": robot_port,
+                                                   "local_port": local_port,
+                                                   "local_ip": local_ip})
         self.fmt = legacy_packets.FORMATS[robot.name]
+        safety = common.get("safety")
         self.dry_run = bool(safety and safety.dry_run)
         self.link = UdpLink(robot_ip, robot_port, local_port, local_ip)
         try:
-            super().__init__(robot, servo_family="legacy", rate=rate,
-                             connect_timeout=connect_timeout, kp=kp, kd=kd,
-                             base_state=base_state, log_file=log_file, safety=safety,
-                             send_while_connecting=True)
+            super().__init__(robot, servo_family="legacy", send_while_connecting=True, **common)
         except Exception:
             self.link.close()
             raise

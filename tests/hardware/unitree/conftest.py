@@ -17,10 +17,10 @@ from hardware.safety.layer import SafetyConfig
 
 @pytest.fixture
 def udp_bridge():
-    """``udp_bridge(fake, **options)``: a UnitreeUdpPlant connected to ``fake``, with a short
-    startup ramp unless ``safety`` is given. The stale-state limit is loose (500 ms): fake
-    robot and bridge share one interpreter here, on a machine that may be busy; only the tests
-    of that watchdog tighten it."""
+    """``udp_bridge(fake, **options)``: a UdpBridge in this process (``link_process`` false)
+    connected to ``fake``, with a short startup ramp unless ``safety`` is given. The stale-state
+    limit is loose (500 ms): fake robot and bridge share one interpreter here, on a machine that
+    may be busy; only the tests of that watchdog tighten it."""
     from hardware.unitree.udp_plant import UnitreeUdpPlant
 
     made = []
@@ -28,7 +28,7 @@ def udp_bridge():
     def connect(fake: FakeRobot, prepare: bool = True, **options):
         options.setdefault("safety", SafetyConfig(ramp_time=0.3, state_timeout=0.5))
         plant = UnitreeUdpPlant(fake.robot, robot_ip="127.0.0.1", robot_port=fake.port,
-                                local_port=free_udp_port(), link_process=False, **options)
+                                local_port=free_udp_port(), link_process=False, **options).bridge
         made.append(plant)
         if prepare:
             plant.prepare()

@@ -1,48 +1,31 @@
 """Base-state sources by name (``plant.base_state.type`` of a hardware config).
 
 Each source is built as ``cls(model, robot, **options)`` with the planner's model; its options
-are checked against its keyword parameters, like a plant's.
+are checked against its keyword parameters, like a plant's. A new source registers itself with
+``SOURCES.register(name, "module:Class")``.
 """
 
 from __future__ import annotations
-
-import importlib
 
 import mujoco
 
 from hardware.estimation.base_state import BaseStateSource
 from mpc.config import check_kwargs
 from robots.info import RobotInfo
+from robots.registry import Registry
 
-_SOURCES: dict[str, str] = {
+SOURCES: Registry[BaseStateSource] = Registry("base-state source", {
     "leg_odometry": "hardware.estimation.leg_odometry:LegOdometry",
+    # Test aid: reads the fake Unitree robot's simulated truth (``mpc-fake-robot --truth-port``).
     "sim_truth": "hardware.fake.sim_truth:SimTruth",
-}
-
-
-def register(name: str, target: str) -> None:
-    """Register a base-state source given as ``"module:Class"``."""
-    _SOURCES[name] = target
-
-
-def available() -> list[str]:
-    return sorted(_SOURCES)
-
-
-def source_class(name: str) -> type[BaseStateSource]:
-    try:
-        module, cls = _SOURCES[name].split(":")
-    except KeyError:
-        raise ValueError(f"unknown base-state source {name!r}; available: "
-                         f"{', '.join(available())}") from None
-    return getattr(importlib.import_module(module), cls)
+})
 
 
 def check_spec(spec: dict | None) -> None:
     """ValueError unless ``spec`` names a known source (its options are checked when it is
     built)."""
     if spec is not None:
-        source_class(dict(spec).get("type", "leg_odometry"))
+        SOURCES.get(dict(spec).get("type", "leg_odometry"))
 
 
 def make_source(spec: dict, model: mujoco.MjModel, robot: RobotInfo,
@@ -50,6 +33,6 @@ def make_source(spec: dict, model: mujoco.MjModel, robot: RobotInfo,
     """Build the source described by ``spec`` (``{"type": NAME, **options}``)."""
     options = dict(spec)
     name = options.pop("type", "leg_odometry")
-    cls = source_class(name)
+    cls = SOURCES.get(name)
     options = check_kwargs(cls, options, "config", f"{where}.", exclude=("model", "robot"))
     return cls(model, robot, **options)

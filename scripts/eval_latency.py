@@ -29,7 +29,7 @@ from report import write_tables
 
 import robots
 from hardware.fake.motor_plant import FakeMotorPlant
-from hardware.safety import SafetyConfig
+from hardware.safety.layer import SafetyConfig
 from mpc.config import load_config
 from mpc.run import run
 

@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 
 #: Observers a config can switch on by name (``telemetry.lcm_url``); plug-ins live above mpc.
 OBSERVERS: Registry[Observer] = Registry("observer", {
-    "lcm_telemetry": "hardware.telemetry:TelemetryPublisher",
+    "lcm_telemetry": "hardware.lcm.telemetry:TelemetryPublisher",
 })
 
 

@@ -17,6 +17,9 @@ from robots.info import RobotInfo
 
 
 class SafePlant(Plant):
+    """The parts of the safety layer any plant can take, around ``plant``: non-finite and
+    out-of-range controls, non-finite state and tilt trips, dry runs, the e-stop signals."""
+
     def __init__(self, plant: Plant, robot: RobotInfo, safety: SafetyConfig, model):
         self.plant = plant
         self.safety = safety
@@ -36,8 +39,16 @@ class SafePlant(Plant):
             limit = np.array([by_joint[model.joint(j).name] for j in joints])
             self.lo, self.hi = -limit, limit
 
-    def __getattr__(self, name):  # foot_contacts, set_goal_marker, model, ... of the plant
-        return getattr(self.plant, name)
+    @property
+    def model(self):
+        """The wrapped simulation's model (None for a robot), for a viewer."""
+        return self.plant.model
+
+    def copy_state(self, dest) -> None:
+        self.plant.copy_state(dest)
+
+    def foot_contacts(self) -> np.ndarray | None:
+        return self.plant.foot_contacts()
 
     @property
     def timestep(self) -> float:

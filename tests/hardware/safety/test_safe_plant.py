@@ -61,3 +61,16 @@ def test_dry_run_withholds_controls():
     plant.send(before + 0.1)
     np.testing.assert_array_equal(plant.plant.data.ctrl, before)
     assert plant.withheld == 1
+
+
+def test_the_wrapper_shows_the_simulation_it_wraps():
+    """A viewer and the recorder see the wrapped simulation: its model, state and contacts."""
+    import mujoco
+
+    plant = wrapped()
+    assert plant.model is plant.plant.model
+    shown = mujoco.MjData(plant.model)
+    plant.plant.step()
+    plant.copy_state(shown)
+    assert shown.time == plant.plant.data.time
+    np.testing.assert_array_equal(plant.foot_contacts(), plant.plant.foot_contacts())

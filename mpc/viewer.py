@@ -13,6 +13,7 @@ the caller's thread.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import threading
@@ -44,11 +45,13 @@ def open_viewer(session: Session):
         plant.copy_state(shown)
         mujoco.mj_forward(plant.model, shown)
         before = set(threading.enumerate())
+        tasks_before = _native_threads()
         handle = mujoco.viewer.launch_passive(plant.model, shown, show_left_ui=False,
                                               show_right_ui=False)
         # The render thread launch_passive started: closing waits for it to finish, or GLFW
         # is torn down at exit while it still swaps buffers (a segfault at exit).
         render_threads = [t for t in threading.enumerate() if t not in before]
+        _lowest_priority(_native_threads() - tasks_before)
     except Exception as e:  # GLFW/OpenGL failures arrive as assorted exception types
         raise UserError(f"--viewer could not open a window: {e}") from None
     with handle.lock():
@@ -116,6 +119,24 @@ class ViewerSync(Observer):
         deadline = time.monotonic() + timeout
         for thread in self.render_threads:
             thread.join(max(0.0, deadline - time.monotonic()))
+
+
+def _native_threads() -> set[int]:
+    """The process's kernel thread ids (Linux), or none where /proc does not list them."""
+    try:
+        return {int(t) for t in os.listdir("/proc/self/task")}
+    except OSError:
+        return set()
+
+
+def _lowest_priority(threads: set[int]) -> None:
+    """Run the viewer's threads (its render loop and the OpenGL driver's workers) at the
+    lowest priority. The render loop draws as fast as it can where nothing paces it: with
+    software OpenGL (Xvfb, remote desktops) that is more than a core of a 2-core computer,
+    taken from the planner; at niceness 19 it draws with what the control loop leaves."""
+    for tid in threads:
+        with contextlib.suppress(OSError):  # a thread that ended meanwhile
+            os.setpriority(os.PRIO_PROCESS, tid, 19)
 
 
 def _has(task, name: str) -> bool:

@@ -2,7 +2,7 @@
 
 For every robot (the project's planning models with their task's sensors, and the reference
 descriptions with meshes removed) and every reference state of
-:mod:`derivatives.analytic.verify`:
+``scripts/analytic_verify.py``:
 
 * median microseconds per knot, repetitions interleaved across methods: ``fd`` forward and
   centered (``mjd_transitionFD`` with C, D), ``analytic`` (one knot, one thread, with C, D) and
@@ -32,12 +32,13 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import analytic_verify as verify
 import mujoco
 import numpy as np
 
 import derivatives
 import robots
-from derivatives.analytic import AnalyticFallbackWarning, verify
+from derivatives.analytic import AnalyticFallbackWarning
 from derivatives.provider_base import Linearization
 from derivatives.trajectory import Trajectory
 from mpc.tasks import make_task

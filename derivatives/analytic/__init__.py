@@ -13,8 +13,10 @@ bundles of :mod:`.bundles`:
 * :mod:`.bundles`: the model, data and constraint bundles the stage kernels take;
 * :mod:`.knot`: all stages of one knot in one compiled call;
 * :mod:`.horizon`: the knots of a horizon, forward passes included, in one compiled call;
-* :mod:`.provider`: the ``analytic`` backend;
-* :mod:`.verify`: reference states and the finite-difference oracle (tests, benchmark).
+* :mod:`.provider`: the ``analytic`` backend.
+
+Reference states and the finite-difference oracle the tests and the benchmark verify it against
+are in ``scripts/analytic_verify.py``.
 
 All kernels are numba functions with ``cache=True``. numba's disk cache is keyed on the file of
 the function itself, not on the functions it calls from other files: after editing a kernel,

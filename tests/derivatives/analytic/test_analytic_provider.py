@@ -9,13 +9,14 @@ import numpy as np
 import pytest
 
 import derivatives
-from derivatives.analytic import AnalyticProvider, verify
+from derivatives.analytic import AnalyticProvider
 from derivatives.provider_base import Linearization
 from derivatives.trajectory import ModelLayout
 from mpc.assembly import home_ctrl
 from mpc.ilqr import ILQR, ILQRSettings
 from mpc.policy import Policy
 from mpc.rollout import RolloutPool
+from scripts import analytic_verify as verify
 
 
 def test_registry_builds_the_analytic_backend(a1_task):

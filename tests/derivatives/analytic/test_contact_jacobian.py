@@ -13,7 +13,6 @@ import pytest
 from analytic_oracles import bundles, constraint_bundle, contact_zoo_model, tangent_fd
 
 import robots
-from derivatives.analytic import verify
 from derivatives.analytic.constraint import contact_rows
 from derivatives.analytic.contact_jacobian import (
     BOX,
@@ -23,6 +22,7 @@ from derivatives.analytic.contact_jacobian import (
     contact_supported,
 )
 from robots.reference import load_reference
+from scripts import analytic_verify as verify
 
 
 def zoo(cone):

@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 import derivatives
-from derivatives.analytic import AnalyticFallbackWarning, layout, verify
+from derivatives.analytic import AnalyticFallbackWarning, layout
 from derivatives.analytic import provider as provider_module
+from scripts import analytic_verify as verify
 
 
 def _int(address: int) -> int:

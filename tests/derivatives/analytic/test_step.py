@@ -2,7 +2,7 @@
 
 The accuracy matrix of the issue: the project models and the reference descriptions (meshes
 removed; A1, Go1, Go2 elliptic, H1 pyramidal) at the reference states of
-:mod:`derivatives.analytic.verify`, with Euler and implicitfast. Every case must use the closed
+:mod:`scripts.analytic_verify`, with Euler and implicitfast. Every case must use the closed
 form (no finite-difference evaluation) and agree to a relative Frobenius error of 1e-5 (the
 method reaches 1e-8..1e-10; the oracle's own error dominates).
 """
@@ -18,9 +18,9 @@ from analytic_oracles import contact_zoo_model
 
 import derivatives
 import robots
-from derivatives.analytic import verify
 from derivatives.analytic.step import so3_blocks
 from robots.reference import load_reference
+from scripts import analytic_verify as verify
 
 TOLERANCE = 1e-5
 INTEGRATORS = ["euler", "implicitfast"]

@@ -81,8 +81,6 @@ def constraint_update(m, d, efc):
     dof_frictionloss = m.dof_frictionloss
     qacc = d.qacc
     contact_dim = efc.contact_dim
-    contact_mu = efc.contact_mu
-    contact_friction = d.contact_friction
     jar = efc.jar
     state = efc.state
     force = efc.force
@@ -105,8 +103,7 @@ def constraint_update(m, d, efc):
         if t == CONTACT_ELLIPTIC:
             k = efc_id[r]
             dim = contact_dim[k]
-            _elliptic(jar, efc_D, contact_mu[k], contact_friction[k], r, dim, state, force,
-                      hessian)
+            _elliptic(d, efc, k, r)
             for i in range(r, r + dim):
                 block_start[i] = r
                 block_size[i] = dim
@@ -131,8 +128,16 @@ def constraint_update(m, d, efc):
 
 
 @njit(cache=True, nogil=True)
-def _elliptic(jar, efc_D, mu, friction, r, dim, state, force, hessian):
-    """State, force and Hessian block of the elliptic contact in rows [r, r + dim)."""
+def _elliptic(d, efc, k, r):
+    """State, force and Hessian block of elliptic contact k, whose rows start at r."""
+    jar = efc.jar
+    efc_D = d.efc_D
+    mu = efc.contact_mu[k]
+    friction = d.contact_friction[k]
+    dim = efc.contact_dim[k]
+    state = efc.state
+    force = efc.force
+    hessian = efc.hessian
     u = np.empty(6)
     scale = np.empty(6)
     scale[0] = mu

@@ -48,15 +48,14 @@ _BODY, _XBODY, _GEOM, _SITE = 1, 2, 5, 6
 
 
 @njit(inline="always")
-def _object_pose(objtype, objid, xpos, xmat, xipos, ximat, geom_xpos, geom_xmat, site_xpos,
-                 site_xmat):
+def _object_pose(d, objtype, objid):
     if objtype == _SITE:
-        return site_xpos[objid], site_xmat[objid]
+        return d.site_xpos[objid], d.site_xmat[objid]
     if objtype == _GEOM:
-        return geom_xpos[objid], geom_xmat[objid]
+        return d.geom_xpos[objid], d.geom_xmat[objid]
     if objtype == _BODY:
-        return xipos[objid], ximat[objid]
-    return xpos[objid], xmat[objid]
+        return d.xipos[objid], d.ximat[objid]
+    return d.xpos[objid], d.xmat[objid]
 
 
 @njit(inline="always")
@@ -99,10 +98,6 @@ def sensor_jacobians(m, d, dforce_dlen, dforce_dvel, dforce_dctrl, C, D):
     cdof = d.cdof
     cvel = d.cvel
     subtree_com = d.subtree_com
-    xpos, xmat = d.xpos, d.xmat
-    xipos, ximat = d.xipos, d.ximat
-    geom_xpos, geom_xmat = d.geom_xpos, d.geom_xmat
-    site_xpos, site_xmat = d.site_xpos, d.site_xmat
     qvel = d.qvel
     sensordata = d.sensordata
     nv = cdof.shape[0]
@@ -143,8 +138,7 @@ def sensor_jacobians(m, d, dforce_dlen, dforce_dvel, dforce_dctrl, C, D):
             _subtree_rows(m, d, t, b, adr, n, chain, c0, C)
             continue
 
-        pos, mat = _object_pose(sensor_objtype[i], obj, xpos, xmat, xipos, ximat, geom_xpos,
-                                geom_xmat, site_xpos, site_xmat)
+        pos, mat = _object_pose(d, sensor_objtype[i], obj)
         rel = (pos[0] - c0[0], pos[1] - c0[1], pos[2] - c0[2])
         vel = row6(cvel, b)
         velocity = t in (FRAMELINVEL, FRAMEANGVEL, GYRO, VELOCIMETER)

@@ -10,12 +10,9 @@ Bad input (config, options, environment) prints one line and exits with code 2.
 from __future__ import annotations
 
 import argparse
-import datetime as _dt
 import json
 import logging
 import sys
-import traceback
-from pathlib import Path
 
 from mpc.errors import UserError
 
@@ -87,62 +84,38 @@ def _run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from mpc.config import load_config
+    from mpc.run import run
 
     cfg = load_config(args.config, _overrides(args))
-    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    run_dir = Path(args.out) if args.out else (
-        Path(cfg.output.dir) / f"{stamp}_{Path(cfg.source).stem}_{cfg.derivatives['backend']}"
-                               f"_{cfg.runtime.mode}")
     console = Console(stderr=False)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     _route_mujoco_warnings()
-
-    from mpc.runtime.session import Session
-
     if not args.quiet and not _kernels_cached():
         console.print("[dim]First run: compiling the planner's numba kernels (a minute or two; "
                       "cached for later runs)...[/]")
+    observers = []
+    if args.viewer:
+        from mpc.viewer import open_viewer
+
+        observers.append(open_viewer)
+    if not args.quiet and console.is_terminal:
+        from mpc.dashboard import Dashboard
+
+        observers.append(lambda session: Dashboard(session.cfg, list(session.robot.feet),
+                                                   console))
     try:
-        session = Session(cfg, run_dir)
-    except (ValueError, OSError) as e:
-        raise UserError(str(e)) from None
+        summary = run(cfg, out=args.out, observers=observers)
+    except UserError:
+        raise
     except KeyboardInterrupt:
         print("mpc-run: interrupted before the run started", file=sys.stderr)
         return EXIT_INTERRUPTED
-    mode = cfg.runtime.mode
-    ticks = [_plant_running]
-    dashboard = viewer = None
-    status = EXIT_OK
-    try:
-        if args.viewer:
-            from mpc.viewer import open_viewer
-
-            viewer = open_viewer(session)
-            ticks.append(viewer.tick)
-        if not args.quiet and console.is_terminal:
-            from mpc.dashboard import Dashboard
-
-            dashboard = Dashboard(session, mode, console)
-            ticks.append(dashboard.tick)
-        run = _loop(mode)
-        run(session, cfg.runtime.duration, (lambda s: all(t(s) for t in ticks)) if ticks
-            else None)
-    except KeyboardInterrupt:
-        logging.getLogger("mpc").warning("interrupted by the user")
-        status = EXIT_INTERRUPTED
-    except UserError:
-        raise
     except Exception:
-        (run_dir / "error.log").write_text(traceback.format_exc())
-        print(f"mpc-run: internal error, traceback in {run_dir / 'error.log'}", file=sys.stderr)
-        status = EXIT_FAILED
-    finally:
-        if dashboard is not None:
-            dashboard.close()
-        if viewer is not None:
-            viewer.close()
-        summary = session.close(mode)
-    stopped = _plant_stop_reason(session)
+        print("mpc-run: internal error, traceback in the run directory's error.log",
+              file=sys.stderr)
+        return EXIT_FAILED
+    status = EXIT_INTERRUPTED if summary["interrupted"] else EXIT_OK
+    stopped = summary["trip_reason"]
     if stopped is not None and status == EXIT_OK:
         print(f"mpc-run: the robot was put in damping: {stopped}", file=sys.stderr)
         status = EXIT_FAILED
@@ -150,23 +123,10 @@ def _run(args: argparse.Namespace) -> int:
         from mpc.dashboard import summary_table
 
         console.print(summary_table(summary))
-    console.print(f"run directory: {run_dir}")
+    console.print(f"run directory: {summary['run_dir']}")
     print(json.dumps({k: summary[k] for k in ("fell", "goal_distance_end_m",
                                               "planning_rate_hz", "iteration_ms_median")}))
     return status
-
-
-def _plant_stop_reason(session) -> str | None:
-    """Why a hardware plant went to damping before the run ended (a safety trip), if it did."""
-    reason = getattr(session.plant, "damping_reason", None)
-    if session.plant.realtime_only and reason not in (None, "run ended"):
-        return reason
-    return None
-
-
-def _plant_running(session) -> bool:
-    """Ends the run once a hardware plant has tripped: nothing more is sent after damping."""
-    return _plant_stop_reason(session) is None
 
 
 def _kernels_cached() -> bool:
@@ -191,21 +151,6 @@ def _route_mujoco_warnings() -> None:
     log = logging.getLogger("mujoco")
     mujoco.set_mju_user_warning(lambda message: log.warning(message.strip()))
 
-
-def _loop(mode: str):
-    if mode == "lockstep":
-        from mpc.runtime.lockstep import run_lockstep
-
-        return run_lockstep
-    from mpc.runtime.realtime import run_realtime
-
-    def run(session, duration, on_tick):
-        session.plan(session.plant.read_state())  # JIT-compile before the clock starts
-        if session.plant.realtime_only:  # a robot's clock ran on meanwhile: plan from now
-            session.plan(session.plant.read_state())
-        run_realtime(session, duration, on_tick)
-
-    return run
 
 
 if __name__ == "__main__":

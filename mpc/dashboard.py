@@ -9,37 +9,39 @@ from rich.console import Console, Group
 from rich.live import Live
 from rich.table import Table
 
+from mpc.config import Config
 from mpc.runlog import PHASES
-from mpc.runtime.session import Session
+from mpc.runtime.observer import Observer, Status
 
 
-class Dashboard:
+class Dashboard(Observer):
     """Shows sim time, real-time factor, rates, the iteration breakdown, cost, speed, goal
     distance and foot contacts, refreshed a few times per second."""
 
-    def __init__(self, session: Session, mode: str, console: Console):
-        self.mode = mode
+    def __init__(self, cfg: Config, feet: list[str], console: Console):
+        self.title = (f"legged-mpc  {cfg.robot} · {cfg.task['name']} · "
+                      f"{cfg.derivatives['backend']} · {cfg.runtime.mode}")
+        self.feet = feet
         self.console = console
         self._prev: tuple[float, float, int, int] | None = None
         self._rates = (0.0, 0.0, 0.0)
         self._next = 0.0
-        self.live = Live(self._render(session), console=console, refresh_per_second=4,
+        self.live = Live(Table(title=self.title), console=console, refresh_per_second=4,
                          transient=False)
         self.live.start()
 
-    def tick(self, session: Session) -> bool:
+    def tick(self, status: Status) -> bool:
         now = _time.perf_counter()
         if now < self._next:
             return True
         self._next = now + 0.25
-        self.live.update(self._render(session))
+        self.live.update(self._render(status))
         return True
 
-    def close(self) -> None:
+    def close(self, summary: dict) -> None:
         self.live.stop()
 
-    def _measure(self, session: Session, sim_time: float) -> tuple[float, float, float]:
-        c = session.counters
+    def _measure(self, c: Status, sim_time: float) -> tuple[float, float, float]:
         now = _time.perf_counter()
         if self._prev is not None:
             wall0, sim0, it0, fb0 = self._prev
@@ -52,19 +54,16 @@ class Dashboard:
             self._prev = (now, sim_time, c.iterations, c.feedback_steps)
         return self._rates
 
-    def _render(self, session: Session) -> Table:
-        state = session.plant.read_state()
-        rtf, plan_hz, fb_hz = self._measure(session, state.time)
-        c = session.counters
-        last = c.last
-        t = Table(title=f"legged-mpc  {session.cfg.robot} · {session.cfg.task['name']} · "
-                        f"{session.cfg.derivatives['backend']} · {self.mode}",
-                  show_header=False, expand=False)
+    def _render(self, status: Status) -> Table:
+        state = status.state
+        rtf, plan_hz, fb_hz = self._measure(status, state.time)
+        last = status.last
+        t = Table(title=self.title, show_header=False, expand=False)
         t.add_column(style="bold cyan")
         t.add_column()
         t.add_row("sim time", f"{state.time:7.2f} s   real-time factor {rtf:4.2f}")
         t.add_row("rates", f"planning {plan_hz:5.1f} Hz   feedback {fb_hz:6.1f} Hz   "
-                           f"policy age {session.feedback.last_age * 1e3:5.1f} ms")
+                           f"policy age {status.policy_age * 1e3:5.1f} ms")
         if last is not None and last.timings:
             parts = "  ".join(f"{k[:8]} {last.timings.get(k, float('nan')):5.1f}"
                               for k in PHASES)
@@ -73,14 +72,13 @@ class Dashboard:
                               f"mu {last.mu:.1e}   alpha {last.alpha:.3f}   {last.status}")
         speed = float(np.linalg.norm(state.qvel[:2]))
         t.add_row("base", f"speed {speed:4.2f} m/s   height {state.qpos[2]:.3f} m   "
-                          f"goal {session.goal_distance(state.qpos):5.2f} m away")
-        if hasattr(session.plant, "foot_contacts"):
-            feet = session.plant.foot_contacts()
+                          f"goal {status.goal_distance:5.2f} m away")
+        if status.contacts is not None:
             t.add_row("contacts", "  ".join(
                 f"[{'green' if f else 'dim'}]{n.split('_')[0]}[/]"
-                for n, f in zip(session.robot.feet, feet, strict=False)))
-        if session.feedback.stopped or session.fell:
-            t.add_row("[red]stopped", f"[red]{session.fell or session.feedback.stopped}")
+                for n, f in zip(self.feet, status.contacts, strict=False)))
+        if status.stopped:
+            t.add_row("[red]stopped", f"[red]{status.stopped}")
         return t
 
 

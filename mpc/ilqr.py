@@ -35,26 +35,33 @@ from mpc.kernels.riccati import backward_pass
 from mpc.planner_base import IterationStats, Planner
 from mpc.policy import Policy
 from mpc.rollout import RolloutPool
+from mpc.schema import setting
 from mpc.tasks.task_base import Task
 
 
 @dataclass(frozen=True)
 class ILQRSettings:
-    horizon: float = 0.35
-    timestep: float = 0.01
-    linesearch_candidates: int = 10
-    linesearch: str = "parallel"
-    warmstart_candidates: int = 6
-    min_step: float = 1e-3
-    derivative_skip: int = 1
-    mu_init: float = 1.0
-    mu_min: float = 1e-6
-    mu_max: float = 1e6
-    mu_factor: float = 2.0
-    backward_retries: int = 5
-    threads: int = 2
-    max_speed: float = 100.0
-    self_collision: bool = False
+    """The planner's settings: the ``planner:`` section of a run config, with its bounds."""
+
+    horizon: float = setting(0.35, gt=0.0, help="planning horizon (s)")
+    timestep: float = setting(0.01, gt=0.0, help="planning model timestep (s)")
+    linesearch_candidates: int = setting(10, min=2, help="rollouts per line search")
+    linesearch: str = setting("parallel", choices=("parallel", "batched"),
+                              help="all candidates at once (MJPC) or thread-sized batches")
+    warmstart_candidates: int = setting(6, min=1, help="feedback scalings tried for the nominal")
+    min_step: float = setting(1e-3, gt=0.0, max=1.0, help="smallest line-search step")
+    derivative_skip: int = setting(1, min=1, max=10, help="derivatives every k-th knot")
+    mu_init: float = setting(1.0, gt=0.0)
+    mu_min: float = setting(1e-6, gt=0.0)
+    mu_max: float = setting(1e6, gt=0.0)
+    mu_factor: float = setting(2.0, gt=1.0)
+    backward_retries: int = setting(5, min=0)
+    threads: int = setting(2, min=1, max=64, help="rollout threads")
+    max_speed: float = setting(100.0, gt=0.0,
+                               help="rollouts faster than this diverged (m/s, rad/s)")
+    self_collision: bool = setting(False, help="plan contacts between the robot's own bodies "
+                                   "(off: ground contacts only, what the analytic backend "
+                                   "covers)")
 
     @property
     def knots(self) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
+import mujoco
 import numpy as np
 
 
@@ -29,6 +30,10 @@ class Plant(ABC):
 
     #: Whether the plant advances on its own clock (hardware) or by :meth:`step` (simulation).
     realtime_only: bool = False
+    #: Why the plant is in damping (latched by :meth:`damp`), or None.
+    damping_reason: str | None = None
+    #: The simulation's MuJoCo model (None for a real robot): what a viewer can show.
+    model: mujoco.MjModel | None = None
 
     @abstractmethod
     def read_state(self) -> PlantState:
@@ -47,12 +52,26 @@ class Plant(ABC):
         """Enter the safe state (motor damping) and log ``reason``; latched: later
         :meth:`send` calls are ignored."""
 
+    @staticmethod  # noqa: B027
+    def check_options(robot: str, options: dict) -> None:
+        """Check the config's plant options beyond their types (addresses, a network
+        interface); ValueError or OSError with a one-line reason. Most plants need nothing."""
+
     def prepare(self) -> None:  # noqa: B027
         """Called once before the control loop starts (hardware: connect, wait for state,
         ramp to the home pose). Simulated plants need nothing."""
 
     def step(self) -> None:  # noqa: B027
         """Advance a simulated plant by one timestep (hardware plants do nothing)."""
+
+    def foot_contacts(self) -> np.ndarray | None:
+        """Which feet touch the ground (task foot order), or None if the plant cannot tell."""
+        return None
+
+    def copy_state(self, dest: mujoco.MjData) -> None:
+        """Copy a simulation's time, state and controls into ``dest`` (an MjData of
+        :attr:`model`) without touching the plant's own data from another thread."""
+        raise NotImplementedError(f"{type(self).__name__} is not a simulation")
 
     @property
     def timestep(self) -> float:

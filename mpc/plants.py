@@ -8,7 +8,15 @@ from robots.registry import Registry
 
 PLANTS: Registry[Plant] = Registry("plant type", {
     "sim": "mpc.sim_plant:SimPlant",
-    "unitree_udp": "hardware.unitree_udp:UnitreeUdpPlant",
-    "unitree_dds": "hardware.unitree_dds:UnitreeDdsPlant",
-    "lcm": "hardware.lcm_plant:LcmPlant",
+    "unitree_udp": "hardware.unitree.udp_plant:UnitreeUdpPlant",
+    "unitree_dds": "hardware.unitree.dds_plant:UnitreeDdsPlant",
+    "lcm": "hardware.lcm.plant:LcmPlant",
+})
+
+#: The safety layer (``safety:`` of a config) is part of the hardware plug-in: its config
+#: schema, and the wrapper that applies it to a plant that does not enforce it itself (a
+#: simulation with ``safety.in_simulation``). Loaded by name like the plants.
+SAFETY: Registry = Registry("safety layer part", {
+    "config": "hardware.safety.layer:SafetyConfig",
+    "wrapper": "hardware.safety.safe_plant:SafePlant",
 })

@@ -9,10 +9,12 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from mpc.runtime.observer import Observer, PlanReport, StateReport
+
 PHASES = ("nominal", "derivatives", "cost_derivatives", "backward", "linesearch", "total")
 
 
-class RunRecorder:
+class RunRecorder(Observer):
     """Collects samples during a run and writes them at the end."""
 
     def __init__(self, run_dir: Path, config: dict, term_names: list[str]):
@@ -31,15 +33,16 @@ class RunRecorder:
         logging.getLogger().addHandler(self._handler)
         logging.getLogger().setLevel(logging.INFO)
 
-    def state(self, time: float, qpos, qvel, ctrl, contacts) -> None:
+    def on_state(self, report: StateReport) -> None:
         s = self.states
-        s["time"].append(time)
-        s["qpos"].append(np.array(qpos))
-        s["qvel"].append(np.array(qvel))
-        s["ctrl"].append(np.array(ctrl))
-        s["contacts"].append(np.array(contacts, dtype=bool))
+        s["time"].append(report.time)
+        s["qpos"].append(np.array(report.qpos))
+        s["qvel"].append(np.array(report.qvel))
+        s["ctrl"].append(np.array(report.ctrl))
+        s["contacts"].append(np.array(report.contacts, dtype=bool))
 
-    def plan(self, stats, wall_time: float) -> None:
+    def on_plan(self, report: PlanReport) -> None:
+        stats, wall_time = report.stats, report.wall_time
         p = self.plans
         p["time"].append(stats.time)
         p["ok"].append(stats.status == "ok")
@@ -54,7 +57,8 @@ class RunRecorder:
         p["simulations"].append(stats.simulations)
         p["wall_time"].append(wall_time)
 
-    def write(self, summary: dict) -> None:
+    def close(self, summary: dict) -> None:
+        """Write the time series and the summary."""
         arrays = {f"state_{k}": np.array(v) for k, v in self.states.items()}
         arrays.update({f"plan_{k}": np.array(v) for k, v in self.plans.items()})
         arrays["term_names"] = np.array(self.term_names)

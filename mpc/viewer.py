@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import itertools
 import os
+import threading
 import time
 
 import mujoco
 import numpy as np
 
 from mpc.errors import UserError
+from mpc.runtime.observer import Observer, Status
 from mpc.runtime.session import Session
 
 TRACE_RGBA = {"base": (0.2, 0.6, 1.0, 1.0), "foot": (1.0, 0.5, 0.1, 1.0)}
@@ -29,7 +31,7 @@ TRACE_RGBA = {"base": (0.2, 0.6, 1.0, 1.0), "foot": (1.0, 0.5, 0.1, 1.0)}
 def open_viewer(session: Session):
     """Open the passive viewer on the simulated plant, or fail with a one-line reason."""
     plant = session.plant
-    if not hasattr(plant, "model"):
+    if plant.model is None:
         raise UserError("--viewer needs a simulated plant (plant.type: sim)")
     if os.name == "posix" and not (os.environ.get("DISPLAY") or
                                    os.environ.get("WAYLAND_DISPLAY")):
@@ -41,8 +43,12 @@ def open_viewer(session: Session):
         shown = mujoco.MjData(plant.model)
         plant.copy_state(shown)
         mujoco.mj_forward(plant.model, shown)
+        before = set(threading.enumerate())
         handle = mujoco.viewer.launch_passive(plant.model, shown, show_left_ui=False,
                                               show_right_ui=False)
+        # The render thread launch_passive started: closing waits for it to finish, or GLFW
+        # is torn down at exit while it still swaps buffers (a segfault at exit).
+        render_threads = [t for t in threading.enumerate() if t not in before]
     except Exception as e:  # GLFW/OpenGL failures arrive as assorted exception types
         raise UserError(f"--viewer could not open a window: {e}") from None
     with handle.lock():
@@ -50,16 +56,19 @@ def open_viewer(session: Session):
         handle.cam.trackbodyid = plant.model.body(session.robot.base_body).id
         handle.cam.distance = 1.6 if session.robot.name != "h1" else 3.0
         handle.cam.elevation = -20.0
-    return ViewerSync(session, handle, shown)
+    return ViewerSync(session, handle, shown, render_threads)
 
 
-class ViewerSync:
+class ViewerSync(Observer):
     """Shows the plant's latest state, copies goal drags from the viewer to the task and draws
     the plan, once per tick (called from the run's main thread)."""
 
-    def __init__(self, session: Session, handle, shown: mujoco.MjData):
-        self.session = session
+    def __init__(self, session: Session, handle, shown: mujoco.MjData,
+                 render_threads: list[threading.Thread]):
+        self.plant = session.plant
+        self.task = session.task
         self.handle = handle
+        self.render_threads = render_threads
         #: The viewer's own data: the plant's state copied in, the goal marker dragged here.
         self.shown = shown
         task = session.task
@@ -69,24 +78,23 @@ class ViewerSync:
         if task.goal is not None:
             shown.mocap_pos[0, :2] = task.goal
 
-    def tick(self, session: Session) -> bool:
+    def tick(self, status: Status) -> bool:
         if not self.handle.is_running():
             return False
-        plant = session.plant
         with self.handle.lock():
             goal = self.shown.mocap_pos[0, :2].copy()
-            if session.task.goal is not None and not np.allclose(goal, session.task.goal):
-                session.task.set_goal(goal)
-            plant.copy_state(self.shown)
-            mujoco.mj_forward(plant.model, self.shown)
-            self._draw(session)
+            if self.task.goal is not None and not np.allclose(goal, self.task.goal):
+                self.task.set_goal(goal)
+            self.plant.copy_state(self.shown)
+            mujoco.mj_forward(self.plant.model, self.shown)
+            self._draw(status)
         self.handle.sync()
         return True
 
-    def _draw(self, session: Session) -> None:
+    def _draw(self, status: Status) -> None:
         scn = self.handle.user_scn
         scn.ngeom = 0
-        nominal = session.planner.nominal
+        nominal = status.nominal
         if nominal is None:
             return
         for kind, sl in self.sensors:
@@ -102,12 +110,12 @@ class ViewerSync:
                 mujoco.mjv_connector(g, mujoco.mjtGeom.mjGEOM_LINE, 3.0, a, b)
                 scn.ngeom += 1
 
-    def close(self, timeout: float = 5.0) -> None:
+    def close(self, summary: dict | None = None, timeout: float = 5.0) -> None:
         """Close the window and wait for the viewer's render thread to finish."""
         self.handle.close()
         deadline = time.monotonic() + timeout
-        while self.handle.is_running() and time.monotonic() < deadline:
-            time.sleep(0.02)
+        for thread in self.render_threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
 
 
 def _has(task, name: str) -> bool:

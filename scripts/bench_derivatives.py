@@ -27,6 +27,7 @@ import argparse
 import csv
 import os
 import platform
+import sys
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -42,7 +43,10 @@ from derivatives.analytic import AnalyticFallbackWarning
 from derivatives.provider_base import Linearization
 from derivatives.trajectory import Trajectory
 from mpc.tasks import make_task
-from robots.reference import load_reference
+
+# The reference descriptions are test data (tests/reference/), loaded by the tests' helper.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from reference_models import load_reference
 
 #: Task of each robot's planning model (sensors as the planner sees them).
 TASKS = {"a1": "quadruped_flat", "go1": "quadruped_flat", "go2": "quadruped_flat",

@@ -22,10 +22,8 @@ from pathlib import Path
 import numpy as np
 from report import write_tables
 
-from mpc.config import load_config
+from mpc.run import run
 from mpc.runlog import PHASES
-from mpc.runtime.lockstep import run_lockstep
-from mpc.runtime.session import Session
 
 
 def parse_variant(text: str) -> tuple[str, list[str]]:
@@ -34,11 +32,9 @@ def parse_variant(text: str) -> tuple[str, list[str]]:
 
 
 def run_once(config: str, overrides: list[str], duration: float) -> dict:
-    cfg = load_config(config, ["runtime.mode=lockstep", *overrides])
     with tempfile.TemporaryDirectory() as tmp:
-        session = Session(cfg, Path(tmp))
-        run_lockstep(session, duration)
-        summary = session.close("lockstep")
+        summary = run(config, ["runtime.mode=lockstep", f"runtime.duration={duration}",
+                               *overrides], out=tmp)
         timings = np.load(Path(tmp) / "timeseries.npz")["plan_timings"][1:]  # skip JIT warm-up
     return {"summary": summary, "timings": timings}
 

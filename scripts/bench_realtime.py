@@ -1,13 +1,15 @@
 """Realtime closed loop per derivative backend: achieved planning and feedback rates, side by side.
 
     python scripts/bench_realtime.py configs/a1_trot.yaml --backends fd analytic --repeats 3
+    python scripts/bench_realtime.py configs/a1_trot.yaml --backends analytic --viewer off on
 
 Runs ``mpc-run``'s realtime mode (wall-clock planner, feedback and plant threads) in this
 process, after one unmeasured warm-up run each, the backends interleaved run by run so that
-machine load drifts affect all of them alike; ``--load N`` adds N busy processes alongside.
-Reports per run the planning and feedback
-rates, the real-time factor, the median iteration and phase times, and whether the robot
-reached the goal; then the medians per backend. Writes Markdown and CSV tables to --out.
+machine load drifts affect all of them alike; ``--load N`` adds N busy processes alongside;
+``--viewer off on`` runs each backend without and with the MuJoCo viewer open (it needs a
+display: DISPLAY set, e.g. Xvfb). Reports per run the planning and feedback rates, the
+real-time factor, the median iteration and phase times, and whether the robot reached the
+goal; then the medians per variant. Writes Markdown and CSV tables to --out.
 """
 
 from __future__ import annotations
@@ -23,9 +25,8 @@ from pathlib import Path
 
 from report import write_tables
 
-from mpc.config import load_config
-from mpc.runtime.realtime import run_realtime
-from mpc.runtime.session import Session
+from mpc.run import run
+from mpc.viewer import open_viewer
 
 PHASES = ("nominal", "derivatives", "cost_derivatives", "backward", "linesearch")
 
@@ -41,16 +42,15 @@ def busy(duty: float, nice: int) -> None:
         time.sleep(0.002 * (1.0 - duty))
 
 
-def run_once(config: str, backend: str, duration: float, radius: float,
+def run_once(config: str, backend: str, viewer: str, duration: float, radius: float,
              overrides: list[str]) -> dict:
-    cfg = load_config(config, ["runtime.mode=realtime", f"derivatives.backend={backend}",
-                               *overrides])
+    observers = [open_viewer] if viewer == "on" else []
     with tempfile.TemporaryDirectory() as tmp:
-        session = Session(cfg, Path(tmp))
-        run_realtime(session, duration)
-        s = session.close("realtime")
+        s = run(config, ["runtime.mode=realtime", f"derivatives.backend={backend}",
+                         f"runtime.duration={duration}", *overrides], out=tmp,
+                observers=observers)
     phases = s["phase_ms_median"]
-    row = {"backend": backend, "planning_hz": round(s["planning_rate_hz"], 1),
+    row = {"backend": backend, "viewer": viewer, "planning_hz": round(s["planning_rate_hz"], 1),
            "feedback_hz": round(s["feedback_rate_hz"], 1),
            "rtf": round(s["real_time_factor"], 2),
            "iteration_ms": round(s["iteration_ms_median"], 1)}
@@ -76,23 +76,26 @@ def main() -> None:
                         "robot-link process on loopback)")
     p.add_argument("--load-duty", type=float, default=0.55, help="core share of each")
     p.add_argument("--load-nice", type=int, default=-10, help="their niceness (if allowed)")
+    p.add_argument("--viewer", nargs="+", choices=("off", "on"), default=["off"],
+                   help="without and/or with the viewer open")
     p.add_argument("--out", default="bench_results/realtime")
     args = p.parse_args()
+    variants = [(b, v) for b in args.backends for v in args.viewer]
     for _ in range(args.load):
         multiprocessing.Process(target=busy, args=(args.load_duty, args.load_nice),
                                 daemon=True).start()
     for backend in args.backends:  # loads the compiled kernels; not measured
-        run_once(args.config, backend, args.warmup, args.radius, args.set)
+        run_once(args.config, backend, "off", args.warmup, args.radius, args.set)
     runs = []
     for repeat in range(args.repeats):
-        for backend in args.backends:
-            runs.append({"run": repeat, **run_once(args.config, backend, args.duration,
+        for backend, viewer in variants:
+            runs.append({"run": repeat, **run_once(args.config, backend, viewer, args.duration,
                                                    args.radius, args.set)})
             print(runs[-1], flush=True)
     summary = []
-    for backend in args.backends:
-        mine = [r for r in runs if r["backend"] == backend]
-        row = {"backend": backend, "runs": len(mine),
+    for backend, viewer in variants:
+        mine = [r for r in runs if r["backend"] == backend and r["viewer"] == viewer]
+        row = {"backend": backend, "viewer": viewer, "runs": len(mine),
                "reached": sum(r["reached"] for r in mine),
                "fell": sum(r["fell"] for r in mine)}
         for key in ("planning_hz", "feedback_hz", "rtf", "iteration_ms",

@@ -44,9 +44,9 @@ import numpy as np
 from report import markdown_table, write_csv
 
 from derivatives import BACKENDS
-from mpc.config import load_config
+from mpc.run import run
 from mpc.runlog import PHASES
-from mpc.runtime.lockstep import run_lockstep
+from mpc.runtime.observer import Observer, PlanReport
 from mpc.runtime.session import Session
 
 #: Per-run columns of runs.csv (besides variant, seed, goal, error), as run_once fills them.
@@ -108,30 +108,32 @@ def parse_variant(text: str, threads: int) -> Variant:
     return Variant(name, backend, skip, overrides)
 
 
-def sample_linearizations(session: Session, every: int, samples: list[Sample]) -> None:
-    """Make ``session.plan`` also keep A_t, B_t at a few knots every ``every`` iterations.
+class LinearizationSampler(Observer):
+    """Keeps A_t, B_t at a few knots every ``every`` planner iterations.
 
-    Only copies happen during the run; the reference derivatives are computed afterwards, so
-    the run's timings are not disturbed.
+    Only copies happen during the run (in the planner thread, right after the iteration that
+    computed them); the reference derivatives are computed afterwards, so the run's timings
+    are not disturbed.
     """
-    plan = session.plan
-    planner = session.planner
-    T = planner.T
-    knots = sorted({0, 1, T // 2, T - 2})
 
-    def plan_and_sample(state):
-        stats = plan(state)
-        if (stats.status == "ok" and planner.iteration >= 2
-                and (planner.iteration - 2) % every == 0):
-            nominal, lin = planner.nominal, planner.linearization
-            for t in knots:
-                samples.append(Sample(
+    def __init__(self, session: Session, every: int, samples: list[Sample]):
+        self.planner = session.planner
+        self.every = every
+        self.samples = samples
+        self.model = session.planner.model
+        T = self.planner.T
+        self.knots = sorted({0, 1, T // 2, T - 2})
+
+    def on_plan(self, report: PlanReport) -> None:
+        planner = self.planner
+        if (report.stats.status == "ok" and planner.iteration >= 2
+                and (planner.iteration - 2) % self.every == 0):
+            nominal, lin = report.nominal, planner.linearization
+            for t in self.knots:
+                self.samples.append(Sample(
                     float(nominal.time[t]), nominal.qpos[t].copy(), nominal.qvel[t].copy(),
                     nominal.act[t].copy(), nominal.ctrl[t].copy(), nominal.warmstart[t].copy(),
                     lin.A[t].copy(), lin.B[t].copy()))
-        return stats
-
-    session.plan = plan_and_sample
 
 
 def reference_model(model: mujoco.MjModel) -> mujoco.MjModel:
@@ -171,16 +173,19 @@ def relative_max_error(X: np.ndarray, ref: np.ndarray) -> float:
 def run_once(config: str, overrides: list[str], duration: float, radius: float,
              sample_every: int) -> dict:
     """One lockstep run; returns its metrics and the per-iteration derivative times."""
-    cfg = load_config(config, ["runtime.mode=lockstep", *overrides])
     samples: list[Sample] = []
+    samplers: list[LinearizationSampler] = []
+
+    def sampler(session: Session) -> LinearizationSampler:
+        samplers.append(LinearizationSampler(session, sample_every, samples))
+        return samplers[-1]
+
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
-        session = Session(cfg, Path(tmp))
-        sample_linearizations(session, sample_every, samples)
-        run_lockstep(session, duration)
-        wall = session.loop_wall_time
-        model = session.planner.model
-        summary = session.close("lockstep")
+        summary = run(config, ["runtime.mode=lockstep", f"runtime.duration={duration}",
+                               *overrides], out=tmp, observers=[sampler])
+        wall = summary["loop_wall_time_s"]
+        model = samplers[0].model
         series = np.load(Path(tmp) / "timeseries.npz")
         timings, sims, ok = series["plan_timings"], series["plan_simulations"], series["plan_ok"]
     load_after = os.getloadavg()[0]

@@ -17,8 +17,7 @@ from pathlib import Path
 from report import write_tables
 
 from mpc.config import load_config
-from mpc.runtime.lockstep import run_lockstep
-from mpc.runtime.session import Session
+from mpc.run import run
 
 CASES = {
     "ahead 2 m": ["task.goal=[2.0, 0.0]"],
@@ -43,11 +42,11 @@ def main() -> None:
     extra = list(args.set) + ([f"derivatives.backend={args.backend}"] if args.backend else [])
     rows = []
     for case in args.cases:
-        cfg = load_config(args.config, ["runtime.mode=lockstep", *extra, *CASES[case]])
+        cfg = load_config(args.config, ["runtime.mode=lockstep",
+                                         f"runtime.duration={args.duration}", *extra,
+                                         *CASES[case]])
         with tempfile.TemporaryDirectory() as tmp:
-            session = Session(cfg, Path(tmp))
-            run_lockstep(session, args.duration)
-            s = session.close("lockstep")
+            s = run(cfg, out=tmp)
         rows.append({"case": case, "goal": json.dumps(cfg.task["goal"]),
                      "backend": s["backend"], "sim_s": s["sim_time_s"], "fell": s["fell"],
                      "start_m": s["goal_distance_start_m"], "end_m": s["goal_distance_end_m"],

@@ -9,10 +9,10 @@ fake robot's motors, the bridge's commands, the simulation's true base state) wi
 
 - every command reaching the motors ``delay`` ms after the state it was computed from;
 - the planner at ``--planning-rate``, each plan coming into force ``--plan-latency`` ms after
-  the state it started from (what a ~60 ms iteration does in real time; the loopback runs on
-  the 2-core development machine plan at 13-20 Hz);
+  the state it started from (``runtime.plan_latency``: what a ~60 ms iteration does in real
+  time; the loopback runs on the 2-core development machine plan at 13-20 Hz);
 - ``runtime.feedback_gain`` set to each gain, and planning ahead by the plan latency off or
-  on (``runtime.plan_ahead``).
+  on (``runtime.plan_ahead``, which in lockstep predicts by the plan latency).
 
 Reported: whether the robot fell, the fastest joint (the bridge's joint-speed trip is at
 40 rad/s), and the distance to the goal at the end. A run passes with no fall, joints below
@@ -23,72 +23,29 @@ from __future__ import annotations
 
 import argparse
 import tempfile
-from collections import deque
 from pathlib import Path
 
 from report import write_tables
 
 import robots
 from hardware.fake.motor_plant import FakeMotorPlant
-from hardware.safety import SafetyConfig
+from hardware.safety.layer import SafetyConfig
 from mpc.config import load_config
-from mpc.plant_base import PlantState
-from mpc.policy import Policy
-from mpc.runtime.lockstep import run_lockstep
-from mpc.runtime.predict import StatePredictor
-from mpc.runtime.session import Session
+from mpc.run import run
 
 GOAL_TOLERANCE = 0.25
 
 
-class FixedLead(StatePredictor):
-    """Predicts by the emulated plan latency, whatever the iterations' wall time."""
-
-    def __init__(self, model, feedback_gain: float, lead: float):
-        super().__init__(model, feedback_gain)
-        self._lead = lead
-
-    @property
-    def lead(self) -> float:
-        return self._lead
-
-    def note(self, seconds: float) -> None:
-        """Wall time means nothing in lockstep."""
-
-
-class LatentSession(Session):
-    """Lockstep, but a plan started from the state at t comes into force at t + ``latency``
-    (plant time), as in real time; until then the feedback law follows the previous plan."""
-
-    def __init__(self, cfg, run_dir: Path, plant, latency: float, plan_ahead: bool):
-        super().__init__(cfg, run_dir, plant=plant)
-        self.latency = latency
-        self.pending: deque = deque()
-        self.in_force = self.planner.policy
-        if plan_ahead:
-            self.predictor = FixedLead(self.planner.model, cfg.runtime.feedback_gain, latency)
-
-    def plan(self, state: PlantState):
-        stats = super().plan(state)
-        self.pending.append((state.time + self.latency, self.planner.policy))
-        return stats
-
-    def policy_in_force(self, state: PlantState) -> Policy:
-        while self.pending and self.pending[0][0] <= state.time + 1e-9:
-            self.in_force = self.pending.popleft()[1]
-        return self.in_force
-
-
-def run(config: str, delay_ms: float, gain: float, latency_ms: float, plan_ahead: bool,
+def run_case(config: str, delay_ms: float, gain: float, latency_ms: float, plan_ahead: bool,
         rate: float, duration: float, overrides: list[str]) -> dict:
-    cfg = load_config(config, ["runtime.mode=lockstep", f"runtime.planning_rate={rate}",
-                               f"runtime.feedback_gain={gain}", *overrides])
+    cfg = load_config(config, [
+        "runtime.mode=lockstep", f"runtime.duration={duration}",
+        f"runtime.planning_rate={rate}", f"runtime.feedback_gain={gain}",
+        f"runtime.plan_latency={latency_ms / 1e3}",
+        f"runtime.plan_ahead={'true' if plan_ahead else 'false'}", *overrides])
     plant = FakeMotorPlant(robots.info(cfg.robot), delay=delay_ms / 1e3)
     with tempfile.TemporaryDirectory() as tmp:
-        session = LatentSession(cfg, Path(tmp), plant, latency_ms / 1e3, plan_ahead)
-        session.plan(plant.read_state())
-        run_lockstep(session, duration)
-        summary = session.close("lockstep")
+        summary = run(cfg, out=tmp, plant=plant)
     trip = SafetyConfig().max_joint_speed
     end = summary["goal_distance_end_m"]
     passed = (not summary["fell"] and plant.max_joint_speed < trip and end < GOAL_TOLERANCE)
@@ -118,7 +75,7 @@ def main() -> None:
         for ahead in args.plan_ahead:
             for gain in args.gains:
                 for delay in args.delays:
-                    rows.append(run(config, delay, gain, args.plan_latency, ahead == "on",
+                    rows.append(run_case(config, delay, gain, args.plan_latency, ahead == "on",
                                     args.planning_rate, args.duration, args.set))
                     print(rows[-1], flush=True)
     note = (f"Lockstep, planner at {args.planning_rate:g} Hz, plans in force "

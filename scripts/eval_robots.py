@@ -23,9 +23,7 @@ from pathlib import Path
 import numpy as np
 from report import write_tables
 
-from mpc.config import load_config
-from mpc.runtime.lockstep import run_lockstep
-from mpc.runtime.session import Session
+from mpc.run import run
 from mpc.tasks.task_base import base_axes
 
 REACHED_DEG = 20.0
@@ -93,12 +91,9 @@ CASES = {
 
 def run_case(name: str, backend: str, extra: list[str]) -> dict:
     case = CASES[name]
-    cfg = load_config(case.config, ["runtime.mode=lockstep", f"derivatives.backend={backend}",
-                                    *extra])
     with tempfile.TemporaryDirectory() as tmp:
-        session = Session(cfg, Path(tmp))
-        run_lockstep(session, case.duration)
-        summary = session.close("lockstep")
+        summary = run(case.config, ["runtime.mode=lockstep", f"derivatives.backend={backend}",
+                                    f"runtime.duration={case.duration}", *extra], out=tmp)
         with np.load(Path(tmp) / "timeseries.npz") as npz:
             series = {k: npz[k] for k in npz.files}
     passed, measured = case.judge(summary, series)

@@ -1,12 +1,12 @@
-"""Regenerate the Python LCM types in hardware/lcm_types/ from the .lcm definitions beside them.
+"""Regenerate the Python LCM types in hardware/lcm/lcm_types/ from the .lcm definitions beside them.
 
     python scripts/generate_lcm_types.py          # rewrite the generated modules
     python scripts/generate_lcm_types.py --check  # exit 1 if they differ from lcm-gen's output
 
 The generated modules are committed (a fresh clone imports them without running lcm-gen); the
 test suite runs ``--check`` so they cannot drift from the definitions. lcm-gen ships with the
-``lcm`` wheel. The LCM package is ``lcm_types``; ``--package-prefix hardware`` makes the Python
-modules import each other as ``hardware.lcm_types``.
+``lcm`` wheel. The LCM package is ``lcm_types``; ``--package-prefix hardware.lcm`` makes the Python
+modules import each other as ``hardware.lcm.lcm_types``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-TYPES_DIR = Path(__file__).resolve().parent.parent / "hardware" / "lcm_types"
+TYPES_DIR = Path(__file__).resolve().parent.parent / "hardware" / "lcm" / "lcm_types"
 
 
 def lcm_gen() -> str:
@@ -33,9 +33,9 @@ def lcm_gen() -> str:
 def generate(out: Path) -> dict[str, str]:
     """Run lcm-gen on every .lcm file; returns {module file name: source}."""
     sources = sorted(TYPES_DIR.glob("*.lcm"))
-    subprocess.run([lcm_gen(), "--python", "--ppath", str(out), "--package-prefix", "hardware",
+    subprocess.run([lcm_gen(), "--python", "--ppath", str(out), "--package-prefix", "hardware.lcm",
                     *map(str, sources)], check=True)
-    package = out / "hardware" / "lcm_types"
+    package = out / "hardware" / "lcm" / "lcm_types"
     return {p.name: p.read_text() for p in sorted(package.glob("*.py"))}
 
 

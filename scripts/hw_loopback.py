@@ -124,7 +124,7 @@ def run_once(args, out: Path) -> dict:
         sets = [*loopback_overrides(args.robot, args.port, args.domain, truth),
                 f"plant.log_file={bridge_log}", *allowance, *args.set]
         run = subprocess.run(
-            [str(ROOT / ".venv/bin/mpc-run"), f"configs/{args.robot}_hw.yaml", "--quiet",
+            [sys.executable, "-m", "mpc.cli", f"configs/{args.robot}_hw.yaml", "--quiet",
              "--duration", str(args.duration), "--out", str(out / "run"), *args.mpc_arg,
              *[a for s in sets for a in ("--set", s)]],
             capture_output=True, text=True, cwd=ROOT, timeout=args.duration + 180)

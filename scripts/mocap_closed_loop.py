@@ -3,7 +3,7 @@
     python scripts/mocap_closed_loop.py [--mode lockstep|realtime] [--duration 10]
         [--backend fd] [--mocap-latency 0.01] [--dropout-every 0] [--out DIR] [--set K=V ...]
 
-Starts the simulated A1 as a separate process (``python -m hardware.fake_lcm_robot``: joint
+Starts the simulated A1 as a separate process (``python -m hardware.fake.lcm_robot``: joint
 encoders and IMU over LCM, base pose over NatNet, the true state on a separate LCM channel that
 only this script reads), runs ``mpc-run configs/a1_lcm_mocap.yaml`` against it, then compares
 the controller's recorded state (the estimator's output, 100 Hz) with the simulator's truth at
@@ -33,7 +33,7 @@ from pathlib import Path
 import lcm
 import numpy as np
 
-from hardware.lcm_types import robot_state_t
+from hardware.lcm.lcm_types import robot_state_t
 from hardware.rotations import quat_angle
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     tag = f"_{command_port}"
     channels = {k: f"{k}{tag}" for k in ("ROBOT_STATE", "JOINT_COMMAND", "SIM_STEP")}
     fake = subprocess.Popen(
-        [sys.executable, "-m", "hardware.fake_lcm_robot", "--robot", "a1",
+        [sys.executable, "-m", "hardware.fake.lcm_robot", "--robot", "a1",
          "--lcm-url", args.lcm_url, "--truth-channel", TRUTH_CHANNEL + tag,
          "--state-channel", channels["ROBOT_STATE"], "--command-channel",
          channels["JOINT_COMMAND"], "--step-channel", channels["SIM_STEP"],
@@ -141,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
                      f"plant.mocap.command_port={command_port}",
                      f"plant.mocap.data_port={data_port}", f"plant.sync={str(sync).lower()}",
                      f"plant.mocap.clock={'stream' if sync else 'receive'}", *args.set]
-        cmd = [str(Path(sys.executable).parent / "mpc-run"), "configs/a1_lcm_mocap.yaml",
+        cmd = [sys.executable, "-m", "mpc.cli", "configs/a1_lcm_mocap.yaml",
                "--mode", args.mode, "--duration", str(args.duration), "--backend", args.backend,
                "--quiet", "--out", str(run_dir)]
         for o in overrides:

@@ -20,8 +20,8 @@ import numpy as np
 
 import robots
 from hardware.fake.robot import FAMILY, FakeRobotSim
-from hardware.motor_map import MotorMap
-from hardware.safety import SafetyConfig
+from hardware.safety.layer import SafetyConfig
+from hardware.unitree.motor_map import MotorMap
 from mpc.plant_base import Plant, PlantState
 from robots.info import RobotInfo
 

@@ -27,9 +27,9 @@ import mujoco
 import numpy as np
 
 import robots
-from hardware.motor_map import MotorMap
 from hardware.rotations import euler_zyx
 from hardware.unitree.lowlevel import POS_STOP, SLOTS, VEL_STOP, LowState, MotorCommand
+from hardware.unitree.motor_map import MotorMap
 from robots.info import RobotInfo
 
 FAMILY = {"a1": "legacy", "go1": "legacy", "go2": "go2", "h1": "h1"}

@@ -4,7 +4,7 @@ Every simulation step (in wall-clock time) it takes the commands that arrived (a
 or a malformed packet is dropped and counted; the newest valid one wins), steps the simulation
 with the motors' PD law, and publishes the state: over UDP to whoever sent the last valid
 command (as the legacy robots do), over DDS on rt/lowstate. With ``truth_port`` it also streams
-its simulated base state on loopback (test only, see :mod:`hardware.estimators.sim_truth`).
+its simulated base state on loopback (test only, see :mod:`hardware.fake.sim_truth`).
 
 Everything received and sent is logged; :meth:`FakeRobot.summary` reports counts and rates.
 """
@@ -19,8 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from hardware.estimators.sim_truth import pack_truth
 from hardware.fake.robot import FakeRobotSim
+from hardware.fake.sim_truth import pack_truth
 from hardware.unitree import legacy_packets, sdk2_messages
 from hardware.unitree.legacy_packets import PacketError
 from hardware.unitree.lowlevel import remote_block
@@ -42,7 +42,7 @@ class FakeRobot:
             if robot.name not in legacy_packets.FORMATS:
                 raise ValueError(f"{robot.name} does not speak the legacy UDP protocol "
                                  f"(transport dds)")
-            from hardware.udp_link import UdpLink
+            from hardware.unitree.udp_link import UdpLink
 
             self.fmt = legacy_packets.FORMATS[robot.name]
             # The peer is learnt from the first valid command; the link's own peer is unused.
@@ -51,8 +51,8 @@ class FakeRobot:
         elif transport == "dds":
             if robot.name not in ("go2", "h1"):
                 raise ValueError(f"{robot.name} does not speak SDK2 DDS (transport udp)")
-            from hardware.dds_link import DdsLink
             from hardware.unitree import sdk2_types
+            from hardware.unitree.dds_link import DdsLink
 
             self.link = DdsLink(domain_id, interface, "rt/lowcmd", sdk2_types.LowCmd_,
                                 "rt/lowstate", sdk2_types.LowState_)

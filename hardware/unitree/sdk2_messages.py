@@ -6,7 +6,7 @@ cyclonedds writes for these final types; 00 07 = XCDR2 little-endian is read too
 those bytes but over the message's C memory image (natural alignment, zero padding): LowCmd_
 812 B, LowState_ 1180 B, the CRC in the last 4 bytes (see :mod:`hardware.unitree.crc`).
 
-The bytes are written and taken with cyclonedds' raw calls (:mod:`hardware.dds_link`); the
+The bytes are written and taken with cyclonedds' raw calls (:mod:`hardware.unitree.dds_link`); the
 layouts here are checked against cyclonedds' own serializer of :mod:`hardware.unitree.sdk2_types`
 by the tests.
 """

@@ -59,8 +59,6 @@ class FeedbackController:
 
     def _stop(self, reason: str) -> None:
         self.stopped = reason
-        damp = getattr(self.plant, "damp", None)
-        if damp is not None:
-            damp(reason)
+        self.plant.damp(reason)
         log.error("feedback stopped: %s", reason)
         return None

@@ -8,15 +8,13 @@ feedback law acts; then the plant steps. Same config and seed, same result.
 from __future__ import annotations
 
 import time as _time
-from collections.abc import Callable
 
 from mpc.runtime.session import Session
 
 
-def run_lockstep(session: Session, duration: float,
-                 on_tick: Callable[[Session], bool] | None = None) -> None:
-    """Run for ``duration`` seconds of plant time. ``on_tick`` (dashboard, viewer) is called
-    about every 50 ms of wall time; returning False stops the run."""
+def run_lockstep(session: Session, duration: float) -> None:
+    """Run for ``duration`` seconds of plant time. The session's observers tick about every
+    50 ms of wall time; a tick that returns False stops the run."""
     plant = session.plant
     dt = plant.timestep
     rt = session.cfg.runtime
@@ -34,10 +32,10 @@ def run_lockstep(session: Session, duration: float,
         if i % act_every == 0:
             session.act(state)
         plant.step()
-        if on_tick is not None and _time.perf_counter() >= next_tick:
+        if _time.perf_counter() >= next_tick:
             next_tick = _time.perf_counter() + 0.05
             session.loop_wall_time = _time.perf_counter() - wall0
-            if not on_tick(session):
+            if not session.tick():
                 break
     session.observe(plant.read_state())
     session.loop_wall_time = _time.perf_counter() - wall0

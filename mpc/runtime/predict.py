@@ -30,8 +30,11 @@ class StatePredictor:
     MIN_SAMPLES = 3
 
     def __init__(self, model: mujoco.MjModel, feedback_gain: float, window: int = 10,
-                 max_lead: float = 0.1):
+                 max_lead: float = 0.1, fixed_lead: float | None = None):
+        """``fixed_lead`` replaces the timed lead (lockstep runs that emulate a planning
+        latency: their wall time means nothing)."""
         self.model = model
+        self.fixed_lead = fixed_lead
         self.data = mujoco.MjData(model)
         self.gain = float(feedback_gain)
         self.max_lead = float(max_lead)
@@ -46,6 +49,8 @@ class StatePredictor:
     def lead(self) -> float:
         """How far ahead to predict (s): the median of the recent planning steps, at most
         ``max_lead``; 0 until ``MIN_SAMPLES`` steps have been timed."""
+        if self.fixed_lead is not None:
+            return self.fixed_lead
         if len(self.recent) < self.MIN_SAMPLES:
             return 0.0
         return min(float(np.median(self.recent)), self.max_lead)

@@ -35,8 +35,9 @@ def _periodic(stop: threading.Event, period: float, body: Callable[[], None]) ->
             deadline = _time.perf_counter()
 
 
-def run_realtime(session: Session, duration: float,
-                 on_tick: Callable[[Session], bool] | None = None) -> None:
+def run_realtime(session: Session, duration: float) -> None:
+    """Run for ``duration`` seconds of plant time; the main thread watches the state and
+    ticks the session's observers every 10 ms (a tick that returns False stops the run)."""
     plant = session.plant
     rt = session.cfg.runtime
     stop = threading.Event()
@@ -74,7 +75,7 @@ def run_realtime(session: Session, duration: float,
             if not session.observe(state) or state.time >= t_end:
                 break
             session.loop_wall_time = _time.perf_counter() - wall0
-            if on_tick is not None and not on_tick(session):
+            if not session.tick():
                 break
             _time.sleep(0.01)
     finally:

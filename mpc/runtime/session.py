@@ -1,7 +1,9 @@
-"""One run: the planner, the plant, the feedback law, the monitors and the recording.
+"""One run: the planner, the plant, the feedback law, the monitors and the observers.
 
 The loops in :mod:`mpc.runtime.lockstep` and :mod:`mpc.runtime.realtime` only decide *when*
-to plan, to act and to step; everything they call lives here.
+to plan, to act, to step and to tick; everything they call lives here. What the run does is
+reported to :class:`~mpc.runtime.observer.Observer` s (the recorder always; telemetry, a
+dashboard or a viewer when asked for), which never read the session's internals.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 import time as _time
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,9 +25,16 @@ from mpc.plant_base import Plant, PlantState
 from mpc.policy import Policy
 from mpc.runlog import RunRecorder
 from mpc.runtime.feedback import FeedbackController
+from mpc.runtime.observer import Observer, PlanReport, StateReport, Status
 from mpc.runtime.predict import StatePredictor
+from robots.registry import Registry
 
 log = logging.getLogger(__name__)
+
+#: Observers a config can switch on by name (``telemetry.lcm_url``); plug-ins live above mpc.
+OBSERVERS: Registry[Observer] = Registry("observer", {
+    "lcm_telemetry": "hardware.lcm.telemetry:TelemetryPublisher",
+})
 
 
 @dataclass
@@ -39,57 +49,74 @@ class Counters:
     phase_ms: dict[str, list[float]] = field(default_factory=dict)
     stage_costs: list[float] = field(default_factory=list)
     policy_age: list[float] = field(default_factory=list)
+    max_joint_speed: float = 0.0
     last: IterationStats | None = None
 
 
 class Session:
-    """Builds everything from a config and exposes plan/act/record to the loops."""
+    """Builds everything from a config and exposes plan/act/observe/tick to the loops."""
 
     def __init__(self, cfg: Config, run_dir: Path, plant: Plant | None = None):
-        """``plant`` replaces the one the config describes (scripts that study a plant the
-        config cannot name)."""
+        """``plant`` replaces the one the config describes (tests that hold a plant)."""
         self.cfg = cfg
+        self.run_dir = Path(run_dir)
         self.task = assembly.build_task(cfg)
         self.planner = assembly.build_planner(cfg, self.task)
         self.plant = assembly.build_plant(cfg) if plant is None else plant
         self.robot = self.task.robot
-        self.recorder = RunRecorder(run_dir, cfg.to_dict(), [t.name for t in self.task.terms])
-        self.telemetry = None
-        if cfg.telemetry.lcm_url:  # imported only when asked for: a simulation needs no LCM
-            from hardware.telemetry import TelemetryPublisher
-
-            self.telemetry = TelemetryPublisher(cfg.telemetry.lcm_url, cfg.telemetry.channel)
-        nu = self.planner.layout.nu
-        self.feedback = FeedbackController(self.plant, nu, cfg.runtime.policy_timeout,
-                                           cfg.runtime.feedback_gain)
-        self.predictor = (StatePredictor(self.planner.model, cfg.runtime.feedback_gain)
-                          if cfg.runtime.plan_ahead and cfg.runtime.mode == "realtime" else None)
+        rt = cfg.runtime
+        self.feedback = FeedbackController(self.plant, self.planner.layout.nu,
+                                           rt.policy_timeout, rt.feedback_gain)
+        # Planning ahead: by the measured iteration time in real time, by the emulated plan
+        # latency in lockstep (where wall time means nothing).
+        self.predictor = None
+        if rt.plan_ahead and rt.mode == "realtime":
+            self.predictor = StatePredictor(self.planner.model, rt.feedback_gain)
+        elif rt.plan_ahead and rt.plan_latency > 0:
+            self.predictor = StatePredictor(self.planner.model, rt.feedback_gain,
+                                            fixed_lead=rt.plan_latency)
+        #: Plans waiting to come into force (lockstep with ``runtime.plan_latency``).
+        self._pending: deque[tuple[float, Policy]] = deque()
         self.counters = Counters()
         self.lock = threading.Lock()
         self.fell: str | None = None
+        #: Set when Ctrl-C ended the run early.
+        self.interrupted = False
         self.fd_start = derivatives.fd_evaluations()
         self.wall_start = _time.perf_counter()
+        self.observers: list[Observer] = [
+            RunRecorder(run_dir, cfg.to_dict(), [t.name for t in self.task.terms])]
+        if cfg.telemetry.lcm_url:
+            self.attach(OBSERVERS.get("lcm_telemetry")(
+                cfg.telemetry.lcm_url, cfg.telemetry.channel, self.task))
         state = self.plant.read_state()
         self.time_start = state.time
         self.goal_final = np.array(getattr(self.task, "waypoints", [[np.nan, np.nan]])[-1])
         self.goal_distance_start = self.goal_distance(state.qpos)
         self.planner.reset(state.time, state.qpos, state.qvel, state.act)
+        self._in_force = self.planner.policy
         self._next_record = state.time
         self._record_period = 1.0 / cfg.output.record_rate
         self._warmup_done = False
 
-    # --- the three actions of the loops ---------------------------------------------------
+    def attach(self, observer: Observer) -> None:
+        """Report the rest of the run to ``observer`` too."""
+        self.observers.append(observer)
+
+    # --- the actions of the loops ----------------------------------------------------------
     def plan(self, state: PlantState) -> IterationStats:
         start = _time.perf_counter()
         if self.predictor is not None:
-            state = self.predictor.predict(state, self.planner.policy)
+            state = self.predictor.predict(state, self.policy_in_force(state))
         stats = self.planner.iterate(state.time, state.qpos, state.qvel, state.act)
         if self.predictor is not None and self._warmup_done and stats.status == "ok":
             self.predictor.note(_time.perf_counter() - start)
+        if self.cfg.runtime.plan_latency > 0:
+            self._pending.append((state.time + self.cfg.runtime.plan_latency,
+                                  self.planner.policy))
         with self.lock:
             c = self.counters
             c.last = stats
-            self.recorder.plan(stats, _time.perf_counter() - self.wall_start)
             if not self._warmup_done:  # the first iteration includes JIT compilation
                 self._warmup_done = True
             else:
@@ -105,8 +132,11 @@ class Session:
                         c.phase_ms.setdefault(k, []).append(v)
             if np.isfinite(stats.stage_cost):
                 c.stage_costs.append(stats.stage_cost)
-        if self.telemetry is not None:
-            self.telemetry.publish(self, stats)
+            report = PlanReport(stats, self.planner.nominal, _time.perf_counter() -
+                                self.wall_start, c.iterations, c.feedback_steps,
+                                self.feedback.last_age)
+        for observer in self.observers:
+            observer.on_plan(report)
         return stats
 
     def act(self, state: PlantState) -> None:
@@ -116,24 +146,56 @@ class Session:
             self.counters.policy_age.append(self.feedback.last_age)
 
     def policy_in_force(self, state: PlantState) -> Policy:
-        """The policy the feedback law follows at ``state``: the planner's latest."""
-        return self.planner.policy
+        """The policy the feedback law follows at ``state``: the planner's latest, or with
+        ``runtime.plan_latency`` the latest whose latency has passed in plant time."""
+        if self.cfg.runtime.plan_latency <= 0:
+            return self.planner.policy
+        while self._pending and self._pending[0][0] <= state.time + 1e-9:
+            self._in_force = self._pending.popleft()[1]
+        return self._in_force
 
     def observe(self, state: PlantState) -> bool:
         """Record and check the state; returns False when the run must stop (a fall). A dry
         run commands nothing, so a robot lying on its side is not a reason to stop it."""
+        joints = state.qvel[6:]  # after the floating base's 6 velocities
+        if joints.size and np.all(np.isfinite(joints)):
+            self.counters.max_joint_speed = max(self.counters.max_joint_speed,
+                                                float(np.max(np.abs(joints))))
         if state.time + 1e-9 >= self._next_record:
             self._next_record += self._record_period
-            contacts = (self.plant.foot_contacts() if hasattr(self.plant, "foot_contacts")
-                        else np.zeros(len(self.robot.feet), bool))
-            self.recorder.state(state.time, state.qpos, state.qvel, self.feedback.ctrl,
-                                contacts)
+            contacts = self.plant.foot_contacts()
+            if contacts is None:
+                contacts = np.zeros(len(self.robot.feet), bool)
+            report = StateReport(state.time, state.qpos, state.qvel, self.feedback.ctrl.copy(),
+                                 contacts)
+            for observer in self.observers:
+                observer.on_state(report)
         if self.fell is None:
             self.fell = self.task.fall_reason(state.qpos)
             if self.fell is not None:
                 log.error("robot fell at t=%.3f s: %s", state.time, self.fell)
                 return bool(self.cfg.safety.get("dry_run", False))
         return True
+
+    def tick(self) -> bool:
+        """Let the observers show the run (main thread); False when the run must end: an
+        observer asked (the viewer was closed) or a robot's safety layer tripped."""
+        state = self.plant.read_state()
+        with self.lock:
+            c = self.counters
+            status = Status(state, c.iterations, c.feedback_steps, self.feedback.last_age,
+                            c.last, self.planner.nominal, self.goal_distance(state.qpos),
+                            self.plant.foot_contacts(),
+                            self.fell or self.feedback.stopped or self.trip_reason())
+        keep = [observer.tick(status) for observer in self.observers]
+        return all(keep) and self.trip_reason() is None
+
+    def trip_reason(self) -> str | None:
+        """Why a robot's safety layer put it in damping before the run ended, if it did."""
+        reason = self.plant.damping_reason
+        if self.plant.realtime_only and reason not in (None, "run ended"):
+            return reason
+        return None
 
     # --- measurements ----------------------------------------------------------------------
     def goal_distance(self, qpos: np.ndarray) -> float:
@@ -154,14 +216,18 @@ class Session:
             "backend": self.cfg.derivatives["backend"],
             "mode": mode,
             "seed": self.cfg.runtime.seed,
+            "run_dir": str(self.run_dir),
+            "interrupted": self.interrupted,
             "sim_time_s": round(sim_time, 6),
             "wall_time_s": round(wall, 3),
+            "loop_wall_time_s": round(self.loop_wall_time, 3),
             "real_time_factor": round(sim_time / self.loop_wall_time, 3)
             if self.loop_wall_time > 0 else None,
             "fell": self.fell is not None,
             "fell_reason": self.fell,
             # summarized before the plant is closed: any reason here is a trip during the run
-            "damping_reason": getattr(self.plant, "damping_reason", None),
+            "damping_reason": self.plant.damping_reason,
+            "trip_reason": self.trip_reason(),
             "goal": self.goal_final.tolist(),
             "goal_distance_start_m": round(self.goal_distance_start, 4),
             "goal_distance_end_m": round(self.goal_distance(state.qpos), 4),
@@ -178,6 +244,7 @@ class Session:
             else None,
             "policy_age_ms_median": med(c.policy_age) * 1e3 if c.policy_age else None,
             "policy_age_ms_max": float(np.max(c.policy_age)) * 1e3 if c.policy_age else None,
+            "max_joint_speed_rad_s": round(c.max_joint_speed, 3),
             "fd_evaluations": derivatives.fd_evaluations() - self.fd_start,
         }
 
@@ -185,9 +252,11 @@ class Session:
     loop_wall_time: float = 0.0
 
     def close(self, mode: str) -> dict:
-        """Stop the plant (damping on hardware), write the run directory, return the summary."""
+        """Stop the plant (damping on hardware), tell the observers (the recorder writes the
+        run directory), return the summary."""
         summary = self.summary(mode)
         self.plant.close()
         self.planner.close()
-        self.recorder.write(summary)
+        for observer in reversed(self.observers):
+            observer.close(summary)
         return summary

@@ -1,4 +1,7 @@
-"""LCM transport for the hardware tests.
+"""Fixtures shared by the hardware tests: in-process fake Unitree robots, and the LCM transport.
+
+Helpers (free ports, DDS domains, the fake robot as a process) are in ``unitree_helpers``,
+importable from every test below this directory.
 
 LCM's udpm:// multicast needs a route for the group; a test group (not LCM's default, so real
 LCM traffic on this host is untouched) is routed through loopback when the tests may add routes
@@ -19,6 +22,10 @@ from dataclasses import dataclass
 
 import lcm
 import pytest
+from unitree_helpers import domain_id, free_udp_port
+
+import robots
+from hardware.fake.server import FakeRobot
 
 TEST_GROUP = "239.255.76.99"
 
@@ -84,3 +91,23 @@ def udpm_url(lcm_transport) -> str:
         "this test needs LCM between processes: add a multicast route, e.g. "
         f"'ip route add {TEST_GROUP}/32 dev lo' (root)")
     return lcm_transport.url
+
+
+@pytest.fixture
+def fake_robot():
+    """``fake_robot(name, transport, **options)``: a started in-process fake robot."""
+    started = []
+
+    def start(name: str, transport: str = "udp", **options) -> FakeRobot:
+        if transport == "udp":
+            options.setdefault("port", free_udp_port())
+        else:
+            options.setdefault("domain_id", domain_id())
+        fake = FakeRobot(robots.info(name), transport, **options)
+        fake.port = options.get("port")
+        started.append(fake)
+        return fake.start()
+
+    yield start
+    for fake in started:
+        fake.stop()

@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from mpc.config import ConfigError, load_config, shipped_configs
+from mpc.config import load_config, shipped_configs
+from mpc.schema import ConfigError
 
 SHIPPED = Path(__file__).resolve().parents[2] / "configs"
 

@@ -26,17 +26,17 @@ def test_goal_drag_moves_the_task_goal_and_the_plan_is_drawn(display, tmp_path):
     cfg = load_config("configs/a1_trot.yaml", ["runtime.mode=lockstep"])
     session = Session(cfg, tmp_path)
     viewer = open_viewer(session)
+    session.attach(viewer)
     try:
-        run_lockstep(session, 0.1, viewer.tick)
-        viewer.tick(session)
+        run_lockstep(session, 0.1)
+        session.tick()
         assert viewer.handle.user_scn.ngeom > 0  # planned foot and base paths
         np.testing.assert_array_equal(viewer.shown.qpos, session.plant.data.qpos)
         with viewer.handle.lock():
             viewer.shown.mocap_pos[0, :2] = [0.5, -1.5]  # what a mouse drag does
-        viewer.tick(session)
+        session.tick()
         np.testing.assert_allclose(session.task.goal, [0.5, -1.5])
     finally:
-        viewer.close()
         session.close("lockstep")
 
 
@@ -50,10 +50,10 @@ def test_the_viewer_renders_its_own_data_not_the_plants(display, tmp_path):
     try:
         assert viewer.shown is not session.plant.data
         session.plant.step()
-        viewer.tick(session)
+        session.attach(viewer)
+        session.tick()
         assert viewer.shown.time == session.plant.data.time
     finally:
-        viewer.close()
         session.close("lockstep")
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 import pytest
+from reference_models import load_reference
 
 import robots
-from robots.reference import load_reference
 
 ROBOTS = robots.available()
 QUADRUPED_LEGS = ("FR", "FL", "RR", "RL")

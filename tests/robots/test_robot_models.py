@@ -15,9 +15,9 @@ from pathlib import Path
 import mujoco
 import numpy as np
 import pytest
+from reference_models import load_reference
 
 import robots
-from robots.reference import load_reference
 
 MODELS_DIR = robots.MODELS_DIR
 #: (robot, model file) of every shipped model.

@@ -11,6 +11,7 @@ import mujoco
 import numpy as np
 import pytest
 from analytic_oracles import bundles, constraint_bundle, contact_zoo_model, tangent_fd
+from reference_models import load_reference
 
 import robots
 from derivatives.analytic.constraint import contact_rows
@@ -21,7 +22,6 @@ from derivatives.analytic.contact_jacobian import (
     contact_jacobian_derivatives,
     contact_supported,
 )
-from robots.reference import load_reference
 from scripts import analytic_verify as verify
 
 

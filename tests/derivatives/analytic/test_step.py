@@ -15,11 +15,11 @@ import mujoco
 import numpy as np
 import pytest
 from analytic_oracles import contact_zoo_model
+from reference_models import load_reference
 
 import derivatives
 import robots
 from derivatives.analytic.step import so3_blocks
-from robots.reference import load_reference
 from scripts import analytic_verify as verify
 
 TOLERANCE = 1e-5

@@ -16,20 +16,21 @@ from unitree_helpers import (
 )
 
 import robots
-from hardware.dds_link import participant
-from hardware.safety import SafetyConfig
-from hardware.udp_link import LinkError
+from hardware.safety.layer import SafetyConfig
 from hardware.unitree import sdk2_types as st
-from hardware.unitree_dds import UnitreeDdsPlant
+from hardware.unitree.dds_link import participant
+from hardware.unitree.dds_plant import DdsBridge, UnitreeDdsPlant
+from hardware.unitree.udp_link import LinkError
 
 # Tests of other behaviour tolerate a loaded machine; the stale-state tests tighten this.
 FAST = dict(ramp_time=0.4, state_timeout=0.5)
 
 
-def dds_bridge(name: str, domain: int, **options) -> UnitreeDdsPlant:
+def dds_bridge(name: str, domain: int, **options) -> DdsBridge:
+    """The bridge itself, in this process."""
     options.setdefault("safety", SafetyConfig(**FAST))
-    options.setdefault("link_process", False)
-    return UnitreeDdsPlant(robots.info(name), interface="lo", domain_id=domain, **options)
+    return UnitreeDdsPlant(robots.info(name), interface="lo", domain_id=domain,
+                           link_process=False, **options).bridge
 
 
 def test_exchanges_lowstate_and_lowcmd_with_a_separate_process():
@@ -148,7 +149,7 @@ def test_motion_service_release():
     from cyclonedds.sub import DataReader
     from cyclonedds.topic import Topic
 
-    from hardware import motion_switcher as ms
+    from hardware.unitree import motion_switcher as ms
 
     requests = DataReader(dp, Topic(dp, ms.REQUEST_TOPIC, st.Request_))
     responses = DataWriter(dp, Topic(dp, ms.RESPONSE_TOPIC, st.Response_))

@@ -16,9 +16,10 @@ from unitree_helpers import (
 )
 
 import robots
-from hardware.safety import SafetyConfig
-from hardware.udp_link import LinkError
-from hardware.unitree_udp import UnitreeUdpPlant
+from hardware.safety.layer import SafetyConfig
+from hardware.unitree.link_process import LinkProcessPlant
+from hardware.unitree.udp_link import LinkError
+from hardware.unitree.udp_plant import UdpBridge, UnitreeUdpPlant
 
 
 @pytest.mark.parametrize("name", ["a1", "go1"])
@@ -83,7 +84,7 @@ def test_out_of_range_targets_and_gains_are_clamped_and_logged(fake_robot, udp_b
     m = plant.map
     ctrl = m.home[m.actuator_slots].copy()
     ctrl[2] = -3.5  # FR calf, range -2.7 .. -0.916
-    with caplog.at_level(logging.WARNING, logger="hardware.safety"):
+    with caplog.at_level(logging.WARNING, logger="hardware.safety.layer"):
         plant.send(ctrl)
         assert wait_for(lambda: plant.stats()["clamps"].get("Kp", 0) > 0, 2.0)
         time.sleep(0.05)
@@ -146,6 +147,21 @@ def test_unanswered_address_is_a_clear_error():
     with pytest.raises(LinkError, match=r"no state from the robot at 127\.0\.0\.1:\d+"):
         UnitreeUdpPlant(robots.info("a1"), robot_ip="127.0.0.1", robot_port=port,
                         local_port=free_udp_port(), connect_timeout=0.3, link_process=False)
+
+
+def test_the_link_runs_in_a_child_process_unless_link_process_is_false(fake_robot):
+    fake = fake_robot("go1")
+    safety = SafetyConfig(ramp_time=0.3, state_timeout=0.5)
+    for link_process, kind in ((True, LinkProcessPlant), (False, UdpBridge)):
+        plant = UnitreeUdpPlant(fake.robot, robot_ip="127.0.0.1", robot_port=fake.port,
+                                local_port=free_udp_port(), link_process=link_process,
+                                safety=safety)
+        try:
+            assert type(plant.bridge) is kind
+            assert plant.read_state().qpos.shape == (19,)
+        finally:
+            plant.close()
+    assert fake.counts["commands"] > 0
 
 
 @pytest.mark.parametrize("options, message", [

@@ -4,17 +4,19 @@ the run with its reason; a dry run sends no motion."""
 
 import signal
 import subprocess
+import sys
 import time
 
 import numpy as np
 import pytest
 from unitree_helpers import ROOT, commands, domain_id, first_damping, free_udp_port, wait_for
 
-MPC_RUN = str(ROOT / ".venv/bin/mpc-run")
+#: ``mpc-run`` as this interpreter runs it, whichever environment the tests run in.
+MPC_RUN = [sys.executable, "-m", "mpc.cli"]
 
 
 def mpc_run(config: str, *args: str, **popen) -> subprocess.Popen:
-    return subprocess.Popen([MPC_RUN, config, "--quiet", *args], cwd=ROOT, text=True,
+    return subprocess.Popen([*MPC_RUN, config, "--quiet", *args], cwd=ROOT, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, **popen)
 
 
@@ -61,7 +63,7 @@ def test_unreachable_robot_network_is_one_line(tmp_path):
     """In an empty network namespace nothing routes to the robot's 192.168.123.10 (and no
     packet can leave this machine)."""
     line = one_line_error(subprocess.Popen(
-        ["unshare", "--net", MPC_RUN, "configs/go1_hw.yaml", "--quiet", "--out",
+        ["unshare", "--net", *MPC_RUN, "configs/go1_hw.yaml", "--quiet", "--out",
          str(tmp_path / "run")], cwd=ROOT, text=True, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE))
     assert "cannot send to 192.168.123.10:8007: Network is unreachable" in line
@@ -71,7 +73,7 @@ def test_fake_robot_bad_input_is_one_line():
     for args in (["--robot", "b2", "--transport", "udp"],
                  ["--robot", "go2", "--transport", "udp"],
                  ["--robot", "go2", "--transport", "dds", "--interface", "eth9"]):
-        proc = subprocess.run([str(ROOT / ".venv/bin/mpc-fake-robot"), *args], cwd=ROOT,
+        proc = subprocess.run([sys.executable, "-m", "hardware.fake.cli", *args], cwd=ROOT,
                               capture_output=True, text=True, timeout=60)
         assert proc.returncode == 2, proc.stderr
         lines = proc.stderr.strip().splitlines()

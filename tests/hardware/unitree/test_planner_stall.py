@@ -7,7 +7,7 @@ import numpy as np
 from unitree_helpers import commands, first_damping
 
 from derivatives.trajectory import ModelLayout
-from hardware.safety import SafetyConfig
+from hardware.safety.layer import SafetyConfig
 from mpc.policy import Policy
 from mpc.runtime.feedback import FeedbackController
 

@@ -1,0 +1,300 @@
+"""A simulated robot behind LCM: the hardware process of the two-process setup, for tests and the
+closed-loop estimator run.
+
+    python -m hardware.fake.lcm_robot --robot a1 [--sync] [--lcm-url URL] [--truth-channel CH]
+                                      [--mocap-latency S] [--dropout-every S] ...
+
+MuJoCo simulates the robot. Every physics step the process publishes ``robot_state_t`` with
+what a real robot reports (joint encoders, estimated torques, IMU with optional noise; *no* base
+state) and applies the latest ``joint_command_t`` with the motor law
+tau = kp (q* - q) + kd (dq* - dq) + tau_ff, clamped to the actuator's force range. Before the
+first command it holds the home pose with the model's own gains (as a robot that a start-up
+ramp has stood up); a damping command, or no command for ``command_timeout``, puts the motors
+in damping (tau = -3 dq). It streams the base pose as a fake OptiTrack Motive (NatNet, Y-up,
+with latency, noise and optional dropouts) and, with ``--truth-channel``, publishes the true
+state (base included) on that channel for evaluation only.
+
+By default the simulation follows the wall clock; with ``--sync`` it steps only when a
+``sim_step_t`` asks (lockstep), and all its clocks, the mocap stamps included, are simulation
+time. A line ``fake-lcm-robot ready ...`` on stdout says the process is serving.
+"""
+
+from __future__ import annotations
+
+import argparse
+import select
+import signal
+import sys
+import time
+from dataclasses import dataclass
+
+import lcm
+import mujoco
+import numpy as np
+
+import robots
+from hardware.fake.natnet_server import FakeNatNetServer, MocapReplay, ReplaySettings
+from hardware.lcm.lcm_types import joint_command_t, robot_state_t, sim_step_t
+from hardware.lcm.plant import DEFAULT_URL, model_gains
+from hardware.mocap.frames import MocapFrame
+from robots.info import RobotInfo
+
+DAMPING_KD = 3.0
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The simulated robot at the start of a physics step (sensors refer to this state)."""
+
+    time: float
+    q: np.ndarray
+    dq: np.ndarray
+    tau: np.ndarray
+    gyro: np.ndarray
+    accel: np.ndarray
+    qpos: np.ndarray
+    qvel: np.ndarray
+
+
+@dataclass
+class MotorCommand:
+    q: np.ndarray
+    dq: np.ndarray
+    kp: np.ndarray
+    kd: np.ndarray
+    tau: np.ndarray
+
+
+class SimulatedRobot:
+    """The robot's MJCF model with its actuators replaced by torque motors running a PD law,
+    and a gyro and accelerometer at its ``imu`` site."""
+
+    def __init__(self, robot: RobotInfo, timestep: float = 0.002, gyro_noise: float = 0.0,
+                 accel_noise: float = 0.0, seed: int = 0, keyframe: str = "home"):
+        spec = mujoco.MjSpec.from_file(str(robots.model_path(robot.name)))
+        spec.option.timestep = timestep
+        for kind in (mujoco.mjtSensor.mjSENS_GYRO, mujoco.mjtSensor.mjSENS_ACCELEROMETER):
+            spec.add_sensor(type=kind, objtype=mujoco.mjtObj.mjOBJ_SITE, objname="imu")
+        self.model = m = spec.compile()
+        self.data = mujoco.MjData(m)
+        joints = m.actuator_trnid[:, 0]
+        self.qadr, self.dadr = m.jnt_qposadr[joints], m.jnt_dofadr[joints]
+        self.nu = m.nu
+        servo, kp, kd = model_gains(m)
+        key = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_KEY, keyframe)
+        mujoco.mj_resetDataKeyframe(m, self.data, key)
+        home = np.where(servo, m.key_ctrl[key], self.data.qpos[self.qadr])
+        if not servo.any():  # torque robots hold home with their hardware joint gains
+            order = [robot.motor_joints.index(m.joint(j).name) for j in joints]
+            kp, kd = np.array(robot.hw_kp)[order], np.array(robot.hw_kd)[order]
+        self.hold = MotorCommand(home, np.zeros(m.nu), kp, kd, np.zeros(m.nu))
+        limited = m.actuator_forcelimited.astype(bool)
+        self.tau_max = np.where(limited, m.actuator_forcerange[:, 1], np.inf)
+        # The motors act through qfrc_applied; the model's own actuators are switched off.
+        m.actuator_gainprm[:] = 0.0
+        m.actuator_biasprm[:] = 0.0
+        self.noise = (gyro_noise, accel_noise)
+        self._rng = np.random.default_rng(seed)
+
+    def snapshot(self) -> Snapshot:
+        """The current state with its sensors, without stepping (no torque applied yet)."""
+        d = self.data
+        mujoco.mj_forward(self.model, d)
+        return Snapshot(d.time, d.qpos[self.qadr].copy(), d.qvel[self.dadr].copy(),
+                        np.zeros(self.nu), d.sensordata[0:3].copy(), d.sensordata[3:6].copy(),
+                        d.qpos.copy(), d.qvel.copy())
+
+    def step(self, command: MotorCommand | None) -> Snapshot:
+        """One physics step under ``command`` (None: damping)."""
+        d = self.data
+        q, dq = d.qpos[self.qadr].copy(), d.qvel[self.dadr].copy()
+        if command is None:
+            tau = -DAMPING_KD * dq
+        else:
+            tau = (command.kp * (command.q - q) + command.kd * (command.dq - dq) + command.tau)
+        tau = np.clip(tau, -self.tau_max, self.tau_max)
+        d.qfrc_applied[self.dadr] = tau
+        snapshot_state = (d.time, d.qpos.copy(), d.qvel.copy())
+        mujoco.mj_step(self.model, d)  # sensors are evaluated at the pre-step state
+        gyro = d.sensordata[0:3] + self.noise[0] * self._rng.standard_normal(3)
+        accel = d.sensordata[3:6] + self.noise[1] * self._rng.standard_normal(3)
+        t, qpos, qvel = snapshot_state
+        return Snapshot(t, q, dq, tau, gyro, accel, qpos, qvel)
+
+
+class FakeLcmRobot:
+    """Serves a :class:`SimulatedRobot` over LCM and its base pose over NatNet."""
+
+    def __init__(self, sim: SimulatedRobot, lc: lcm.LCM, replay: MocapReplay | None = None,
+                 state_channel: str = "ROBOT_STATE", command_channel: str = "JOINT_COMMAND",
+                 step_channel: str = "SIM_STEP", truth_channel: str = "",
+                 command_timeout: float = 0.05):
+        self.sim = sim
+        self.lc = lc
+        self.replay = replay
+        self.channels = (state_channel, truth_channel)
+        self.command_timeout = command_timeout
+        self.command: MotorCommand | None = None
+        self.command_time = -np.inf
+        self.damping = False
+        self.commands = self.steps = self.bad_commands = 0
+        self.seq = 0
+        self.pending_steps = 0
+        self.last: Snapshot | None = None
+        lc.subscribe(command_channel, self._on_command)
+        lc.subscribe(step_channel, self._on_step)
+
+    def _on_command(self, channel: str, data: bytes) -> None:
+        msg = joint_command_t.decode(data)
+        values = [np.array(v, float) for v in (msg.q, msg.dq, msg.kp, msg.kd, msg.tau)]
+        if msg.num_joints != self.sim.nu or not all(np.all(np.isfinite(v)) for v in values):
+            self.bad_commands += 1
+            return
+        self.commands += 1
+        self.command_time = self.sim.data.time
+        self.damping = self.damping or bool(msg.damping)
+        self.command = MotorCommand(*values)
+
+    def _on_step(self, channel: str, data: bytes) -> None:
+        msg = sim_step_t.decode(data)
+        if msg.steps == 0:  # a poll: the current state, without stepping
+            self.publish(self.last or self.sim.snapshot())
+        self.pending_steps += max(msg.steps, 0)
+
+    def _active_command(self) -> MotorCommand | None:
+        if self.command is None:
+            return self.sim.hold
+        stale = self.sim.data.time - self.command_time > self.command_timeout
+        if stale and not self.damping:
+            self.damping = True
+            print(f"fake-lcm-robot: no command for {self.command_timeout * 1e3:.0f} ms at "
+                  f"t={self.sim.data.time:.3f} s: damping", file=sys.stderr)
+        return None if self.damping else self.command
+
+    def step(self) -> None:
+        snap = self.sim.step(self._active_command())
+        self.steps += 1
+        self.last = snap
+        if self.replay is not None:
+            self.replay.tick(snap.time, snap.qpos[0:3], snap.qpos[3:7])
+        self.publish(snap)
+
+    def publish(self, snap: Snapshot) -> None:
+        msg = robot_state_t()
+        msg.utime, msg.seq = round(snap.time * 1e6), self.seq
+        self.seq += 1
+        msg.num_joints = self.sim.nu
+        msg.q, msg.dq, msg.tau_est = snap.q.tolist(), snap.dq.tolist(), snap.tau.tolist()
+        msg.imu_quat = snap.qpos[3:7].tolist()
+        msg.imu_gyro, msg.imu_accel = snap.gyro.tolist(), snap.accel.tolist()
+        msg.damping = int(self.damping)
+        self.lc.publish(self.channels[0], msg.encode())
+        if self.channels[1]:
+            msg.base_flags = 3
+            msg.base_pos, msg.base_quat = snap.qpos[0:3].tolist(), snap.qpos[3:7].tolist()
+            msg.base_linvel, msg.base_angvel = snap.qvel[0:3].tolist(), snap.qvel[3:6].tolist()
+            self.lc.publish(self.channels[1], msg.encode())
+
+    def handle_pending(self, timeout: float = 0.0) -> None:
+        """Handle every LCM message waiting, waiting up to ``timeout`` for the first."""
+        fd = self.lc.fileno()
+        while select.select([fd], [], [], timeout)[0]:
+            self.lc.handle()
+            timeout = 0.0
+
+    def run_realtime(self, duration: float, stop) -> float:
+        """Step at the wall clock's pace (catching up at most 10 steps at once); returns the
+        achieved real-time factor."""
+        dt = self.sim.model.opt.timestep
+        start = time.perf_counter()
+        t0 = self.sim.data.time
+        while not stop() and self.sim.data.time - t0 < duration:
+            self.handle_pending()
+            due = (time.perf_counter() - start) / dt - (self.sim.data.time - t0) / dt
+            for _ in range(min(int(due), 10)):
+                self.step()
+            if due < 1:
+                self.handle_pending(timeout=dt * (1 - due))
+        wall = time.perf_counter() - start
+        return (self.sim.data.time - t0) / wall if wall > 0 else 0.0
+
+    def run_sync(self, duration: float, stop) -> None:
+        t0 = self.sim.data.time
+        while not stop() and self.sim.data.time - t0 < duration:
+            self.handle_pending(timeout=0.1)
+            while self.pending_steps > 0:
+                self.pending_steps -= 1
+                self.step()
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m hardware.fake.lcm_robot",
+                                description=__doc__.splitlines()[0])
+    p.add_argument("--robot", default="a1", choices=robots.available())
+    p.add_argument("--lcm-url", default=DEFAULT_URL)
+    p.add_argument("--state-channel", default="ROBOT_STATE")
+    p.add_argument("--command-channel", default="JOINT_COMMAND")
+    p.add_argument("--step-channel", default="SIM_STEP")
+    p.add_argument("--truth-channel", default="", help="publish the true state here too")
+    p.add_argument("--sync", action="store_true", help="step only on sim_step_t requests")
+    p.add_argument("--duration", type=float, default=3600.0, help="simulated seconds")
+    p.add_argument("--timestep", type=float, default=0.002)
+    p.add_argument("--command-timeout", type=float, default=0.05)
+    p.add_argument("--gyro-noise", type=float, default=0.0, help="rad/s, standard deviation")
+    p.add_argument("--accel-noise", type=float, default=0.0, help="m/s^2, standard deviation")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--no-mocap", action="store_true", help="do not stream NatNet")
+    p.add_argument("--natnet-bind", default="127.0.0.1")
+    p.add_argument("--natnet-command-port", type=int, default=1510)
+    p.add_argument("--natnet-data-port", type=int, default=1511)
+    p.add_argument("--multicast-group", default="239.255.42.99", help="'' for unicast")
+    p.add_argument("--rigid-body", type=int, default=1)
+    p.add_argument("--mocap-rate", type=float, default=100.0)
+    p.add_argument("--mocap-latency", type=float, default=0.01)
+    p.add_argument("--mocap-pos-noise", type=float, default=0.0005)
+    p.add_argument("--mocap-rot-noise", type=float, default=0.002)
+    p.add_argument("--dropout-every", type=float, default=0.0)
+    p.add_argument("--dropout-duration", type=float, default=0.1)
+    args = p.parse_args(argv)
+
+    sim = SimulatedRobot(robots.info(args.robot), args.timestep, args.gyro_noise,
+                         args.accel_noise, args.seed)
+    try:
+        lc = lcm.LCM(args.lcm_url)
+    except Exception as e:  # the binding raises a bare RuntimeError
+        print(f"fake-lcm-robot: error: LCM URL {args.lcm_url!r}: {e}", file=sys.stderr)
+        return 2
+    server = replay = None
+    if not args.no_mocap:
+        server = FakeNatNetServer(args.natnet_bind, args.natnet_command_port,
+                                  args.natnet_data_port, args.multicast_group)
+        replay = MocapReplay(server, MocapFrame(up_axis="y"), ReplaySettings(
+            args.mocap_rate, args.mocap_latency, args.mocap_pos_noise, args.mocap_rot_noise,
+            args.dropout_every, args.dropout_duration, rigid_body_id=args.rigid_body,
+            seed=args.seed))
+    robot = FakeLcmRobot(sim, lc, replay, args.state_channel, args.command_channel,
+                         args.step_channel, args.truth_channel, args.command_timeout)
+    stopping = []
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stopping.append(True))
+    port = server.command_port if server is not None else 0
+    print(f"fake-lcm-robot ready: robot {args.robot}, {'sync' if args.sync else 'realtime'}, "
+          f"natnet command port {port}", flush=True)
+    try:
+        if args.sync:
+            robot.run_sync(args.duration, lambda: bool(stopping))
+            rtf = None
+        else:
+            rtf = robot.run_realtime(args.duration, lambda: bool(stopping))
+    finally:
+        if server is not None:
+            server.close()
+    print(f"fake-lcm-robot: {robot.steps} steps to t={sim.data.time:.3f} s, "
+          f"{robot.commands} commands ({robot.bad_commands} bad), "
+          f"{server.sent if server else 0} mocap frames"
+          + (f", real-time factor {rtf:.3f}" if rtf is not None else ""), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,119 @@
+"""OptiTrack NatNet client: rigid-body frames from Motive (or the fake streamer) over UDP.
+
+The client sends a connect request to the server's command port and learns the server's NatNet
+version and clock frequency from the reply. Frames then arrive either on the multicast group's
+data port (Motive's default; the group is joined on the interface of ``local``) or, in unicast
+(``multicast_group=""``), on the command socket, at the address the connect came from; unicast
+clients send a keep-alive every second so the server keeps streaming to them.
+"""
+
+from __future__ import annotations
+
+import logging
+import select
+import socket
+import threading
+import time
+from collections.abc import Callable
+
+from hardware.mocap import natnet_packets as pk
+from hardware.mocap.natnet_packets import FrameOfData, NatNetDecodeError, ServerInfo
+
+log = logging.getLogger(__name__)
+
+KEEPALIVE_PERIOD = 1.0
+
+
+class NatNetClient:
+    """Receives frames on a background thread and passes each to ``on_frame(frame, received)``
+    with ``received`` the local ``time.monotonic()`` at reception."""
+
+    def __init__(self, server: str = "127.0.0.1", local: str = "127.0.0.1",
+                 multicast_group: str = "239.255.42.99", command_port: int = 1510,
+                 data_port: int = 1511,
+                 on_frame: Callable[[FrameOfData, float], None] | None = None):
+        self.server = (server, command_port)
+        self.local = local
+        self.multicast_group = multicast_group
+        self.data_port = data_port
+        self.on_frame = on_frame
+        self.info: ServerInfo | None = None
+        self.frames = 0
+        #: Frames missing from the sequence of frame numbers, and packets that did not decode.
+        self.lost = 0
+        self.bad = 0
+        self._last_frame: int | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._command: socket.socket | None = None
+        self._data: socket.socket | None = None
+
+    def connect(self, timeout: float = 2.0) -> ServerInfo:
+        """Open the sockets, ask the server for its description and start receiving."""
+        self._command = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self._command.bind((self.local if not self.multicast_group else "", 0))
+        if self.multicast_group:
+            self._data = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            self._data.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            self._data.bind((self.multicast_group, self.data_port))
+            self._data.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP,
+                                  socket.inet_aton(self.multicast_group)
+                                  + socket.inet_aton(self.local))
+        deadline = time.monotonic() + timeout
+        while self.info is None:
+            if time.monotonic() > deadline:
+                self.close()
+                raise TimeoutError(f"no NatNet server answered at {self.server[0]}:"
+                                   f"{self.server[1]} within {timeout:.1f} s")
+            self._command.sendto(pk.encode_request(pk.CONNECT, "Ping"), self.server)
+            self._receive(0.2)
+        self._thread = threading.Thread(target=self._run, name="natnet", daemon=True)
+        self._thread.start()
+        return self.info
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=1.0)
+        for s in (self._command, self._data):
+            if s is not None:
+                s.close()
+
+    def _run(self) -> None:
+        next_keepalive = time.monotonic() + KEEPALIVE_PERIOD
+        while not self._stop.is_set():
+            self._receive(0.1)
+            if not self.multicast_group and time.monotonic() >= next_keepalive:
+                next_keepalive += KEEPALIVE_PERIOD
+                self._command.sendto(pk.encode_request(pk.KEEPALIVE), self.server)
+
+    def _receive(self, timeout: float) -> None:
+        sockets = [s for s in (self._command, self._data) if s is not None]
+        try:
+            ready, _, _ = select.select(sockets, [], [], timeout)
+        except (OSError, ValueError):  # closed under us
+            return
+        for s in ready:
+            try:
+                data = s.recv(65536)
+            except OSError:
+                return
+            received = time.monotonic()
+            try:
+                self._handle(data, received)
+            except NatNetDecodeError as e:
+                self.bad += 1
+                log.warning("NatNet packet dropped: %s", e)
+
+    def _handle(self, data: bytes, received: float) -> None:
+        message_id, payload = pk.decode_packet(data)
+        if message_id == pk.SERVER_INFO:
+            self.info = pk.decode_server_info(payload)
+        elif message_id == pk.FRAME_OF_DATA and self.info is not None:
+            frame = pk.decode_frame(payload, self.info.natnet_version)
+            if self._last_frame is not None and frame.frame > self._last_frame + 1:
+                self.lost += frame.frame - self._last_frame - 1
+            self._last_frame = frame.frame
+            self.frames += 1
+            if self.on_frame is not None:
+                self.on_frame(frame, received)

@@ -1,0 +1,92 @@
+"""The safety layer around any plant (simulated ones included, with ``safety.in_simulation``).
+
+Hardware bridges enforce the whole layer themselves, inside their link thread; this wrapper
+gives a plant without one the parts that do not need a link: controls checked for finiteness
+and clamped to the joint (position actuators) or torque (motors) limits, with the clamps
+logged; the tilt tripwire on every state read; e-stop on SIGINT/SIGTERM; dry run (controls
+computed and counted, none passed on). Every trip puts the wrapped plant in damping.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hardware.safety.layer import ClampLog, SafetyConfig, clamp, install_estop, tilt_trip
+from mpc.plant_base import Plant, PlantState
+from robots.info import RobotInfo
+
+
+class SafePlant(Plant):
+    """The parts of the safety layer any plant can take, around ``plant``: non-finite and
+    out-of-range controls, non-finite state and tilt trips, dry runs, the e-stop signals."""
+
+    def __init__(self, plant: Plant, robot: RobotInfo, safety: SafetyConfig, model):
+        self.plant = plant
+        self.safety = safety
+        self.realtime_only = plant.realtime_only
+        self.clamps = ClampLog()
+        self.withheld = 0
+        self.damping_reason: str | None = None
+        joints = model.actuator_trnid[:, 0]
+        if robot.control == "position":
+            lo, hi = model.jnt_range[joints].T
+            by_joint = dict(zip(robot.motor_joints, robot.joint_limits, strict=True))
+            names = [model.joint(j).name for j in joints]
+            self.lo = np.maximum(lo, [by_joint[n][0] for n in names])
+            self.hi = np.minimum(hi, [by_joint[n][1] for n in names])
+        else:
+            by_joint = dict(zip(robot.motor_joints, robot.torque_limit, strict=True))
+            limit = np.array([by_joint[model.joint(j).name] for j in joints])
+            self.lo, self.hi = -limit, limit
+
+    @property
+    def model(self):
+        """The wrapped simulation's model (None for a robot), for a viewer."""
+        return self.plant.model
+
+    def copy_state(self, dest) -> None:
+        self.plant.copy_state(dest)
+
+    def foot_contacts(self) -> np.ndarray | None:
+        return self.plant.foot_contacts()
+
+    @property
+    def timestep(self) -> float:
+        return self.plant.timestep
+
+    def read_state(self) -> PlantState:
+        state = self.plant.read_state()
+        if self.damping_reason is None:
+            if not (np.all(np.isfinite(state.qpos)) and np.all(np.isfinite(state.qvel))):
+                self.damp("non-finite state")
+            else:
+                reason = tilt_trip(state.qpos[3:7], self.safety.max_tilt)
+                if reason is not None:
+                    self.damp(reason)
+        return state
+
+    def send(self, ctrl: np.ndarray) -> None:
+        ctrl = np.asarray(ctrl, dtype=float)
+        if not np.all(np.isfinite(ctrl)):
+            self.damp("non-finite command from the controller")
+            return
+        ctrl = clamp(ctrl, self.lo, self.hi, "control", self.clamps)
+        if self.safety.dry_run:
+            self.withheld += 1
+            return
+        self.plant.send(ctrl)
+
+    def damp(self, reason: str) -> None:
+        if self.damping_reason is None:
+            self.damping_reason = reason
+        self.plant.damp(reason)
+
+    def prepare(self) -> None:
+        install_estop(self.damp)
+        self.plant.prepare()
+
+    def step(self) -> None:
+        self.plant.step()
+
+    def close(self) -> None:
+        self.plant.close()

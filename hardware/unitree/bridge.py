@@ -1,0 +1,445 @@
+"""A hardware plant for Unitree low-level control, whatever the transport.
+
+One link thread owns the robot link. It waits for state messages until the next command tick,
+decodes them (bad checksums are dropped and counted), feeds the base-state source, checks the
+trips (tilt, joint speed, non-finite data, e-stop buttons), and at every tick (``rate`` Hz)
+checks the watchdogs (stale state, silent controller) and sends one command:
+
+- connecting: the safe state (legacy UDP robots only stream state to a client that sends);
+- ramp: from the joint angles measured at the start to the home pose over ``ramp_time``;
+- hold: the home pose, until the controller's first command;
+- run: the controller's latest command (joint targets with PD gains, or torques), the joints
+  the planner does not see held at home;
+- damping (latched; every trip ends here): Kp 0, Kd ``damping_kd``, tau 0 on every motor.
+
+The link thread must get the interpreter within a fraction of its period, while the planner's
+threads compute; every socket call releases and re-takes the GIL, and each re-take waits up to
+the interpreter's switch interval (5 ms by default), which held the link to ~25 Hz under a busy
+planner. A hardware plant therefore sets the switch interval to ``SWITCH_INTERVAL``.
+
+Receiving and watchdog share the thread on purpose: if the process is starved, states queue
+in the socket and are drained before their age is judged, so starvation alone does not trip
+the stale-state watchdog, while a robot that stopped talking does.
+
+Subclasses provide the wire: :mod:`hardware.unitree.udp_plant` (A1, Go1),
+:mod:`hardware.unitree.dds_plant` (Go2, H1). A bridge runs its link thread in the process that
+builds it; the plants the configs name (:class:`hardware.unitree.link_process.UnitreePlant`)
+build it there, or by default in a child process out of reach of the planner's hold on the
+interpreter (``link_process``).
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import sys
+import threading
+import time as _time
+from collections import deque
+from pathlib import Path
+
+import numpy as np
+
+import robots
+from hardware.estimation.base_state import ImuSample
+from hardware.estimation.sources import make_source
+from hardware.safety.layer import (
+    ClampLog,
+    CommandLimits,
+    SafetyConfig,
+    clamp_command,
+    install_estop,
+    smoothstep,
+    tilt_trip,
+)
+from hardware.unitree.legacy_packets import PacketError
+from hardware.unitree.lowlevel import LowState, MotorCommand, remote_bits, remote_mask
+from hardware.unitree.motor_map import MotorMap
+from hardware.unitree.udp_link import LinkError
+from mpc.plant_base import Plant, PlantState
+from robots.info import RobotInfo
+
+log = logging.getLogger(__name__)
+
+CONNECTING, RAMP, HOLD, RUN, DAMPING = "connecting", "ramp", "hold", "run", "damping"
+#: Damping reason of an ordinary end of run (not a trip).
+RUN_ENDED = "run ended"
+SWITCH_INTERVAL = 2e-4
+
+
+class UnitreeBridge(Plant):
+    """Base of the Unitree hardware plants; see the module docstring."""
+
+    realtime_only = True
+    #: Shared memory with the controller when this bridge runs in a process of its own (see
+    #: :mod:`hardware.unitree.link_process`); None when the controller is in this process.
+    shared = None
+
+    def __init__(self, robot: RobotInfo, *, servo_family: str, rate: float,
+                 connect_timeout: float, kp: list[float] | None, kd: list[float] | None,
+                 base_state: dict | None, log_file: str, safety: SafetyConfig | None,
+                 send_while_connecting: bool):
+        if not 50.0 <= rate <= 2000.0:
+            raise ValueError(f"plant.rate must be within 50..2000 Hz, got {rate}")
+        self.robot = robot
+        self.safety = safety or SafetyConfig()
+        self.model = robots.load_planning_model(robot.name)
+        self.map = MotorMap.build(robot, self.model, servo_family)
+        self.kp, self.kd = self._gains(kp, kd)
+        self.limits = CommandLimits(self.map.lower, self.map.upper, self.map.torque_limit,
+                                    self.safety)
+        self.source = make_source(base_state or {"type": "leg_odometry"}, self.model,
+                                             robot)
+        self.period = 1.0 / rate
+        sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL))
+        self.send_while_connecting = send_while_connecting
+        self.clamps = ClampLog()
+        self.estop_mask = remote_mask(self.safety.estop_buttons)
+        self.lock = threading.Lock()
+        self.send_lock = threading.Lock()
+        self.packet: bytes | None = None
+        self.packet_key: object = None
+        self.local = threading.local()
+        self.phase = CONNECTING
+        self.damping_reason: str | None = None
+        self.damp_request: str | None = None
+        self.damping_time = np.inf
+        self.closed = False
+        self.error: str | None = None
+        self.t0 = _time.monotonic()
+        self.latest: tuple[float, LowState, object] | None = None
+        self.last_state_time = -np.inf
+        self.ctrl: np.ndarray | None = None
+        self.ctrl_time = -np.inf
+        self.ctrl_state_time = np.nan
+        self.ctrl_tick = -1
+        self.ctrl_sent = True
+        self.ramp_start = 0.0
+        self.ramp_from = self.map.home.copy()
+        self.counts = {"states": 0, "bad_checksum": 0, "bad_packets": 0, "commands": 0,
+                       "controller_commands": 0, "nonfinite_commands": 0}
+        self.latencies: deque[float] = deque(maxlen=100_000)
+        self.log_file = log_file
+        self.log: dict[str, list] = {"state_t": [], "state_tick": [], "cmd_t": [],
+                                     "cmd_crc": [], "cmd_tick": [], "cmd_phase": []}
+        self._stop = threading.Event()
+        self.thread = threading.Thread(target=self._link_loop, name="unitree-link", daemon=True)
+        self.thread.start()
+        atexit.register(self.close)
+        self._await_first_state(connect_timeout)
+
+    # --- the wire: provided by subclasses -----------------------------------------------------
+    def _encode(self, cmd: MotorCommand) -> bytes | None:
+        """The packet that carries ``cmd`` (None: nothing is to be sent, a dry run)."""
+        raise NotImplementedError
+
+    def _write(self, packet: bytes) -> None:
+        raise NotImplementedError
+
+    def _packet_crc(self, packet: bytes) -> int:
+        """The checksum word of ``packet`` (logged to match commands at the robot)."""
+        return int.from_bytes(packet[-4:], "little")
+
+    def _receive(self, timeout: float) -> list[bytes]:
+        raise NotImplementedError
+
+    def _decode(self, raw: bytes) -> LowState:
+        raise NotImplementedError
+
+    def _close_link(self) -> None:
+        raise NotImplementedError
+
+    def describe_peer(self) -> str:
+        raise NotImplementedError
+
+    # --- Plant ----------------------------------------------------------------------------
+    @property
+    def timestep(self) -> float:
+        return self.period
+
+    def read_state(self) -> PlantState:
+        with self.lock:
+            latest = self.latest
+        self.local.state = (latest[0], latest[1].tick)
+        return self._plant_state(latest)
+
+    def _plant_state(self, latest) -> PlantState:
+        """The planner's state (planning-model layout) of a (receipt time, LowState, base
+        estimate) triple."""
+        t, st, est = latest
+        qpos = np.zeros(self.model.nq)
+        qvel = np.zeros(self.model.nv)
+        qpos[0:3], qpos[3:7] = est.pos, est.quat
+        qvel[0:3], qvel[3:6] = est.linvel, est.angvel
+        self.map.to_planning(qpos, qvel, st.q, st.dq)
+        return PlantState(t - self.t0, qpos, qvel, np.zeros(self.model.na))
+
+    def send(self, ctrl: np.ndarray) -> None:
+        state_time, tick = getattr(self.local, "state", (np.nan, -1))
+        self.accept(ctrl, state_time, tick)
+
+    def accept(self, ctrl: np.ndarray, state_time: float, tick: int) -> None:
+        """Take ``ctrl``, computed from the state received at ``state_time`` (monotonic) with
+        ``tick``; a non-finite or malformed one puts the robot in damping instead."""
+        ctrl = np.asarray(ctrl, dtype=float)
+        if ctrl.shape != (self.model.nu,) or not np.all(np.isfinite(ctrl)):
+            self.counts["nonfinite_commands"] += 1
+            self.damp("non-finite or malformed command from the controller")
+            return
+        now = _time.monotonic()
+        with self.lock:
+            if self.phase == DAMPING:
+                return
+            self.ctrl = ctrl.copy()
+            self.ctrl_time = now
+            self.ctrl_state_time = state_time
+            self.ctrl_tick = tick
+            self.ctrl_sent = False
+            self.counts["controller_commands"] += 1
+            if self.phase in (RAMP, HOLD):
+                if self.phase == RAMP:
+                    log.warning("controller started before the ramp finished; ramp cut short")
+                self.phase = RUN
+
+    def damp(self, reason: str) -> None:
+        with self.lock:
+            first = self.phase != DAMPING
+            if first:
+                self.phase = DAMPING
+                self.damping_reason = reason
+                self.damping_time = _time.monotonic()
+        if first:
+            log.log(logging.INFO if reason == RUN_ENDED else logging.ERROR, "damping: %s", reason)
+            if not self.closed:
+                self._send(DAMPING, self._damping_command, _time.monotonic())
+
+    def request_damping(self, reason: str) -> None:
+        """Damping at the link thread's next tick (within one period). Safe in a signal
+        handler, which may run while this thread holds the bridge's lock: it takes no lock."""
+        self.damp_request = reason
+
+    def prepare(self) -> None:
+        """E-stop on SIGINT/SIGTERM, then the startup ramp (skipped in a dry run)."""
+        install_estop(self.damp)
+        self.ramp()
+
+    def ramp(self) -> None:
+        """Wait for the startup ramp to reach the home pose (skipped in a dry run)."""
+        if self.safety.dry_run:
+            log.warning("dry run: nothing is sent to the robot; startup ramp skipped")
+            return
+        deadline = _time.monotonic() + self.safety.ramp_time + 5.0
+        while _time.monotonic() < deadline:
+            with self.lock:
+                phase = self.phase
+            if phase in (HOLD, RUN):
+                return
+            if phase == DAMPING:
+                raise LinkError(f"startup ramp stopped: {self.damping_reason}")
+            _time.sleep(0.01)
+        raise LinkError("startup ramp did not finish")
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.damp(RUN_ENDED)
+        _time.sleep(0.1)  # let the robot see a steady stream of damping commands
+        self.closed = True
+        self._stop.set()
+        self.thread.join(timeout=2.0)
+        self._close_link()
+        self.source.close()
+        log.info("bridge closed: %s", self.stats())
+        if self.log_file:
+            self._write_log()
+
+    # --- link thread ------------------------------------------------------------------------
+    def _await_first_state(self, timeout: float) -> None:
+        deadline = _time.monotonic() + timeout
+        while _time.monotonic() < deadline:
+            if self.error is not None:
+                break
+            with self.lock:
+                if self.latest is not None:
+                    return
+            _time.sleep(0.005)
+        reason = self.error or (f"no state from the robot at {self.describe_peer()} within "
+                                f"{timeout:g} s")
+        self.closed = True
+        self._stop.set()
+        self.thread.join(timeout=2.0)
+        self._close_link()
+        self.source.close()
+        raise LinkError(reason)
+
+    def _link_loop(self) -> None:
+        next_tick = _time.monotonic()
+        last_error = 0.0
+        while not self._stop.is_set():
+            try:
+                for raw in self._receive(max(0.0, next_tick - _time.monotonic())):
+                    self._on_state(raw, _time.monotonic())
+                now = _time.monotonic()
+                if now >= next_tick:
+                    self._tick(now)
+                    next_tick += self.period
+                    if now - next_tick > self.period:
+                        next_tick = now + self.period
+            except LinkError as e:
+                if self.latest is None:  # cannot even connect: report and stop
+                    self.error = str(e)
+                    return
+                if _time.monotonic() - last_error > 1.0:
+                    last_error = _time.monotonic()
+                    log.error("robot link: %s", e)
+                self.damp(f"robot link failed: {e}")
+            except Exception as e:  # never let the link thread die silently
+                if _time.monotonic() - last_error > 1.0:
+                    last_error = _time.monotonic()
+                    log.exception("bridge link thread")
+                self.damp(f"bridge error: {type(e).__name__}: {e}")
+
+    def _on_state(self, raw: bytes, now: float) -> None:
+        try:
+            st = self._decode(raw)
+        except PacketError as e:
+            self.counts["bad_checksum" if "checksum" in str(e) else "bad_packets"] += 1
+            return
+        self.counts["states"] += 1
+        if self.log_file:
+            self.log["state_t"].append(now)
+            self.log["state_tick"].append(st.tick)
+        m = self.map
+        if not (np.isfinite(np.concatenate((st.q[m.used], st.dq[m.used], st.quat,
+                                            st.gyro))).all() and st.quat @ st.quat > 0.25):
+            self.damp("non-finite or invalid robot state")
+            return
+        self.source.update(ImuSample(now - self.t0, st.quat, st.gyro, st.accel),
+                           st.q[m.actuator_slots], st.dq[m.actuator_slots])
+        est = self.source.estimate()
+        if est is None:
+            return
+        with self.lock:
+            self.latest = (now, st, est)
+            self.last_state_time = now
+        if self.shared is not None:
+            self.shared.publish_state(self._plant_state((now, st, est)), now, st.tick)
+        with self.lock:
+            if self.phase == CONNECTING:
+                self.phase = RAMP
+                self.ramp_start = now
+                self.ramp_from = np.where(np.isin(np.arange(len(st.q)), m.used), st.q, 0.0)
+        reason = tilt_trip(st.quat, self.safety.max_tilt)
+        speed = np.abs(st.dq[m.used])
+        if reason is None and speed.max() > self.safety.max_joint_speed:
+            slot = m.used[int(np.argmax(speed))]
+            reason = (f"joint speed {speed.max():.1f} rad/s at motor {slot} beyond "
+                      f"{self.safety.max_joint_speed:g} rad/s")
+        buttons = self.safety.estop_buttons
+        if reason is None and self.estop_mask and (
+                remote_bits(st.wireless_remote) & self.estop_mask == self.estop_mask):
+            reason = f"e-stop: remote buttons {'+'.join(buttons)}"
+        if reason is not None:
+            self.damp(reason)
+
+    def _tick(self, now: float) -> None:
+        if self.damp_request is not None:
+            reason, self.damp_request = self.damp_request, None
+            self.damp(reason)
+        if self.shared is not None:
+            self.shared.poll(self)
+        with self.lock:
+            phase = self.phase
+            state_age = now - self.last_state_time
+            ctrl_age = now - self.ctrl_time
+        if phase in (RAMP, HOLD, RUN) and state_age > self.safety.state_timeout:
+            self.damp(f"stale state: none for {state_age * 1e3:.0f} ms (limit "
+                      f"{self.safety.state_timeout * 1e3:.0f} ms)")
+        elif phase == RUN and ctrl_age > self.safety.command_timeout:
+            self.damp(f"controller silent for {ctrl_age * 1e3:.0f} ms (limit "
+                      f"{self.safety.command_timeout * 1e3:.0f} ms)")
+        with self.lock:
+            phase = self.phase
+            if phase == RAMP and now - self.ramp_start >= self.safety.ramp_time:
+                self.phase = phase = HOLD
+                log.info("startup ramp done: holding the home pose")
+        if phase == CONNECTING:
+            if self.send_while_connecting:
+                self._send(DAMPING, self._damping_command, now)
+        elif phase == RAMP:
+            s = smoothstep((now - self.ramp_start) / max(self.safety.ramp_time, 1e-9))
+            q = self.ramp_from + s * (self.map.home - self.ramp_from)
+            self._send(None, lambda: self.map.hold_command(q), now)
+        elif phase == RUN:
+            with self.lock:
+                ctrl, version = self.ctrl, self.counts["controller_commands"]
+            self._send((RUN, version), lambda: self.map.run_command(ctrl, self.kp, self.kd), now)
+        elif phase == HOLD:
+            self._send(HOLD, lambda: self.map.hold_command(self.map.home), now)
+        else:
+            self._send(DAMPING, self._damping_command, now)
+
+    # --- commands ---------------------------------------------------------------------------
+    def _gains(self, kp, kd) -> tuple[np.ndarray, np.ndarray]:
+        """Per-slot PD gains for the controller's joint targets: the hold gains unless given
+        (one value for every joint, or one per model actuator)."""
+        out = []
+        for name, given, default in (("kp", kp, self.map.hold_kp), ("kd", kd, self.map.hold_kd)):
+            gains = default.copy()
+            if given is not None:
+                values = np.asarray(given, dtype=float)
+                if values.size not in (1, self.model.nu):
+                    raise ValueError(f"plant.{name}: give 1 value or {self.model.nu} (one per "
+                                     f"actuator), got {values.size}")
+                gains[self.map.actuator_slots] = values
+            out.append(gains)
+        return out[0], out[1]
+
+    def _damping_command(self) -> MotorCommand:
+        return self.map.damping_command(self.safety.damping_kd)
+
+    def _send(self, key, build, now: float) -> None:
+        """Send the command ``build()`` makes, clamped to the limits. The packet is reused
+        while ``key`` (None: never) stays the same: the controller's commands change at the
+        feedback rate (300 Hz), the robot gets one every tick (500 Hz)."""
+        with self.send_lock:
+            if self.closed:
+                return
+            if key is None or key != self.packet_key:
+                self.packet = self._encode(clamp_command(build(), self.limits, self.clamps))
+                self.packet_key = key
+            packet = self.packet
+            if packet is None:
+                return
+            self._write(packet)
+        self.counts["commands"] += 1
+        with self.lock:
+            fresh = self.phase == RUN and not self.ctrl_sent
+            if fresh:
+                self.ctrl_sent = True
+                self.latencies.append(now - self.ctrl_state_time)
+            tick = self.ctrl_tick if self.phase == RUN else -1
+            phase = self.phase
+        if self.log_file:
+            self.log["cmd_t"].append(now)
+            self.log["cmd_crc"].append(self._packet_crc(packet))
+            self.log["cmd_tick"].append(tick if fresh else -1)
+            self.log["cmd_phase"].append(phase)
+
+    # --- measurements -----------------------------------------------------------------------
+    def stats(self) -> dict:
+        """Counts, clamps, the damping reason, and the latency from a state's arrival to the
+        first command computed from it leaving (ms)."""
+        out = dict(self.counts)
+        out["clamps"] = dict(self.clamps.counts)
+        out["damping_reason"] = self.damping_reason
+        lat = np.array(self.latencies) * 1e3
+        if lat.size:
+            out["latency_ms_median"] = round(float(np.median(lat)), 3)
+            out["latency_ms_p95"] = round(float(np.percentile(lat, 95)), 3)
+        return out
+
+    def _write_log(self) -> None:
+        path = Path(self.log_file)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        np.savez(path, **{k: np.array(v) for k, v in self.log.items()})

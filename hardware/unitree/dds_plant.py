@@ -1,0 +1,97 @@
+"""Hardware plant for the Go2 and H1 over Unitree SDK2 (``unitree_go`` LowCmd_/LowState_ on
+rt/lowcmd and rt/lowstate) with cyclonedds 11.0.1 and the project's own types.
+
+Defaults are a real robot's: domain 0 on the wired interface (this PC at 192.168.123.99/24).
+Before low-level control the robot's motion service must be released
+(``release_motion_service: true``); a fake robot has no such service. The link runs in a
+process of its own unless ``link_process`` is false, as for the UDP bridge:
+:class:`UnitreeDdsPlant` (``plant.type: unitree_dds``) runs :class:`DdsBridge` there.
+"""
+
+from __future__ import annotations
+
+from hardware.estimation.sources import check_spec
+from hardware.safety.layer import SafetyConfig
+from hardware.unitree import sdk2_messages, sdk2_types
+from hardware.unitree.bridge import UnitreeBridge
+from hardware.unitree.dds_link import DdsLink, check_domain
+from hardware.unitree.link_process import UnitreePlant
+from hardware.unitree.lowlevel import LowState, MotorCommand
+from robots.info import RobotInfo
+
+FAMILIES = {"go2": "go2", "h1": "h1"}
+
+
+class UnitreeDdsPlant(UnitreePlant):
+    """``plant.type: unitree_dds``: :class:`DdsBridge` in a child process, or with
+    ``link_process`` false in this one."""
+
+    @staticmethod
+    def check_options(robot: str, options: dict) -> None:
+        """What can be checked before connecting: the robot speaks this protocol, the network
+        interface exists, the domain id is valid."""
+        if robot not in FAMILIES:
+            raise ValueError(f"the SDK2 DDS bridge speaks {', '.join(FAMILIES)}; {robot} needs "
+                             f"plant type unitree_udp")
+        check_domain(options.get("domain_id", 0), options.get("interface", "eth0"))
+        check_spec(options.get("base_state"))
+
+    def __init__(self, robot: RobotInfo, seed: int = 0, interface: str = "eth0",
+                 domain_id: int = 0, rate: float = 500.0, connect_timeout: float = 3.0,
+                 release_motion_service: bool = False, kp: list[float] | None = None,
+                 kd: list[float] | None = None, base_state: dict | None = None,
+                 log_file: str = "", link_process: bool = True, link_nice: int = -10,
+                 safety: SafetyConfig | None = None):
+        options = dict(interface=interface, domain_id=domain_id, rate=rate,
+                       connect_timeout=connect_timeout,
+                       release_motion_service=release_motion_service, kp=kp, kd=kd,
+                       base_state=base_state, log_file=log_file, safety=safety)
+        super().__init__(DdsBridge, robot, options, link_process, link_nice)
+
+
+class DdsBridge(UnitreeBridge):
+    """The SDK2 DDS bridge, its link thread in the process that builds it; the options are
+    :class:`UnitreeDdsPlant`'s (the common ones go to :class:`UnitreeBridge`)."""
+
+    def __init__(self, robot: RobotInfo, *, interface: str, domain_id: int,
+                 release_motion_service: bool, **common):
+        UnitreeDdsPlant.check_options(robot.name, {"domain_id": domain_id,
+                                                   "interface": interface})
+        safety = common.get("safety")
+        dry_run = bool(safety and safety.dry_run)
+        self.where = f"DDS domain {domain_id} on {interface}"
+        self.link = DdsLink(domain_id, interface, "rt/lowstate", sdk2_types.LowState_,
+                            None if dry_run else "rt/lowcmd", sdk2_types.LowCmd_)
+        try:
+            if release_motion_service and not dry_run:
+                from hardware.unitree.motion_switcher import release_motion_service as release
+
+                release(self.link.dp)
+            super().__init__(robot, servo_family=FAMILIES[robot.name],
+                             send_while_connecting=False, **common)
+        except Exception:
+            self.link.close()
+            raise
+
+    def describe_peer(self) -> str:
+        return f"rt/lowstate ({self.where})"
+
+    def _encode(self, cmd: MotorCommand) -> bytes | None:
+        if self.link.writer is None:  # dry run: no writer exists
+            return None
+        return sdk2_messages.encode_low_cmd(cmd)
+
+    def _write(self, packet: bytes) -> None:
+        self.link.send(packet)
+
+    def _packet_crc(self, packet: bytes) -> int:
+        return sdk2_messages.LOW_CMD_LAYOUT.stored_crc(packet)
+
+    def _receive(self, timeout: float) -> list[bytes]:
+        return self.link.receive(timeout)
+
+    def _decode(self, raw: bytes) -> LowState:
+        return sdk2_messages.decode_low_state(raw)
+
+    def _close_link(self) -> None:
+        self.link.close()

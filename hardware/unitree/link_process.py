@@ -1,0 +1,360 @@
+"""The robot link in a process of its own.
+
+A bridge's link thread must run every 2 ms. In the controller's process it competes for the
+interpreter with the planner (and, while kernels compile, loses for hundreds of milliseconds),
+so by default a hardware plant runs its bridge in a child process and the controller talks to
+it through shared memory:
+
+- state: the child publishes every state it receives (planning-model qpos/qvel, its receipt
+  time and tick) under a sequence lock;
+- commands: the controller writes each control (and the time and tick of the state it was
+  computed from) under a sequence lock; the child picks it up at its next command tick;
+- damping: the controller raises a flag with a reason; the child's trips come back over a pipe.
+
+The child owns every safety decision (watchdogs, trips, damping), runs at raised priority where
+the system allows (``link_nice``), and puts the robot in damping if the controller's process
+disappears. Both processes share CLOCK_MONOTONIC, so times cross the boundary unchanged.
+
+:class:`UnitreePlant`, the base of the plants the configs name, makes that choice explicitly:
+the bridge in a child process behind a :class:`LinkProcessPlant` (``link_process``, the
+default), or the bridge itself in this process (tests).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import logging
+import multiprocessing
+import os
+import signal
+import threading
+import time as _time
+from multiprocessing.shared_memory import SharedMemory
+
+import numpy as np
+
+import robots
+from hardware.safety.layer import install_estop
+from hardware.unitree.udp_link import LinkError
+from mpc.plant_base import Plant, PlantState
+from robots.info import RobotInfo
+
+log = logging.getLogger(__name__)
+
+REASON_BYTES = 256
+
+
+class SharedBlock:
+    """The shared-memory layout (float64 words): state block, control block, damping request.
+
+    state: seq, time (plant clock), receipt time (monotonic), tick, qpos[nq], qvel[nv]
+    control: seq, state receipt time, tick, ctrl[nu]
+    damp: seq, then the reason as UTF-8 bytes
+    """
+
+    def __init__(self, shm: SharedMemory, nq: int, nv: int, nu: int):
+        self.shm = shm
+        self.nq, self.nv, self.nu = nq, nv, nu
+        words = np.ndarray((self.words(nq, nv, nu),), np.float64, shm.buf)
+        s = 4 + nq + nv
+        self.state = words[:s]
+        self.control = words[s:s + 3 + nu]
+        self.damp_seq = words[s + 3 + nu:s + 4 + nu]
+        self.reason = np.ndarray((REASON_BYTES,), np.uint8, shm.buf,
+                                 offset=8 * (s + 4 + nu))
+        self._ctrl_seen = 0.0
+        self._damp_seen = 0.0
+
+    @staticmethod
+    def words(nq: int, nv: int, nu: int) -> int:
+        return 4 + nq + nv + 3 + nu + 1
+
+    @classmethod
+    def size(cls, nq: int, nv: int, nu: int) -> int:
+        return 8 * cls.words(nq, nv, nu) + REASON_BYTES
+
+    # --- child side (the bridge's link thread) ------------------------------------------------
+    def publish_state(self, state: PlantState, receipt: float, tick: int) -> None:
+        b = self.state
+        b[0] += 1  # odd: being written
+        b[1], b[2], b[3] = state.time, receipt, tick
+        b[4:4 + self.nq] = state.qpos
+        b[4 + self.nq:] = state.qvel
+        b[0] += 1
+
+    def poll(self, bridge) -> None:
+        """Hand a new control or a damping request of the controller to ``bridge``."""
+        if self.damp_seq[0] != self._damp_seen:
+            self._damp_seen = self.damp_seq[0]
+            bridge.damp(bytes(self.reason).rstrip(b"\0").decode(errors="replace")
+                        or "damping requested by the controller")
+        seq = self.control[0]
+        if seq != self._ctrl_seen and seq % 2 == 0:
+            c = self.control.copy()
+            if c[0] == seq:
+                self._ctrl_seen = seq
+                bridge.accept(c[3:], float(c[1]), int(c[2]))
+
+    # --- controller side -----------------------------------------------------------------------
+    def read_state(self) -> tuple[PlantState, float, int]:
+        while True:
+            b = self.state.copy()
+            if b[0] % 2 == 0 and b[0] == self.state[0]:
+                qpos = b[4:4 + self.nq].copy()
+                qvel = b[4 + self.nq:].copy()
+                return PlantState(float(b[1]), qpos, qvel, np.zeros(0)), float(b[2]), int(b[3])
+
+    def write_control(self, ctrl: np.ndarray, receipt: float, tick: int) -> None:
+        c = self.control
+        c[0] += 1
+        c[1], c[2] = receipt, tick
+        c[3:] = ctrl
+        c[0] += 1
+
+    def request_damping(self, reason: str) -> None:
+        data = reason.encode()[:REASON_BYTES]
+        self.reason[:] = 0
+        self.reason[:len(data)] = np.frombuffer(data, np.uint8)
+        self.damp_seq[0] += 1
+
+
+class LinkProcessPlant(Plant):
+    """The controller's side of a bridge running in a child process."""
+
+    realtime_only = True
+
+    def __init__(self, bridge_cls: type, robot: RobotInfo, options: dict):
+        self.robot = robot
+        self.safety = options.get("safety")
+        model = robots.load_planning_model(robot.name)
+        self.na = model.na
+        self.rate = float(options.get("rate", 500.0))
+        size = SharedBlock.size(model.nq, model.nv, model.nu)
+        self.shm = SharedMemory(create=True, size=size)
+        self.block = SharedBlock(self.shm, model.nq, model.nv, model.nu)
+        self.block.state[:] = 0.0
+        self.block.control[:] = 0.0
+        self.block.damp_seq[:] = 0.0
+        ctx = multiprocessing.get_context("spawn")
+        self.conn, child_conn = ctx.Pipe()
+        self.pipe_lock = threading.Lock()
+        self.local = threading.local()
+        self._damping_reason: str | None = None
+        self.closed = False
+        self.final_stats: dict = {}
+        target = f"{bridge_cls.__module__}:{bridge_cls.__name__}"
+        self.proc = ctx.Process(target=serve, name="unitree-link", daemon=True,
+                                args=(target, robot.name, options, self.shm.name, child_conn,
+                                      os.getpid()))
+        self.proc.start()
+        child_conn.close()
+        connect = float(options.get("connect_timeout", 3.0))
+        try:
+            self._expect("ready", connect + 60.0)  # the child imports and compiles first
+        except BaseException:
+            self._shutdown()
+            raise
+
+    def _expect(self, what: str, timeout: float):
+        """Wait for message ``what`` from the child, handling trips meanwhile."""
+        deadline = _time.monotonic() + timeout
+        while _time.monotonic() < deadline:
+            if not self.conn.poll(0.01):
+                if not self.proc.is_alive():
+                    raise LinkError("the robot link process ended unexpectedly")
+                continue
+            try:
+                kind, *rest = self.conn.recv()
+            except (EOFError, OSError):
+                raise LinkError("the robot link process ended unexpectedly") from None
+            if kind == what:
+                return rest
+            if kind == "error":
+                raise (LinkError if rest[1] else ValueError)(rest[0])
+            self._handle(kind, rest)
+        raise LinkError(f"the robot link process did not answer ({what}) within {timeout:g} s")
+
+    def _handle(self, kind: str, rest: list) -> None:
+        if kind == "tripped" and self._damping_reason is None:
+            self._damping_reason = rest[0]
+        elif kind == "closed":
+            self.final_stats = rest[0]
+
+    def _drain(self) -> None:
+        with self.pipe_lock:
+            try:
+                while self.conn.poll():
+                    kind, *rest = self.conn.recv()
+                    self._handle(kind, rest)
+            except (EOFError, OSError):
+                if self._damping_reason is None and not self.closed:
+                    self._damping_reason = "the robot link process ended"
+
+    @property
+    def damping_reason(self) -> str | None:
+        if not self.closed:
+            self._drain()
+            if self._damping_reason is None and not self.proc.is_alive():
+                self._damping_reason = "the robot link process ended"
+        return self._damping_reason
+
+    @property
+    def timestep(self) -> float:
+        return 1.0 / self.rate
+
+    def read_state(self) -> PlantState:
+        state, receipt, tick = self.block.read_state()
+        self.local.state = (receipt, tick)
+        return PlantState(state.time, state.qpos, state.qvel, np.zeros(self.na))
+
+    def send(self, ctrl: np.ndarray) -> None:
+        ctrl = np.asarray(ctrl, dtype=float)
+        if ctrl.shape != (self.block.nu,) or not np.all(np.isfinite(ctrl)):
+            self.damp("non-finite or malformed command from the controller")
+            return
+        receipt, tick = getattr(self.local, "state", (np.nan, -1))
+        self.block.write_control(ctrl, receipt, tick)
+
+    def damp(self, reason: str) -> None:
+        if self.closed:
+            return
+        self.block.request_damping(reason)
+        if self._damping_reason is None:
+            self._damping_reason = reason
+            log.error("damping: %s", reason)
+
+    def prepare(self) -> None:
+        install_estop(self.damp)
+        with self.pipe_lock:
+            self.conn.send(("prepare",))
+            ramp = getattr(self.safety, "ramp_time", 3.0)
+            self._expect("prepared", ramp + 10.0)
+
+    def stats(self) -> dict:
+        return dict(self.final_stats)
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        try:
+            with self.pipe_lock:
+                self.conn.send(("close",))
+                self._expect("closed_done", 10.0)
+        except (LinkError, ValueError, OSError, EOFError):
+            pass
+        self._shutdown()
+        log.info("robot link closed: %s", self.final_stats)
+
+    def _shutdown(self) -> None:
+        self.closed = True
+        self.proc.join(timeout=5.0)
+        if self.proc.is_alive():
+            self.proc.kill()
+        self.conn.close()
+        self.shm.close()
+        with contextlib.suppress(FileNotFoundError):
+            self.shm.unlink()
+
+
+class UnitreePlant(Plant):
+    """A Unitree hardware plant: the controller's side of a bridge (a
+    :class:`hardware.unitree.bridge.UnitreeBridge` subclass, built as ``bridge_cls(robot,
+    **options)``) that runs in a child process (``link_process``) or in this one. Subclasses
+    declare the options a config may set and pass them here."""
+
+    realtime_only = True
+
+    def __init__(self, bridge_cls: type, robot: RobotInfo, options: dict, link_process: bool,
+                 link_nice: int):
+        #: What this plant talks to: the bridge itself, or its proxy in this process.
+        self.bridge: Plant = (
+            LinkProcessPlant(bridge_cls, robot, {**options, "link_nice": link_nice})
+            if link_process else bridge_cls(robot, **options))
+
+    @property
+    def damping_reason(self) -> str | None:
+        return self.bridge.damping_reason
+
+    @property
+    def timestep(self) -> float:
+        return self.bridge.timestep
+
+    def read_state(self) -> PlantState:
+        return self.bridge.read_state()
+
+    def send(self, ctrl: np.ndarray) -> None:
+        self.bridge.send(ctrl)
+
+    def damp(self, reason: str) -> None:
+        self.bridge.damp(reason)
+
+    def prepare(self) -> None:
+        self.bridge.prepare()
+
+    def stats(self) -> dict:
+        return self.bridge.stats()
+
+    def close(self) -> None:
+        self.bridge.close()
+
+
+def serve(target: str, robot_name: str, options: dict, shm_name: str, conn, parent: int
+          ) -> None:
+    """The child: build the bridge, run it until the controller closes it or disappears."""
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    nice = int(options.pop("link_nice", -10))
+    with contextlib.suppress(PermissionError, OSError):
+        os.nice(nice)
+    holder: dict = {}
+    for sig in (signal.SIGINT, signal.SIGTERM):  # damp, but leave the ending to the controller
+        signal.signal(sig, lambda signum, _f: holder["bridge"].request_damping(
+            f"e-stop: {signal.Signals(signum).name}") if "bridge" in holder else None)
+    shm = SharedMemory(name=shm_name)
+    try:
+        module, cls_name = target.split(":")
+        cls = getattr(importlib.import_module(module), cls_name)
+        model = robots.load_planning_model(robot_name)
+        block = SharedBlock(shm, model.nq, model.nv, model.nu)
+        try:
+            bridge = cls(robots.info(robot_name), **options)
+        except Exception as e:  # every construction error goes to the controller as one line
+            conn.send(("error", str(e), isinstance(e, OSError)))
+            return
+        latest = bridge.latest  # publish the first state, then let the link thread publish
+        block.publish_state(bridge._plant_state(latest), latest[0], latest[1].tick)
+        bridge.shared = block
+        holder["bridge"] = bridge
+        conn.send(("ready",))
+        _serve_loop(bridge, conn, parent)
+    finally:
+        shm.close()
+
+
+def _serve_loop(bridge, conn, parent: int) -> None:
+    reported = False
+    try:
+        while True:
+            if os.getppid() != parent:
+                bridge.damp("the controller's process is gone")
+                break
+            if bridge.damping_reason is not None and not reported:
+                reported = True
+                conn.send(("tripped", bridge.damping_reason))
+            if not conn.poll(0.02):
+                continue
+            kind, *_ = conn.recv()
+            if kind == "prepare":
+                try:
+                    bridge.ramp()
+                    conn.send(("prepared",))
+                except LinkError as e:
+                    conn.send(("error", str(e), True))
+            elif kind == "close":
+                break
+    except (EOFError, OSError):
+        bridge.damp("the controller's process is gone")
+    bridge.close()
+    with contextlib.suppress(OSError, EOFError):
+        conn.send(("closed", bridge.stats()))
+        conn.send(("closed_done",))

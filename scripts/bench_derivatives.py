@@ -2,7 +2,7 @@
 
 For every robot (the project's planning models with their task's sensors, and the reference
 descriptions with meshes removed) and every reference state of
-``scripts/analytic_verify.py``:
+``tests/analytic_verify.py``:
 
 * median microseconds per knot, repetitions interleaved across methods: ``fd`` forward and
   centered (``mjd_transitionFD`` with C, D), ``analytic`` (one knot, one thread, with C, D) and
@@ -33,7 +33,6 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import analytic_verify as verify
 import mujoco
 import numpy as np
 
@@ -44,8 +43,10 @@ from derivatives.provider_base import Linearization
 from derivatives.trajectory import Trajectory
 from mpc.tasks import make_task
 
-# The reference descriptions are test data (tests/reference/), loaded by the tests' helper.
+# The reference descriptions (tests/reference/) and the analytic backend's reference states and
+# finite-difference oracle are test code, loaded by the tests' helpers.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+import analytic_verify as verify
 from reference_models import load_reference
 
 #: Task of each robot's planning model (sensors as the planner sees them).

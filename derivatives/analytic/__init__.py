@@ -16,7 +16,7 @@ bundles of :mod:`.bundles`:
 * :mod:`.provider`: the ``analytic`` backend.
 
 Reference states and the finite-difference oracle the tests and the benchmark verify it against
-are in ``scripts/analytic_verify.py``.
+are test code, in ``tests/analytic_verify.py``.
 
 All kernels are numba functions with ``cache=True``. numba's disk cache is keyed on the file of
 the function itself, not on the functions it calls from other files: after editing a kernel,

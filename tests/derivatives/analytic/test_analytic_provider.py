@@ -4,6 +4,7 @@ no finite difference at all."""
 
 from __future__ import annotations
 
+import analytic_verify as verify
 import mujoco
 import numpy as np
 import pytest
@@ -16,7 +17,6 @@ from mpc.assembly import home_ctrl
 from mpc.ilqr import ILQR, ILQRSettings
 from mpc.policy import Policy
 from mpc.rollout import RolloutPool
-from scripts import analytic_verify as verify
 
 
 def test_registry_builds_the_analytic_backend(a1_task):

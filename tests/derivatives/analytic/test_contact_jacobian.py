@@ -7,6 +7,7 @@ turns with the capsule: pyramidal cones see it), box corners, elliptic and pyram
 
 from __future__ import annotations
 
+import analytic_verify as verify
 import mujoco
 import numpy as np
 import pytest
@@ -22,7 +23,6 @@ from derivatives.analytic.contact_jacobian import (
     contact_jacobian_derivatives,
     contact_supported,
 )
-from scripts import analytic_verify as verify
 
 
 def zoo(cone):

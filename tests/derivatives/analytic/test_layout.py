@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ctypes
 
+import analytic_verify as verify
 import mujoco
 import numpy as np
 import pytest
@@ -13,7 +14,6 @@ import pytest
 import derivatives
 from derivatives.analytic import AnalyticFallbackWarning, layout
 from derivatives.analytic import provider as provider_module
-from scripts import analytic_verify as verify
 
 
 def _int(address: int) -> int:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import warnings
 
+import analytic_verify as verify
 import mujoco
 import numpy as np
 import pytest
@@ -15,7 +16,6 @@ from analytic_oracles import sensor_zoo_model
 
 import derivatives
 from derivatives.analytic.sensor import SUPPORTED
-from scripts import analytic_verify as verify
 
 TOLERANCE = 1e-6
 

@@ -57,3 +57,9 @@ def test_events_carry_their_simulated_time(damped_run):
     # damping tripped at the first state beyond 0.004 rad of pitch or roll, before the fall
     assert 0.0 < z["event_time"][damping] < z["event_time"][fall]
     assert "plant damping" in (damped_run / "events.log").read_text()
+
+
+def test_a_simulation_behind_the_safety_layer_reports_contacts_and_forces(damped_run):
+    z = np.load(damped_run / "timeseries.npz")
+    assert z["state_contacts"][:5].any(axis=0).all()  # standing at the start
+    assert np.abs(z["state_actuator_force"]).max() > 1.0

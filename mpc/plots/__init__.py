@@ -1,5 +1,6 @@
-"""Figures and a report of run directories (``mpc-plot``).
+"""Figures and a report of run directories (``mpc-plot``), and comparisons of many runs.
 
-Needs matplotlib (the ``plot`` extra); it is imported by :mod:`mpc.plots.figures` only, so
-:mod:`mpc.plots.run` (reading a run directory) works without it.
+Needs matplotlib (the ``plot`` extra), imported by :mod:`mpc.plots.figures`,
+:mod:`mpc.plots.report` and :mod:`mpc.plots.compare` only: :mod:`mpc.plots.run` (reading a run
+directory, also for ``mpc-replay``) works without it.
 """

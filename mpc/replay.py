@@ -13,6 +13,7 @@ import argparse
 import itertools
 import os
 import sys
+import threading
 import time
 
 import mujoco
@@ -65,9 +66,12 @@ class Replayer:
         try:
             from mujoco import viewer
 
-            self.handle = viewer.launch_passive(self.model, self.data,
-                                                       show_left_ui=False,
-                                                       show_right_ui=False)
+            before = set(threading.enumerate())
+            self.handle = viewer.launch_passive(self.model, self.data, show_left_ui=False,
+                                                show_right_ui=False)
+            # Joined on close: GLFW torn down at exit while this thread still swaps buffers
+            # segfaults (as in mpc.viewer).
+            self.render_threads = [t for t in threading.enumerate() if t not in before]
         except Exception as e:  # GLFW/OpenGL failures arrive as assorted exception types
             raise ReplayError(f"mpc-replay could not open a window: {e}") from None
         with self.handle.lock():
@@ -103,8 +107,8 @@ class Replayer:
         """Close the window and wait for the viewer's render thread to finish."""
         self.handle.close()
         deadline = time.monotonic() + timeout
-        while self.handle.is_running() and time.monotonic() < deadline:
-            time.sleep(0.02)
+        for thread in self.render_threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
 
     def _set_state(self, i: int) -> int:
         """Put state sample ``i`` and the goal at its time into the viewer's data (viewer lock

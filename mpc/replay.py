@@ -10,20 +10,18 @@ replay's own, written only under the viewer's lock: its render thread reads it c
 from __future__ import annotations
 
 import argparse
-import itertools
-import os
 import sys
-import threading
 import time
 
 import mujoco
 import numpy as np
 
 import robots
+from mpc.errors import UserError
 from mpc.plots.run import Run, RunDirError, load_run
+from mpc.window import Window
 from robots.info import RobotInfo
 
-TRACE_RGBA = {"base": (0.2, 0.6, 1.0, 1.0), "foot": (1.0, 0.5, 0.1, 1.0)}
 FRAME_PERIOD = 1.0 / 60.0
 
 
@@ -45,9 +43,6 @@ class Replayer:
     """Shows the recording of ``run`` in a passive viewer window, frame by frame."""
 
     def __init__(self, run: Run, speed: float = 1.0, loop: bool = False):
-        if os.name == "posix" and not (os.environ.get("DISPLAY")
-                                       or os.environ.get("WAYLAND_DISPLAY")):
-            raise ReplayError("mpc-replay needs a display: DISPLAY is not set")
         self.run, self.speed, self.loop = run, speed, loop
         self.model = replay_model(run.robot)
         self.data = mujoco.MjData(self.model)
@@ -63,38 +58,24 @@ class Replayer:
         self.frames = 0
         self.shown = -1
         self._set_state(0)
-        try:
-            from mujoco import viewer
-
-            before = set(threading.enumerate())
-            self.handle = viewer.launch_passive(self.model, self.data, show_left_ui=False,
-                                                show_right_ui=False)
-            # Joined on close: GLFW torn down at exit while this thread still swaps buffers
-            # segfaults (as in mpc.viewer).
-            self.render_threads = [t for t in threading.enumerate() if t not in before]
-        except Exception as e:  # GLFW/OpenGL failures arrive as assorted exception types
-            raise ReplayError(f"mpc-replay could not open a window: {e}") from None
-        with self.handle.lock():
-            self.handle.cam.type = mujoco.mjtCamera.mjCAMERA_TRACKING
-            self.handle.cam.trackbodyid = self.model.body(run.robot.base_body).id
-            self.handle.cam.distance = 1.6 if run.robot.name != "h1" else 3.0
-            self.handle.cam.elevation = -20.0
+        self.window = Window(self.model, self.data, run.robot, "mpc-replay")
+        self.handle = self.window.handle
 
     def play(self) -> int:
         """Show the recording until its end (or forever with ``loop``) or until the window
         closes; returns the number of frames shown."""
         start = time.monotonic()
-        while self.handle.is_running():
+        while self.window.is_open():
             elapsed = (time.monotonic() - start) * self.speed
             last = elapsed >= self.times[-1]
             i = len(self.times) - 1 if last else int(np.searchsorted(self.times, elapsed,
                                                                       "right")) - 1
-            with self.handle.lock():
-                self._draw_plan(self._set_state(i))
+            with self.window.lock():
+                self.window.draw_paths(self._plan_paths(self._set_state(i)))
             # outside the lock, which set_texts takes itself
             self.handle.set_texts((None, mujoco.mjtGridPos.mjGRID_TOPLEFT, "t",
                                    f"{self.times[i]:.2f} s  (x{self.speed:g})"))
-            self.handle.sync()
+            self.window.sync()
             self.frames += 1
             if last and not self.loop:
                 break
@@ -103,12 +84,8 @@ class Replayer:
             time.sleep(FRAME_PERIOD)
         return self.frames
 
-    def close(self, timeout: float = 5.0) -> None:
-        """Close the window and wait for the viewer's render thread to finish."""
-        self.handle.close()
-        deadline = time.monotonic() + timeout
-        for thread in self.render_threads:
-            thread.join(max(0.0, deadline - time.monotonic()))
+    def close(self) -> None:
+        self.window.close()
 
     def _set_state(self, i: int) -> int:
         """Put state sample ``i`` and the goal at its time into the viewer's data (viewer lock
@@ -122,24 +99,14 @@ class Replayer:
         self.shown = i
         return k
 
-    def _draw_plan(self, k: int) -> None:
-        """Plan ``k``'s base and foot paths as lines in the viewer's scene (lock held)."""
-        scn = self.handle.user_scn
-        scn.ngeom = 0
+    def _plan_paths(self, k: int) -> list[tuple[str, np.ndarray]]:
+        """Plan ``k``'s base and foot paths, as recorded."""
         if not self.paths or not len(self.plan_times):
-            return
+            return []
         base = self.run.series["plan_base_path"][k].astype(float)
         base[:, 2] = 0.005  # on the floor, where the body does not hide it
         feet = self.run.series["plan_foot_paths"][k].astype(float)
-        for kind, path in [("base", base), *(("foot", f) for f in feet)]:
-            for a, b in itertools.pairwise(path):
-                if scn.ngeom >= scn.maxgeom:
-                    return
-                g = scn.geoms[scn.ngeom]
-                mujoco.mjv_initGeom(g, mujoco.mjtGeom.mjGEOM_LINE, np.zeros(3), np.zeros(3),
-                                    np.eye(3).ravel(), np.array(TRACE_RGBA[kind], np.float32))
-                mujoco.mjv_connector(g, mujoco.mjtGeom.mjGEOM_LINE, 3.0, a, b)
-                scn.ngeom += 1
+        return [("base", base), *(("foot", f) for f in feet)]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -153,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         replayer = Replayer(load_run(args.run_dir), args.speed, args.loop)
-    except (RunDirError, ReplayError) as e:
+    except (RunDirError, ReplayError, UserError) as e:
         print(f"mpc-replay: {e}", file=sys.stderr)
         return 2
     try:

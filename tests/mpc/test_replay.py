@@ -21,7 +21,7 @@ def test_replay_shows_the_recording_to_its_end_with_the_planned_paths(display, t
     finally:
         player.close()
     assert not player.handle.is_running()
-    assert not any(t.is_alive() for t in player.render_threads)
+    assert not any(t.is_alive() for t in player.window.render_threads)
 
 
 def test_the_command_replays_at_the_chosen_speed_and_ends(display, trot_run):

@@ -21,11 +21,13 @@ SOURCES: Registry[BaseStateSource] = Registry("base-state source", {
 })
 
 
-def check_spec(spec: dict | None) -> None:
-    """ValueError unless ``spec`` names a known source (its options are checked when it is
-    built)."""
+def check_spec(spec: dict | None, where: str = "plant.base_state") -> None:
+    """ValueError unless ``spec`` names a known source; ConfigError unless its options fit the
+    source's keyword parameters and bounds (checked with the config, before connecting)."""
     if spec is not None:
-        SOURCES.get(dict(spec).get("type", "leg_odometry"))
+        options = dict(spec)
+        cls = SOURCES.get(options.pop("type", "leg_odometry"))
+        check_kwargs(cls, options, "config", f"{where}.", exclude=("model", "robot"))
 
 
 def make_source(spec: dict, model: mujoco.MjModel, robot: RobotInfo,

@@ -22,7 +22,14 @@ import robots
 from derivatives import BACKENDS
 from mpc.ilqr import ILQRSettings
 from mpc.plants import PLANTS, SAFETY
-from mpc.schema import ConfigError, build_dataclass, check_kwargs, setting, unknown_key
+from mpc.schema import (
+    ConfigError,
+    build_dataclass,
+    check_kwargs,
+    check_value,
+    setting,
+    unknown_key,
+)
 from mpc.tasks import TASKS, make_task
 
 #: The shipped configs: ``configs/`` of the repository, installed as ``mpc/configs`` (in the
@@ -121,6 +128,8 @@ def read_yaml(path: Path) -> dict:
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(e, "problem", None) or str(e).splitlines()[0]
         raise ConfigError(f"{path}: invalid YAML{where}: {problem}") from None
+    except ValueError as e:  # a value YAML parses but Python cannot hold (a 5000-digit integer)
+        raise ConfigError(f"{path}: invalid value: {e}") from None
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -138,6 +147,8 @@ def apply_overrides(data: dict, overrides: list[str], source: str) -> None:
             value = yaml.safe_load(text) if text != "" else ""
         except yaml.YAMLError:
             value = text
+        except ValueError as e:  # a value YAML parses but Python cannot hold
+            raise ConfigError(f"--set {key}: invalid value: {e}") from None
         node = data
         parts = key.strip().split(".")
         for part in parts[:-1]:
@@ -193,7 +204,7 @@ def check_consistency(cfg: Config) -> None:
         fail("planner.horizon", f"<= {MAX_KNOTS} planner.timestep ({MAX_KNOTS * p.timestep:g} "
              f"s at that timestep; {p.knots} knots)", p.horizon)
     if not p.mu_min <= p.mu_init <= p.mu_max:
-        fail("planner.mu_init", f"within planner.mu_min..mu_max ({p.mu_min}..{p.mu_max})",
+        fail("planner.mu_init", f"within planner.mu_min..planner.mu_max ({p.mu_min}..{p.mu_max})",
              p.mu_init)
     if rt.planning_rate > rt.feedback_rate:
         fail("runtime.planning_rate", f"<= runtime.feedback_rate ({rt.feedback_rate})",
@@ -243,6 +254,12 @@ def _plant_period(cfg: Config) -> tuple[float | None, str, float | None]:
 
 
 # Open sections: checked against the keyword arguments of the class that consumes them.
+def _check_name(value, source: str, key: str) -> None:
+    """A plug-in's name (looked up in a registry) is a string; anything else is named here
+    rather than failing inside the lookup."""
+    check_value(value, str, source, key)
+
+
 def _validate_task(cfg: Config, source: str) -> dict:
     try:
         info = robots.info(cfg.robot)
@@ -253,6 +270,7 @@ def _validate_task(cfg: Config, source: str) -> dict:
     if name is None:
         raise ConfigError(f"{source}: missing required key 'task.name' "
                           f"(available: {', '.join(TASKS.available())})")
+    _check_name(name, source, "task.name")
     try:
         cls = TASKS.get(name)
     except ValueError as e:
@@ -268,6 +286,7 @@ def _validate_task(cfg: Config, source: str) -> dict:
 def _validate_derivatives(cfg: Config, source: str) -> dict:
     section = dict(cfg.derivatives)
     backend = section.get("backend", "fd")
+    _check_name(backend, source, "derivatives.backend")
     valid = ["backend", *BACKENDS.available()]
     for key in section:
         if key not in valid:
@@ -286,6 +305,7 @@ def _validate_derivatives(cfg: Config, source: str) -> dict:
 def _validate_plant(cfg: Config, source: str) -> dict:
     section = dict(cfg.plant)
     kind = section.pop("type", "sim")
+    _check_name(kind, source, "plant.type")
     try:
         cls = PLANTS.get(kind)
     except ValueError as e:

@@ -21,6 +21,8 @@ import dataclasses
 import difflib
 import inspect
 import math
+import sys
+import types
 import typing
 from dataclasses import field
 from typing import Any
@@ -31,6 +33,8 @@ from mpc.errors import UserError
 class ConfigError(UserError):
     """An invalid configuration."""
 
+
+_FLOAT_MAX = sys.float_info.max
 
 #: The keys of a bounds mapping (see the module docstring).
 BOUND_KEYS = ("min", "max", "gt", "lt")
@@ -84,7 +88,7 @@ def check_value(value: Any, typ, source: str, where: str, meta=None) -> Any:
     if typ is Any or typ is inspect.Parameter.empty:
         _check_bounds(value, meta, source, where)
         return value
-    if origin is typing.Union:
+    if origin in (typing.Union, types.UnionType):  # Optional[X] and X | None alike
         args = [a for a in typing.get_args(typ) if a is not type(None)]
         if value is None:
             return None
@@ -104,6 +108,9 @@ def check_value(value: Any, typ, source: str, where: str, meta=None) -> Any:
     elif origin is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise _type_error(source, where, "a number", value)
+        if abs(value) > _FLOAT_MAX:  # an integer beyond any float (float() would overflow)
+            raise ConfigError(f"{source}: '{where}' must be a finite number, got "
+                              f"{_show(value)}")
         value = float(value)
     elif origin is str:
         if not isinstance(value, str):
@@ -144,7 +151,15 @@ def _check_bounds(value, meta: dict, source: str, where: str) -> None:
         if (("min" in bounds and x < bounds["min"]) or ("max" in bounds and x > bounds["max"])
                 or ("gt" in bounds and not x > bounds["gt"])
                 or ("lt" in bounds and not x < bounds["lt"])):
-            raise ConfigError(f"{source}: '{at}' must be {describe_bounds(bounds)}, got {x}")
+            raise ConfigError(f"{source}: '{at}' must be {describe_bounds(bounds)}, "
+                              f"got {_show(x)}")
+
+
+def _show(x: float) -> str:
+    """A number for a one-line message: a huge integer by its size, not its digits."""
+    if isinstance(x, int) and abs(x) > 10**15:
+        return f"an integer of {x.bit_length()} bits"
+    return str(x)
 
 
 def _numbers(value, where: str):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import mujoco
 
 from hardware.estimation.base_state import BaseStateSource
-from mpc.schema import check_kwargs
+from mpc.schema import check_kwargs, check_value
 from robots.info import RobotInfo
 from robots.registry import Registry
 
@@ -26,7 +26,8 @@ def check_spec(spec: dict | None, where: str = "plant.base_state") -> None:
     source's keyword parameters and bounds (checked with the config, before connecting)."""
     if spec is not None:
         options = dict(spec)
-        cls = SOURCES.get(options.pop("type", "leg_odometry"))
+        name = check_value(options.pop("type", "leg_odometry"), str, "config", f"{where}.type")
+        cls = SOURCES.get(name)
         check_kwargs(cls, options, "config", f"{where}.", exclude=("model", "robot"))
 
 

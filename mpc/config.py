@@ -310,7 +310,14 @@ def _validate_plant(cfg: Config, source: str) -> dict:
         cls = PLANTS.get(kind)
     except ValueError as e:
         raise ConfigError(f"{source}: plant.type: {e}") from None
-    params = check_kwargs(cls, section, source, "plant.", exclude=("robot", "seed", "safety"))
+    try:
+        params = check_kwargs(cls, section, source, "plant.",
+                              exclude=("robot", "seed", "safety"))
+    except ConfigError as e:
+        if "type" in cfg.plant:
+            raise
+        # the options of a robot's plant, read as a simulation's: say why
+        raise ConfigError(f"{e}; plant.type is not set, so it is {kind}") from None
     try:
         cls.check_options(cfg.robot, params)
     except (ValueError, OSError) as e:

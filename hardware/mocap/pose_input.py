@@ -41,6 +41,8 @@ class MocapOptions:
         "scale": {"gt": 0.0, "max": 10000.0},
         "world_offset_pos": {"min": -1000.0, "max": 1000.0},
         "world_offset_quat": {"min": -1.0, "max": 1.0},
+        "body_offset_pos": {"min": -10.0, "max": 10.0},
+        "body_offset_quat": {"min": -1.0, "max": 1.0},
     }
 
     #: ``natnet`` (OptiTrack Motive) or ``lcm`` (mocap_pose_t messages on ``pose_channel``).

@@ -45,7 +45,7 @@ class QuadrupedBiped(QuadrupedFlat):
 
     #: Bounds of the options, read by mpc.schema.check_kwargs (see mpc/schema.py).
     RANGES: ClassVar[dict[str, dict[str, float]]] = {
-        **QuadrupedFlat.RANGES,
+        **{k: v for k, v in QuadrupedFlat.RANGES.items() if k != "waypoint_tolerance"},
         "heading": {"min": -math.tau, "max": math.tau},
     }
 

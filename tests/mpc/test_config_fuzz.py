@@ -16,7 +16,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 import yaml
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
@@ -31,8 +30,8 @@ SIM_CONFIGS = [p for p in CONFIGS
                if yaml.safe_load(p.read_text()).get("plant", {}).get("type", "sim") == "sim"]
 
 #: Examples per test; the README's reliability section quotes them.
-IN_PROCESS_EXAMPLES = 400
-SUBPROCESS_EXAMPLES = 6
+IN_PROCESS_EXAMPLES = 300
+SUBPROCESS_EXAMPLES = 3
 #: Per subprocess run: a validated 0.05 s lockstep run takes seconds; beyond this it hung.
 RUN_TIMEOUT_S = 240
 
@@ -102,7 +101,6 @@ def test_mutated_config_is_valid_or_rejected_naming_the_key(case, tmp_path_facto
         event("valid")
 
 
-@pytest.mark.slow
 @settings(max_examples=SUBPROCESS_EXAMPLES, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(case=mutated(SIM_CONFIGS))

@@ -33,7 +33,8 @@ class SimPlant(Plant):
 
     #: Bounds of the options, read by mpc.schema.check_kwargs (see mpc/schema.py).
     RANGES: ClassVar[dict[str, dict[str, float]]] = {
-        "timestep": {"gt": 0.0, "max": 0.02},
+        # below 0.1 ms a second of simulation takes 10,000 steps: a run that never ends
+        "timestep": {"min": 1e-4, "max": 0.02},
         "init_noise": {"min": 0.0, "max": 1.0},
     }
 

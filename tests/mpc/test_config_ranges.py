@@ -82,7 +82,7 @@ def test_every_numeric_key_of_every_fixed_section_declares_its_range(cls):
 
 @pytest.mark.parametrize("config,overrides,expected", [
     # the examples
-    ("a1_trot", ["plant.timestep=0"], "'plant.timestep' must be > 0.0 and <= 0.02, got 0"),
+    ("a1_trot", ["plant.timestep=0"], "'plant.timestep' must be >= 0.0001 and <= 0.02, got 0"),
     ("a1_trot", ["task.goal=[.nan, 0]"], "'task.goal[0]' must be a finite number, got nan"),
     ("a1_trot", ["task.height=-1"], "'task.height' must be > 0.0 and <= 2.0, got -1"),
     ("a1_trot", ["derivatives.fd.eps=-1"], "'derivatives.fd.eps' must be > 0.0"),

@@ -34,6 +34,7 @@ class ConfigError(UserError):
     """An invalid configuration."""
 
 
+#: The largest float: an integer beyond it has no float value.
 _FLOAT_MAX = sys.float_info.max
 
 #: The keys of a bounds mapping (see the module docstring).
@@ -175,7 +176,7 @@ def _numbers(value, where: str):
 
 
 def _check_finite(value, source: str, where: str) -> None:
-    """No NaN or infinity anywhere in ``value`` (YAML's ``.nan``, ``.inf``, ``1e999``)."""
+    """No NaN or infinity anywhere in ``value`` (YAML's ``.nan``, ``.inf``, ``1.0e999``)."""
     for at, x in _numbers(value, where):
         if isinstance(x, float) and not math.isfinite(x):
             raise ConfigError(f"{source}: '{at}' must be a finite number, got {x}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import ClassVar
 
 import mujoco
 
@@ -22,6 +23,12 @@ class FDProvider(DerivativeProvider):
     """``mjd_transitionFD`` with step ``eps``, forward or centered, over ``threads`` threads."""
 
     name = "fd"
+
+    #: Bounds of the options, read by mpc.schema.check_kwargs (see mpc/schema.py).
+    RANGES: ClassVar[dict[str, dict[str, float]]] = {
+        "eps": {"gt": 0.0, "max": 1e-2},
+        "threads": {"min": 1, "max": 64},
+    }
 
     def __init__(self, model: mujoco.MjModel, eps: float = 1e-6, centered: bool = False,
                  threads: int = 1):

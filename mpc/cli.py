@@ -10,9 +10,9 @@ Bad input (config, options, environment) prints one line and exits with code 2.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import sys
+from pathlib import Path
 
 from mpc.errors import UserError
 
@@ -84,11 +84,14 @@ def _run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from mpc.config import load_config
-    from mpc.run import run
+    from mpc.run import default_run_dir, run
+    from mpc.runlog import strict_json
 
-    cfg = load_config(args.config, _overrides(args))
-    console = Console(stderr=False)
+    # before the config is read: its warnings (costly but legal values) print as one line each
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    cfg = load_config(args.config, _overrides(args))
+    run_dir = args.out or default_run_dir(cfg)
+    console = Console(stderr=False)
     _route_mujoco_warnings()
     if not args.quiet and not _kernels_cached():
         console.print("[dim]First run: compiling the planner's numba kernels (a minute or two; "
@@ -104,14 +107,14 @@ def _run(args: argparse.Namespace) -> int:
         observers.append(lambda session: Dashboard(session.cfg, list(session.robot.feet),
                                                    console))
     try:
-        summary = run(cfg, out=args.out, observers=observers)
+        summary = run(cfg, out=run_dir, observers=observers)
     except UserError:
         raise
     except KeyboardInterrupt:
         print("mpc-run: interrupted before the run started", file=sys.stderr)
         return EXIT_INTERRUPTED
     except Exception:
-        print("mpc-run: internal error, traceback in the run directory's error.log",
+        print(f"mpc-run: internal error, traceback in {Path(run_dir) / 'error.log'}",
               file=sys.stderr)
         return EXIT_FAILED
     status = EXIT_INTERRUPTED if summary["interrupted"] else EXIT_OK
@@ -124,8 +127,8 @@ def _run(args: argparse.Namespace) -> int:
 
         console.print(summary_table(summary))
     console.print(f"run directory: {summary['run_dir']}")
-    print(json.dumps({k: summary[k] for k in ("fell", "goal_distance_end_m",
-                                              "planning_rate_hz", "iteration_ms_median")}))
+    print(strict_json({k: summary[k] for k in ("fell", "goal_distance_end_m",
+                                               "planning_rate_hz", "iteration_ms_median")}))
     return status
 
 

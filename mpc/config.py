@@ -10,6 +10,9 @@ unknown key also names the closest valid one.
 from __future__ import annotations
 
 import dataclasses
+import inspect
+import logging
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,12 +22,21 @@ import robots
 from derivatives import BACKENDS
 from mpc.ilqr import ILQRSettings
 from mpc.plants import PLANTS, SAFETY
-from mpc.schema import ConfigError, build_dataclass, check_kwargs, setting, unknown_key
+from mpc.schema import (
+    ConfigError,
+    build_dataclass,
+    check_kwargs,
+    check_value,
+    setting,
+    unknown_key,
+)
 from mpc.tasks import TASKS, make_task
 
 #: The shipped configs: ``configs/`` of the repository, installed as ``mpc/configs`` (in the
 #: source tree ``mpc/configs`` is a link to ``configs/``).
 SHIPPED_DIR = Path(__file__).resolve().parent / "configs"
+
+log = logging.getLogger(__name__)
 
 
 # Fixed sections (bounds as field metadata, see :func:`mpc.schema.setting`). The planner's
@@ -34,20 +46,21 @@ SHIPPED_DIR = Path(__file__).resolve().parent / "configs"
 @dataclass
 class RuntimeConfig:
     mode: str = setting("realtime", choices=("lockstep", "realtime"))
-    duration: float = setting(10.0, gt=0.0, help="run length (s of plant time)")
-    planning_rate: float = setting(50.0, gt=0.0, help="planner target rate (Hz)")
-    feedback_rate: float = setting(300.0, gt=0.0, help="TV-LQR feedback rate (Hz)")
+    duration: float = setting(10.0, gt=0.0, max=86400.0, help="run length (s of plant time)")
+    planning_rate: float = setting(50.0, gt=0.0, max=1000.0, help="planner target rate (Hz)")
+    feedback_rate: float = setting(300.0, gt=0.0, max=10000.0,
+                                  help="TV-LQR feedback rate (Hz)")
     feedback_gain: float = setting(1.0, min=0.0, max=1.0,
                               help="scale of the TV-LQR gains K (below 1 tolerates a slower "
                                    "command path; see README, Running on a robot)")
-    seed: int = setting(0, min=0)
+    seed: int = setting(0, min=0, max=2**32 - 1)
     plan_ahead: bool = setting(False, help="realtime: plan from the state predicted one planner "
                                       "iteration ahead (see mpc/runtime/predict.py)")
     plan_latency: float = setting(0.0, min=0.0, max=1.0,
                                   help="lockstep: a plan comes into force this long (s of plant "
                                        "time) after the state it started from, as a slow "
                                        "planner's would in real time (0: at once)")
-    policy_timeout: float = setting(0.5, gt=0.0,
+    policy_timeout: float = setting(0.5, gt=0.0, max=10.0,
                                     help="feedback damps after the policy is this old (s)")
     stop_at_goal: bool = setting(False,
                                  help="stop when the goal is reached and the robot is still")
@@ -56,7 +69,8 @@ class RuntimeConfig:
 @dataclass
 class OutputConfig:
     dir: str = setting("runs", help="parent folder of run directories")
-    record_rate: float = setting(100.0, gt=0.0, help="time series sample rate (Hz)")
+    record_rate: float = setting(100.0, gt=0.0, max=10000.0,
+                                help="time series sample rate (Hz)")
 
 
 @dataclass
@@ -114,6 +128,8 @@ def read_yaml(path: Path) -> dict:
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(e, "problem", None) or str(e).splitlines()[0]
         raise ConfigError(f"{path}: invalid YAML{where}: {problem}") from None
+    except ValueError as e:  # a value YAML parses but Python cannot hold (a 5000-digit integer)
+        raise ConfigError(f"{path}: invalid value: {e}") from None
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -131,6 +147,8 @@ def apply_overrides(data: dict, overrides: list[str], source: str) -> None:
             value = yaml.safe_load(text) if text != "" else ""
         except yaml.YAMLError:
             value = text
+        except ValueError as e:  # a value YAML parses but Python cannot hold
+            raise ConfigError(f"--set {key}: invalid value: {e}") from None
         node = data
         parts = key.strip().split(".")
         for part in parts[:-1]:
@@ -156,10 +174,92 @@ def validate(data: dict, source: str) -> Config:
     cfg.derivatives = _validate_derivatives(cfg, source)
     cfg.plant = _validate_plant(cfg, source)
     cfg.safety = _validate_safety(cfg, source)
+    check_consistency(cfg)
     return cfg
 
 
+# ----------------------------------------------------------------------------------------------
+# Consistency: values each in range can still make a run impossible together.
+
+#: Planner knots (horizon / timestep + 1) above which an iteration takes seconds on a 2-core
+#: machine (an error: the robot would follow plans older than they are long) ...
+MAX_KNOTS = 1000
+#: ... and above which it is slower than the default's by an order of magnitude (a warning).
+WARN_KNOTS = 100
+#: Rollouts per line search or warm start above which an iteration is costly (a warning).
+WARN_CANDIDATES = 32
+
+
+def check_consistency(cfg: Config) -> None:
+    """Cross-key checks, in one place: ConfigError naming the key for combinations that make a
+    run impossible or meaningless, one warning line each for costly but legal ones."""
+    source, p, rt = cfg.source, cfg.planner, cfg.runtime
+
+    def fail(key: str, expected: str, value) -> None:
+        raise ConfigError(f"{source}: '{key}' must be {expected}, got {value}")
+
+    if not p.timestep < p.horizon:
+        fail("planner.timestep", f"< planner.horizon ({p.horizon})", p.timestep)
+    if p.knots > MAX_KNOTS:
+        fail("planner.horizon", f"<= {MAX_KNOTS} planner.timestep ({MAX_KNOTS * p.timestep:g} "
+             f"s at that timestep; {p.knots} knots)", p.horizon)
+    if not p.mu_min <= p.mu_init <= p.mu_max:
+        fail("planner.mu_init", f"within planner.mu_min..planner.mu_max ({p.mu_min}..{p.mu_max})",
+             p.mu_init)
+    if rt.planning_rate > rt.feedback_rate:
+        fail("runtime.planning_rate", f"<= runtime.feedback_rate ({rt.feedback_rate})",
+             rt.planning_rate)
+    if rt.policy_timeout <= 1.0 / rt.planning_rate:
+        fail("runtime.policy_timeout", f"> the planning period 1/runtime.planning_rate "
+             f"({1.0 / rt.planning_rate:g} s), or every plan would time out", rt.policy_timeout)
+    if "command_timeout" in cfg.safety and cfg.safety["command_timeout"] <= 1 / rt.feedback_rate:
+        fail("safety.command_timeout", f"> the feedback period 1/runtime.feedback_rate "
+             f"({1.0 / rt.feedback_rate:g} s)", cfg.safety["command_timeout"])
+    period, key, value = _plant_period(cfg)
+    if period is not None:
+        rate = 1.0 / period
+        if period > p.timestep * (1 + 1e-9):
+            fail(key, f"<= planner.timestep ({p.timestep} s)" if key == "plant.timestep"
+                 else f">= 1/planner.timestep ({1.0 / p.timestep:g} Hz)", value)
+        if rt.feedback_rate > rate * (1 + 1e-9):
+            fail("runtime.feedback_rate", f"<= the plant's rate ({rate:g} Hz, from {key})",
+                 rt.feedback_rate)
+        if cfg.output.record_rate > rate * (1 + 1e-9):
+            fail("output.record_rate", f"<= the plant's rate ({rate:g} Hz, from {key})",
+                 cfg.output.record_rate)
+        if rt.duration < period:
+            fail("runtime.duration", f">= one plant step ({period:g} s)", rt.duration)
+    if p.knots > WARN_KNOTS:
+        log.warning("%s: planner.horizon / planner.timestep gives %d knots (the default 0.35 s "
+                    "at 0.01 s gives 36): each iteration takes that much longer", source, p.knots)
+    for name in ("linesearch_candidates", "warmstart_candidates"):
+        if getattr(p, name) > WARN_CANDIDATES:
+            log.warning("%s: planner.%s = %d: more rollouts per iteration than %d cost time "
+                        "and rarely help", source, name, getattr(p, name), WARN_CANDIDATES)
+    cores = os.cpu_count() or 1
+    if p.threads > cores:
+        log.warning("%s: planner.threads = %d is more than this machine's %d cores: the "
+                    "threads will compete", source, p.threads, cores)
+
+
+def _plant_period(cfg: Config) -> tuple[float | None, str, float | None]:
+    """The plant's step (s), the key it comes from and that key's value: ``plant.timestep`` of
+    a simulated plant, ``1 / plant.rate`` of a robot's link, None for plants with neither."""
+    params = inspect.signature(PLANTS.get(cfg.plant["type"])).parameters
+    for key, to_period in (("timestep", lambda v: v), ("rate", lambda v: 1.0 / v)):
+        if key in params:
+            value = cfg.plant.get(key, params[key].default)
+            return to_period(value), f"plant.{key}", value
+    return None, "", None
+
+
 # Open sections: checked against the keyword arguments of the class that consumes them.
+def _check_name(value, source: str, key: str) -> None:
+    """A plug-in's name (looked up in a registry) is a string; anything else is named here
+    rather than failing inside the lookup."""
+    check_value(value, str, source, key)
+
+
 def _validate_task(cfg: Config, source: str) -> dict:
     try:
         info = robots.info(cfg.robot)
@@ -170,6 +270,7 @@ def _validate_task(cfg: Config, source: str) -> dict:
     if name is None:
         raise ConfigError(f"{source}: missing required key 'task.name' "
                           f"(available: {', '.join(TASKS.available())})")
+    _check_name(name, source, "task.name")
     try:
         cls = TASKS.get(name)
     except ValueError as e:
@@ -185,6 +286,7 @@ def _validate_task(cfg: Config, source: str) -> dict:
 def _validate_derivatives(cfg: Config, source: str) -> dict:
     section = dict(cfg.derivatives)
     backend = section.get("backend", "fd")
+    _check_name(backend, source, "derivatives.backend")
     valid = ["backend", *BACKENDS.available()]
     for key in section:
         if key not in valid:
@@ -203,11 +305,19 @@ def _validate_derivatives(cfg: Config, source: str) -> dict:
 def _validate_plant(cfg: Config, source: str) -> dict:
     section = dict(cfg.plant)
     kind = section.pop("type", "sim")
+    _check_name(kind, source, "plant.type")
     try:
         cls = PLANTS.get(kind)
     except ValueError as e:
         raise ConfigError(f"{source}: plant.type: {e}") from None
-    params = check_kwargs(cls, section, source, "plant.", exclude=("robot", "seed", "safety"))
+    try:
+        params = check_kwargs(cls, section, source, "plant.",
+                              exclude=("robot", "seed", "safety"))
+    except ConfigError as e:
+        if "type" in cfg.plant:
+            raise
+        # the options of a robot's plant, read as a simulation's: say why
+        raise ConfigError(f"{e}; plant.type is not set, so it is {kind}") from None
     try:
         cls.check_options(cfg.robot, params)
     except (ValueError, OSError) as e:

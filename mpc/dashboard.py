@@ -97,10 +97,10 @@ def summary_table(summary: dict) -> Group:
         ("planning rate", f"{summary['planning_rate_hz']} Hz "
                           f"({summary['planner_iterations']} iterations, "
                           f"{summary['failed_iterations']} discarded)"),
-        ("iteration", f"median {summary['iteration_ms_median']:.1f} ms, "
-                      f"p95 {summary['iteration_ms_p95']:.1f} ms"),
-        ("phases (median ms)", "  ".join(f"{k} {v:.1f}" for k, v in
-                                          summary["phase_ms_median"].items())),
+        ("iteration", f"median {_ms(summary['iteration_ms_median'])}, "
+                      f"p95 {_ms(summary['iteration_ms_p95'])}"),
+        ("phases (median)", "  ".join(f"{k} {_ms(v)}" for k, v in
+                                       summary["phase_ms_median"].items())),
         ("feedback rate", f"{summary['feedback_rate_hz']} Hz"),
         ("mean cost", f"{summary['mean_cost']:.4f}" if summary["mean_cost"] is not None
          else "n/a"),
@@ -111,3 +111,8 @@ def summary_table(summary: dict) -> Group:
     for k, v in rows:
         t.add_row(k, v)
     return Group(t)
+
+
+def _ms(value: float | None) -> str:
+    """Milliseconds, or n/a for what the run did not measure (None in the summary)."""
+    return "n/a" if value is None else f"{value:.1f} ms"

@@ -43,21 +43,22 @@ from mpc.tasks.task_base import Task
 class ILQRSettings:
     """The planner's settings: the ``planner:`` section of a run config, with its bounds."""
 
-    horizon: float = setting(0.35, gt=0.0, help="planning horizon (s)")
-    timestep: float = setting(0.01, gt=0.0, help="planning model timestep (s)")
-    linesearch_candidates: int = setting(10, min=2, help="rollouts per line search")
+    horizon: float = setting(0.35, gt=0.0, max=5.0, help="planning horizon (s)")
+    timestep: float = setting(0.01, gt=0.0, max=0.1, help="planning model timestep (s)")
+    linesearch_candidates: int = setting(10, min=2, max=256, help="rollouts per line search")
     linesearch: str = setting("parallel", choices=("parallel", "batched"),
                               help="all candidates at once (MJPC) or thread-sized batches")
-    warmstart_candidates: int = setting(6, min=1, help="feedback scalings tried for the nominal")
+    warmstart_candidates: int = setting(6, min=1, max=64,
+                                       help="feedback scalings tried for the nominal")
     min_step: float = setting(1e-3, gt=0.0, max=1.0, help="smallest line-search step")
     derivative_skip: int = setting(1, min=1, max=10, help="derivatives every k-th knot")
-    mu_init: float = setting(1.0, gt=0.0)
-    mu_min: float = setting(1e-6, gt=0.0)
-    mu_max: float = setting(1e6, gt=0.0)
-    mu_factor: float = setting(2.0, gt=1.0)
-    backward_retries: int = setting(5, min=0)
+    mu_init: float = setting(1.0, gt=0.0, max=1e12)
+    mu_min: float = setting(1e-6, gt=0.0, max=1e12)
+    mu_max: float = setting(1e6, gt=0.0, max=1e12)
+    mu_factor: float = setting(2.0, gt=1.0, max=100.0)
+    backward_retries: int = setting(5, min=0, max=100)
     threads: int = setting(2, min=1, max=64, help="rollout threads")
-    max_speed: float = setting(100.0, gt=0.0,
+    max_speed: float = setting(100.0, gt=0.0, max=1e4,
                                help="rollouts faster than this diverged (m/s, rad/s)")
     self_collision: bool = setting(False, help="plan contacts between the robot's own bodies "
                                    "(off: ground contacts only, what the analytic backend "

@@ -52,7 +52,14 @@ def run(config: Config | str, overrides: Sequence[str] = (), *, out: str | Path 
     try:
         session = Session(cfg, run_dir, plant=plant)
     except (ValueError, OSError) as e:  # a robot that does not answer, a bad address
+        write_error(run_dir, f"{e}\n")
         raise UserError(str(e)) from None
+    except UserError as e:
+        write_error(run_dir, f"{e}\n")
+        raise
+    except BaseException:  # a bug while building: its traceback, where the CLI says it is
+        write_error(run_dir, traceback.format_exc())
+        raise
     mode = cfg.runtime.mode
     try:
         for make in observers:
@@ -61,14 +68,27 @@ def run(config: Config | str, overrides: Sequence[str] = (), *, out: str | Path 
     except KeyboardInterrupt:  # Ctrl-C ends the run like its end: closed, summarized
         log.warning("interrupted by the user")
         session.interrupted = True
-    except UserError:  # e.g. --viewer without a display: the user's to fix, not a crash
+    except UserError as e:  # e.g. --viewer without a display: the user's to fix, not a crash
+        write_error(run_dir, f"{e}\n")
         raise
-    except Exception:
-        (run_dir / "error.log").write_text(traceback.format_exc())
+    except Exception:  # also a realtime thread's, re-raised by the loop in this thread
+        write_error(run_dir, traceback.format_exc())
         raise
     finally:
-        summary = session.close(mode)
+        try:
+            summary = session.close(mode)
+        except Exception:
+            write_error(run_dir, traceback.format_exc())
+            raise
     return summary
+
+
+def write_error(run_dir: Path, text: str) -> None:
+    """Append ``text`` to ``run_dir/error.log`` (created with its folder when the run failed
+    before the recorder made it): a failed run leaves its reason where its results would be."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    with open(run_dir / "error.log", "a") as f:
+        f.write(text)
 
 
 def _loop(mode: str) -> Callable[[Session, float], None]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from pathlib import Path
 
 import numpy as np
@@ -100,7 +101,7 @@ class RunRecorder(Observer):
         arrays["term_names"] = np.array(self.term_names)
         arrays["phase_names"] = np.array(PHASES)
         np.savez_compressed(self.dir / "timeseries.npz", **arrays)
-        (self.dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+        (self.dir / "summary.json").write_text(strict_json(summary, indent=2) + "\n")
         logging.getLogger().removeHandler(self._handler)
         self._handler.close()
 
@@ -122,3 +123,28 @@ class _EventLog(logging.FileHandler):
         super().emit(record)
         if record.levelno >= logging.WARNING:
             self.recorder.event(record.levelname, record.getMessage())
+
+
+def strict_json(value, **dumps_options) -> str:
+    """``value`` as strict JSON (RFC 8259), for summary.json and mpc-run's last line.
+
+    Python's json writes NaN and infinities as the tokens ``NaN``/``Infinity``, which are not
+    JSON and which most readers (jq, JavaScript, Go) reject: here they become ``null``, what
+    the summary means by "not measured". numpy scalars and arrays become numbers and lists;
+    ``allow_nan=False`` turns anything missed into an error here rather than in a reader.
+    """
+    return json.dumps(_jsonable(value), allow_nan=False, **dumps_options)
+
+
+def _jsonable(value):
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _jsonable(value.tolist())
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from typing import ClassVar
 
 import mujoco
 import numpy as np
@@ -29,6 +30,13 @@ class SimPlant(Plant):
     joint and actuator name, and the locked joints are held at home by a joint PD plus their
     home torques at every step, as the hardware bridge holds them (:mod:`robots.locked`).
     """
+
+    #: Bounds of the options, read by mpc.schema.check_kwargs (see mpc/schema.py).
+    RANGES: ClassVar[dict[str, dict[str, float]]] = {
+        # below 0.1 ms a second of simulation takes 10,000 steps: a run that never ends
+        "timestep": {"min": 1e-4, "max": 0.02},
+        "init_noise": {"min": 0.0, "max": 1.0},
+    }
 
     def __init__(self, robot: RobotInfo, seed: int = 0, timestep: float = 0.002,
                  init_noise: float = 0.0, keyframe: str = "home"):

@@ -28,6 +28,7 @@ import threading
 import warnings
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import ClassVar
 
 import mujoco
 import numpy as np
@@ -164,6 +165,12 @@ class AnalyticProvider(DerivativeProvider):
     """
 
     name = "analytic"
+
+    #: Bounds of the options, read by mpc.schema.check_kwargs (see mpc/schema.py).
+    RANGES: ClassVar[dict[str, dict[str, float]]] = {
+        "threads": {"min": 1, "max": 64},
+        "fallback_eps": {"gt": 0.0, "max": 1e-2},
+    }
 
     def __init__(self, model: mujoco.MjModel, threads: int = 2, fallback_eps: float = 1e-6,
                  fallback_centered: bool = False):

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import ClassVar
 
 import mujoco
 import numpy as np
@@ -60,6 +61,17 @@ class WaspProvider(DerivativeProvider):
     """
 
     name = "wasp"
+
+    #: Bounds of the options, read by mpc.schema.check_kwargs (see mpc/schema.py).
+    RANGES: ClassVar[dict[str, dict[str, float]]] = {
+        "frac_x": {"gt": 0.0, "max": 1.0},
+        "frac_u": {"gt": 0.0, "max": 1.0},
+        "tol_x": {"min": 0.0, "max": 10.0},
+        "tol_u": {"min": 0.0, "max": 10.0},
+        "eps": {"gt": 0.0, "max": 1e-2},
+        "seed": {"min": 0, "max": 2**32 - 1},
+        "threads": {"min": 1, "max": 64},
+    }
 
     def __init__(self, model: mujoco.MjModel, frac_x: float = 0.5, frac_u: float = 0.3,
                  tol_x: float = 0.2, tol_u: float = 0.2, eps: float = 1e-6, seed: int = 0,

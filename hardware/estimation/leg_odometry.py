@@ -18,6 +18,7 @@ For flat ground and no external positioning:
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
 import mujoco
 import numpy as np
@@ -28,6 +29,14 @@ from robots.info import RobotInfo
 
 
 class LegOdometry(BaseStateSource):
+    #: Bounds of the options, read by mpc.schema.check_kwargs (see mpc/schema.py).
+    RANGES: ClassVar[dict[str, dict[str, float]]] = {
+        "stance_band": {"gt": 0.0, "max": 0.5},
+        "velocity_filter": {"gt": 0.0, "max": 1.0},
+        "initial_xy": {"min": -1000.0, "max": 1000.0},
+        "foot_height": {"min": -1.0, "max": 1.0},
+    }
+
     def __init__(self, model: mujoco.MjModel, robot: RobotInfo, stance_band: float = 0.02,
                  velocity_filter: float = 0.3, zero_yaw: bool = True,
                  initial_xy: list[float] | None = None, foot_height: float | None = None):

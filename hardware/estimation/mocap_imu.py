@@ -27,8 +27,10 @@ With the accelerometer off this is a filtered finite difference of the mocap pos
 
 from __future__ import annotations
 
+import math
 import threading
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -52,6 +54,19 @@ def alpha_beta_gains(accel_noise: float, pos_noise: float, period: float) -> tup
 @dataclass(frozen=True)
 class EstimatorOptions:
     """Settings of :class:`MocapImuEstimator` (config section ``plant.estimator``)."""
+
+    #: Bounds of the options, read by mpc.schema.check_kwargs (see mpc/schema.py).
+    RANGES: ClassVar[dict[str, dict[str, float]]] = {
+        "pose_rate": {"gt": 0.0, "max": 10000.0},
+        "pos_noise": {"gt": 0.0, "max": 1.0},
+        "accel_noise": {"gt": 0.0, "max": 1000.0},
+        "orientation_gain": {"min": 0.0, "max": 1.0},
+        "gate": {"gt": 0.0, "max": 100.0},
+        "gate_angle": {"gt": 0.0, "max": math.pi},
+        "reset_after": {"min": 1, "max": 100000},
+        "history": {"gt": 0.0, "max": 10.0},
+        "dropout_gap": {"gt": 0.0, "max": 10.0},
+    }
 
     #: Nominal mocap rate (Hz); sets the filter's gains.
     pose_rate: float = 100.0

@@ -10,7 +10,7 @@ from __future__ import annotations
 import mujoco
 
 from hardware.estimation.base_state import BaseStateSource
-from mpc.schema import check_kwargs
+from mpc.schema import check_kwargs, check_value
 from robots.info import RobotInfo
 from robots.registry import Registry
 
@@ -21,11 +21,14 @@ SOURCES: Registry[BaseStateSource] = Registry("base-state source", {
 })
 
 
-def check_spec(spec: dict | None) -> None:
-    """ValueError unless ``spec`` names a known source (its options are checked when it is
-    built)."""
+def check_spec(spec: dict | None, where: str = "plant.base_state") -> None:
+    """ValueError unless ``spec`` names a known source; ConfigError unless its options fit the
+    source's keyword parameters and bounds (checked with the config, before connecting)."""
     if spec is not None:
-        SOURCES.get(dict(spec).get("type", "leg_odometry"))
+        options = dict(spec)
+        name = check_value(options.pop("type", "leg_odometry"), str, "config", f"{where}.type")
+        cls = SOURCES.get(name)
+        check_kwargs(cls, options, "config", f"{where}.", exclude=("model", "robot"))
 
 
 def make_source(spec: dict, model: mujoco.MjModel, robot: RobotInfo,

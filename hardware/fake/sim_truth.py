@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import socket
 import struct
+from typing import ClassVar
 
 import mujoco
 import numpy as np
@@ -27,6 +28,9 @@ def pack_truth(tick: int, time: float, qpos: np.ndarray, qvel: np.ndarray) -> by
 
 
 class SimTruth(BaseStateSource):
+    #: Bounds of the options, read by mpc.schema.check_kwargs (see mpc/schema.py).
+    RANGES: ClassVar[dict[str, dict[str, float]]] = {"port": {"min": 1, "max": 65535}}
+
     def __init__(self, model: mujoco.MjModel, robot: RobotInfo, port: int = 17020,
                  host: str = "127.0.0.1"):
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from typing import ClassVar
 
 import lcm
 import mujoco
@@ -63,6 +64,21 @@ class LcmPlant(Plant):
     """A robot on the other side of LCM (see the module docstring)."""
 
     realtime_only = True
+
+    #: Bounds of the options, read by mpc.schema.check_kwargs (see mpc/schema.py).
+    RANGES: ClassVar[dict[str, dict[str, float]]] = {
+        "kp": {"min": 0.0, "max": 1000.0},
+        "kd": {"min": 0.0, "max": 100.0},
+        "settle_poses": {"min": 0, "max": 10000},
+        "connect_timeout": {"gt": 0.0, "max": 60.0},
+    }
+
+    @staticmethod
+    def check_options(robot: str, options: dict) -> None:
+        """The nested sections ``plant.mocap`` and ``plant.estimator`` are checked with the
+        config, not only when the plant is built."""
+        options_from(MocapOptions, options.get("mocap"), "mocap")
+        options_from(EstimatorOptions, options.get("estimator"), "estimator")
 
     def __init__(self, robot: RobotInfo, seed: int = 0, lcm_url: str = DEFAULT_URL,
                  state_channel: str = "ROBOT_STATE", command_channel: str = "JOINT_COMMAND",

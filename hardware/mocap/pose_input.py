@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -30,6 +31,19 @@ PoseSink = Callable[[float, np.ndarray, np.ndarray, bool], None]
 @dataclass(frozen=True)
 class MocapOptions:
     """Where the base pose comes from (config section ``plant.mocap``)."""
+
+    #: Bounds of the options, read by mpc.schema.check_kwargs (see mpc/schema.py).
+    RANGES: ClassVar[dict[str, dict[str, float]]] = {
+        "rigid_body": {"min": 0, "max": 2**31 - 1},
+        "command_port": {"min": 1, "max": 65535},
+        "data_port": {"min": 1, "max": 65535},
+        "transport_latency": {"min": 0.0, "max": 1.0},
+        "scale": {"gt": 0.0, "max": 10000.0},
+        "world_offset_pos": {"min": -1000.0, "max": 1000.0},
+        "world_offset_quat": {"min": -1.0, "max": 1.0},
+        "body_offset_pos": {"min": -10.0, "max": 10.0},
+        "body_offset_quat": {"min": -1.0, "max": 1.0},
+    }
 
     #: ``natnet`` (OptiTrack Motive) or ``lcm`` (mocap_pose_t messages on ``pose_channel``).
     source: str = "natnet"

@@ -24,6 +24,7 @@ import threading
 import time as _time
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
+from typing import ClassVar
 
 import numpy as np
 
@@ -36,6 +37,19 @@ log = logging.getLogger(__name__)
 @dataclass
 class SafetyConfig:
     """Limits, timeouts and switches of the safety layer (units: s, rad, rad/s, N m)."""
+
+    #: Bounds of the options, read by mpc.schema.check_kwargs (see mpc/schema.py).
+    RANGES: ClassVar[dict[str, dict[str, float]]] = {
+        "state_timeout": {"min": 0.005, "max": 0.5},
+        "command_timeout": {"gt": 0.0, "max": 5.0},
+        "max_tilt": {"gt": 0.0, "max": math.pi},
+        "max_joint_speed": {"gt": 0.0, "max": 100.0},
+        "max_target_speed": {"gt": 0.0, "max": 100.0},
+        "max_kp": {"min": 0.0, "max": 1000.0},
+        "max_kd": {"min": 0.0, "max": 100.0},
+        "damping_kd": {"min": 0.0, "max": 100.0},
+        "ramp_time": {"min": 0.0, "max": 60.0},
+    }
 
     #: No fresh robot state for this long: damping (20-50 ms).
     state_timeout: float = 0.03

@@ -10,6 +10,8 @@ process of its own unless ``link_process`` is false, as for the UDP bridge:
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from hardware.estimation.sources import check_spec
 from hardware.safety.layer import SafetyConfig
 from hardware.unitree import sdk2_messages, sdk2_types
@@ -35,6 +37,16 @@ class UnitreeDdsPlant(UnitreePlant):
                              f"plant type unitree_udp")
         check_domain(options.get("domain_id", 0), options.get("interface", "eth0"))
         check_spec(options.get("base_state"))
+
+    #: Bounds of the options, read by mpc.schema.check_kwargs (see mpc/schema.py).
+    RANGES: ClassVar[dict[str, dict[str, float]]] = {
+        "domain_id": {"min": 0, "max": 232},
+        "rate": {"min": 50.0, "max": 2000.0},
+        "connect_timeout": {"gt": 0.0, "max": 60.0},
+        "kp": {"min": 0.0, "max": 1000.0},
+        "kd": {"min": 0.0, "max": 100.0},
+        "link_nice": {"min": -20, "max": 19},
+    }
 
     def __init__(self, robot: RobotInfo, seed: int = 0, interface: str = "eth0",
                  domain_id: int = 0, rate: float = 500.0, connect_timeout: float = 3.0,

@@ -9,6 +9,8 @@ system allows it; see :mod:`hardware.unitree.bridge` and :mod:`hardware.unitree.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from hardware.estimation.sources import check_spec
 from hardware.safety.layer import SafetyConfig
 from hardware.unitree import legacy_packets
@@ -33,6 +35,17 @@ class UnitreeUdpPlant(UnitreePlant):
                         options.get("robot_port", 8007), options.get("local_port", 8080),
                         options.get("local_ip", "0.0.0.0"))
         check_spec(options.get("base_state"))
+
+    #: Bounds of the options, read by mpc.schema.check_kwargs (see mpc/schema.py).
+    RANGES: ClassVar[dict[str, dict[str, float]]] = {
+        "robot_port": {"min": 1, "max": 65535},
+        "local_port": {"min": 0, "max": 65535},
+        "rate": {"min": 50.0, "max": 2000.0},
+        "connect_timeout": {"gt": 0.0, "max": 60.0},
+        "kp": {"min": 0.0, "max": 1000.0},
+        "kd": {"min": 0.0, "max": 100.0},
+        "link_nice": {"min": -20, "max": 19},
+    }
 
     def __init__(self, robot: RobotInfo, seed: int = 0, robot_ip: str = "192.168.123.10",
                  robot_port: int = 8007, local_port: int = 8080, local_ip: str = "0.0.0.0",

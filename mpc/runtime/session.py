@@ -212,8 +212,9 @@ class Session:
         sim_time = state.time - self.time_start
         wall = _time.perf_counter() - self.wall_start
         rate_base = sim_time if mode == "lockstep" else self.loop_wall_time
-        med = lambda v: float(np.median(v)) if v else float("nan")  # noqa: E731
-        p95 = lambda v: float(np.percentile(v, 95)) if v else float("nan")  # noqa: E731
+        # None (null in summary.json) for what was not measured, e.g. a run that planned nothing
+        med = lambda v: float(np.median(v)) if v else None  # noqa: E731
+        p95 = lambda v: float(np.percentile(v, 95)) if v else None  # noqa: E731
         return {
             "robot": self.cfg.robot,
             "task": self.cfg.task["name"],

@@ -37,6 +37,9 @@ from then on the goal (or the list of waypoints) of the configuration.
 
 from __future__ import annotations
 
+import math
+from typing import ClassVar
+
 import mujoco
 import numpy as np
 
@@ -65,6 +68,21 @@ NORMS = {
 class HumanoidFlat(Task):
     name = "humanoid_flat"
     description = "humanoid: stand, step in place and walk to a goal on flat ground"
+
+    #: Bounds of the options, read by mpc.schema.check_kwargs (see mpc/schema.py).
+    RANGES: ClassVar[dict[str, dict[str, float]]] = {
+        "goal": {"min": -1000.0, "max": 1000.0},
+        "goal_time": {"min": 0.0, "max": 86400.0},
+        "height": {"gt": 0.0, "max": 3.0},
+        "heading": {"min": -math.tau, "max": math.tau},
+        "duty": {"min": 0.5, "max": 1.0},
+        "cadence": {"gt": 0.0, "max": 10.0},
+        "step_height": {"min": 0.0, "max": 0.5},
+        "balance_margin": {"min": 0.0, "max": 0.5},
+        "effort_scale": {"gt": 0.0, "max": 100.0},
+        "waypoint_tolerance": {"gt": 0.0, "max": 10.0},
+        "weights": {"min": 0.0, "max": 1e6},
+    }
 
     def __init__(self, robot: RobotInfo, gait: str = "stand", goal: list = (0.0, 0.0),
                  goal_time: float = 0.0, height: float = 1.01, heading: float = 0.0,

@@ -59,6 +59,16 @@ class QuadrupedFlat(Task):
     default_params: ClassVar[dict[str, float]] = DEFAULT_PARAMS
     norms: ClassVar[dict[str, str]] = NORMS
 
+    #: Bounds of the options, read by mpc.schema.check_kwargs (see mpc/schema.py).
+    RANGES: ClassVar[dict[str, dict[str, float]]] = {
+        "goal": {"min": -1000.0, "max": 1000.0},  # m, also every waypoint's x and y
+        "height": {"gt": 0.0, "max": 2.0},
+        "foot_radius": {"min": 0.0, "max": 0.2},
+        "effort_scale": {"gt": 0.0, "max": 100.0},
+        "waypoint_tolerance": {"gt": 0.0, "max": 10.0},
+        "weights": {"min": 0.0, "max": 1e6},
+    }
+
     def __init__(self, robot: RobotInfo, gait: str = "trot", goal=(0.0, 0.0),
                  height: float = 0.25, foot_radius: float | None = None,
                  effort_scale: float = 0.02, waypoint_tolerance: float = 0.15,

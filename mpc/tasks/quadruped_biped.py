@@ -22,6 +22,7 @@ in the sensors, r = G(t) s + c(t), as in :mod:`mpc.tasks.quadruped`.
 
 from __future__ import annotations
 
+import math
 from typing import ClassVar, Literal
 
 import mujoco
@@ -41,6 +42,12 @@ class QuadrupedBiped(QuadrupedFlat):
     default_weights: ClassVar[dict[str, float]] = {**DEFAULT_WEIGHTS, "heading": 1.0}
     default_params: ClassVar[dict[str, float]] = {**DEFAULT_PARAMS, "heading": 0.1}
     norms: ClassVar[dict[str, str]] = {**NORMS, "heading": "smooth_abs"}
+
+    #: Bounds of the options, read by mpc.schema.check_kwargs (see mpc/schema.py).
+    RANGES: ClassVar[dict[str, dict[str, float]]] = {
+        **{k: v for k, v in QuadrupedFlat.RANGES.items() if k != "waypoint_tolerance"},
+        "heading": {"min": -math.tau, "max": math.tau},
+    }
 
     def __init__(self, robot: RobotInfo, support: Literal["hind", "front"] = "hind",
                  goal=(0.0, 0.0), height: float = 0.5, heading: float = 0.0,

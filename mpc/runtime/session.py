@@ -64,6 +64,16 @@ class Session:
         self.task = assembly.build_task(cfg)
         self.planner = assembly.build_planner(cfg, self.task)
         self.plant = assembly.build_plant(cfg) if plant is None else plant
+        try:
+            self._start()
+        except BaseException:  # a robot link must not outlive a run that never started
+            self.plant.close()
+            self.planner.close()
+            raise
+
+    def _start(self) -> None:
+        """Everything after the plant is up: feedback, observers, the first state."""
+        cfg = self.cfg
         self.robot = self.task.robot
         rt = cfg.runtime
         self.feedback = FeedbackController(self.plant, self.planner.layout.nu,
@@ -86,7 +96,7 @@ class Session:
         self.fd_start = derivatives.fd_evaluations()
         self.wall_start = _time.perf_counter()
         self.observers: list[Observer] = [
-            RunRecorder(run_dir, cfg.to_dict(), [t.name for t in self.task.terms],
+            RunRecorder(self.run_dir, cfg.to_dict(), [t.name for t in self.task.terms],
                         path_sensors(self.task))]
         if cfg.telemetry.lcm_url:
             self.attach(OBSERVERS.get("lcm_telemetry")(

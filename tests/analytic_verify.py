@@ -31,6 +31,7 @@ import numpy as np
 STATES = ("standing", "trotting", "sliding", "airborne", "joint_limit", "fast_rotation")
 _COVERED = (int(mujoco.mjtGeom.mjGEOM_SPHERE), int(mujoco.mjtGeom.mjGEOM_CAPSULE),
             int(mujoco.mjtGeom.mjGEOM_BOX))
+_ROUND = (int(mujoco.mjtGeom.mjGEOM_SPHERE), int(mujoco.mjtGeom.mjGEOM_CAPSULE))
 
 
 def oracle_model(m: mujoco.MjModel, integrator: str = "euler") -> mujoco.MjModel:
@@ -64,14 +65,17 @@ def relative_error(x: np.ndarray, ref: np.ndarray) -> float:
 
 
 def contacts_covered(m: mujoco.MjModel, d: mujoco.MjData) -> bool:
-    """True if every active contact is a static plane against a sphere, capsule or box."""
+    """True if every active contact is a static plane against a sphere, capsule or box, or a
+    sphere or capsule against a sphere or capsule."""
     for i in range(d.ncon):
         c = d.contact[i]
         if c.efc_address < 0:
             continue
         g1, g2 = c.geom
-        if not (m.geom_type[g1] == mujoco.mjtGeom.mjGEOM_PLANE
-                and m.body_weldid[m.geom_bodyid[g1]] == 0 and m.geom_type[g2] in _COVERED):
+        t1, t2 = m.geom_type[g1], m.geom_type[g2]
+        plane = (t1 == mujoco.mjtGeom.mjGEOM_PLANE and m.body_weldid[m.geom_bodyid[g1]] == 0
+                 and t2 in _COVERED)
+        if not (plane or (t1 in _ROUND and t2 in _ROUND)):
             return False
     return True
 

@@ -11,10 +11,11 @@ Fallbacks to finite differences (``mjd_transitionFD``, counted by
 announced once with an :class:`AnalyticFallbackWarning`:
 
 * the whole model, if :func:`.gate.unsupported_features` names anything;
-* one knot, if a contact the recipe does not cover is active there (two moving bodies, a
-  geometry other than sphere, capsule or box against a static plane, or an upright capsule
-  under a pyramidal cone), if ``xfrc_applied`` is set, if a system matrix is not positive
-  definite or if a result is not finite.
+* one knot, if a contact the recipe does not cover is active there (a geometry other than
+  sphere, capsule or box against a static plane, a pair of moving geometries other than
+  spheres and capsules), if a contact's geometry is singular (an upright capsule on a plane
+  under a pyramidal cone, parallel capsules), if ``xfrc_applied`` is set, if a system matrix is
+  not positive definite or if a result is not finite.
 
 The model's constants (masses, actuator and sensor parameters, ...) are read when the provider
 is built: build a new one after changing them. Its options (timestep, gravity, integrator,

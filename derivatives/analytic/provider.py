@@ -25,6 +25,7 @@ changed; solver settings (tolerance, iterations) take effect at each forward pas
 
 from __future__ import annotations
 
+import logging
 import threading
 import warnings
 from collections.abc import Sequence
@@ -56,12 +57,13 @@ from derivatives.analytic.knot import (
 from derivatives.analytic.layout import data_layout
 from derivatives.analytic.passive import integrated_damping, passive_derivatives
 from derivatives.analytic.tables import TreeTables
-from derivatives.counter import add_fd_evaluations
+from derivatives.counter import add_fd_evaluations, record_fallback
 from derivatives.fd import FDProvider
 from derivatives.mjc import MJ_FORWARD
 from derivatives.provider_base import DerivativeProvider, Linearization, load_knot
 from derivatives.trajectory import Trajectory
 
+log = logging.getLogger(__name__)
 _D = mujoco.mjtDisableBit
 _INTEGRATION = mujoco.mjtState.mjSTATE_INTEGRATION
 
@@ -176,6 +178,7 @@ class AnalyticProvider(DerivativeProvider):
         self.fallback_centered = bool(fallback_centered)
         self._fd: FDProvider | None = None
         self._warned: set[str] = set()
+        self._model_reason = ""
         self._lock = threading.Lock()
         nx, ns = 2 * model.nv, model.nsensordata
         self._no_c = np.zeros((1, ns, nx))
@@ -208,7 +211,8 @@ class AnalyticProvider(DerivativeProvider):
         if self.unsupported:
             self._fd = FDProvider(m, eps=self.fallback_eps, centered=self.fallback_centered,
                                   threads=self.threads)
-            self._warn("model " + ", ".join(self.unsupported),
+            self._model_reason = "model: " + ", ".join(self.unsupported)
+            self._warn(self._model_reason,
                        "analytic derivatives do not cover " + ", ".join(self.unsupported)
                        + "; this model is linearized by finite differences (mjd_transitionFD)")
             return
@@ -230,6 +234,7 @@ class AnalyticProvider(DerivativeProvider):
         self._check_options()
         if self._fd is not None:
             self._fd.linearize(data, A, B, C, D)
+            self._record(self._model_reason, 1, self._fd.simulations_per_knot, data.time)
             return
         with self._lock:
             w = self._single
@@ -248,6 +253,8 @@ class AnalyticProvider(DerivativeProvider):
         if self._fd is not None:
             self._fd.horizon(trajectory, knots, out)
             self.last_simulations = self._fd.last_simulations
+            self._record(self._model_reason, len(knots), self.last_simulations,
+                         float(trajectory.time[knots[0]]) if len(knots) else float("nan"))
             return
         knots = np.asarray(knots, dtype=np.int64)
         if self._executor is None or len(knots) < 2:
@@ -292,34 +299,51 @@ class AnalyticProvider(DerivativeProvider):
         if status == UNSUPPORTED_CONTACT:
             geoms = data.contact.geom[info]
             pair = "-".join(mujoco.mjtGeom(m.geom_type[g]).name[7:].lower() for g in geoms)
-            self._warn(f"contact {pair}", f"a {pair} contact is active, which the analytic "
-                       "derivatives do not cover; knots with such contacts are linearized "
-                       "by finite differences (mjd_transitionFD)")
+            reason = f"contact {pair}"
+            message = (f"a {pair} contact is active, which the analytic derivatives do not "
+                       "cover")
         elif status == SINGULAR_FRAME:
-            self._warn("frame", "a capsule stands upright on the floor under a pyramidal "
-                       "or anisotropic cone, where MuJoCo's contact frame turns "
-                       "discontinuously; such knots are linearized by finite differences "
-                       "(mjd_transitionFD)")
+            geoms = data.contact.geom[info]
+            pair = "-".join(mujoco.mjtGeom(m.geom_type[g]).name[7:].lower() for g in geoms)
+            reason = f"singular {pair} geometry"
+            message = (f"a {pair} contact's geometry is singular (an upright capsule on the "
+                       "floor under a pyramidal or anisotropic cone, where MuJoCo's contact "
+                       "frame turns discontinuously, or parallel capsules)")
         elif status == APPLIED_FORCES:
-            self._warn("xfrc", "xfrc_applied is not covered by the analytic derivatives; "
-                       "such knots are linearized by finite differences (mjd_transitionFD)")
+            reason = "xfrc_applied"
+            message = "xfrc_applied is not covered by the analytic derivatives"
         elif status == NOT_FINITE:
-            self._warn("finite", "the closed form gave a non-finite Jacobian; such knots "
-                       "are linearized by finite differences (mjd_transitionFD)")
+            reason = "non-finite result"
+            message = "the closed form gave a non-finite Jacobian"
         else:
-            self._warn("system", "a system matrix was not positive definite; such knots "
-                       "are linearized by finite differences (mjd_transitionFD)")
+            reason = "system not positive definite"
+            message = "a system matrix was not positive definite"
+        self._warn(reason, message + "; such knots are linearized by finite differences "
+                   "(mjd_transitionFD)")
         mujoco.mjd_transitionFD(m, data, self.fallback_eps, self.fallback_centered, A, B,
                                 C if m.nsensordata else None, D if m.nsensordata else None)
         n = 2 * m.nv + m.na + m.nu
         simulations = 1 + (2 * n if self.fallback_centered else n)
         add_fd_evaluations(simulations)
+        self._record(reason, 1, simulations, data.time)
         return simulations
 
     def _warn(self, key: str, message: str) -> None:
+        """Warn once per provider and ``key`` (a fallback reason)."""
         if key not in self._warned:
             self._warned.add(key)
             warnings.warn(message, AnalyticFallbackWarning, stacklevel=3)
+            log.warning("analytic fallback (%s): %s", key, message)
+
+    @staticmethod
+    def _record(reason: str, knots: int, evaluations: int, time: float) -> None:
+        """Count a fallback by reason; the log gets the 1st, 2nd, 4th, 8th, ... knot of each
+        reason with the running total (every fallback is in the total, the log stays short
+        when a reason recurs at every knot)."""
+        total = record_fallback(reason, knots, evaluations)
+        before = total - knots
+        if before == 0 or (total.bit_length() > before.bit_length()):
+            log.info("analytic fallback (%s) at t=%.4f s: %d knots so far", reason, time, total)
 
     def close(self) -> None:
         if self._executor is not None:

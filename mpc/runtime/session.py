@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 import derivatives
+from derivatives.counter import fallbacks_since
 from mpc import assembly
 from mpc.config import Config
 from mpc.planner_base import IterationStats
@@ -83,6 +84,7 @@ class Session:
         #: Set when Ctrl-C ended the run early.
         self.interrupted = False
         self.fd_start = derivatives.fd_evaluations()
+        self.fallback_start = derivatives.fallbacks()
         self.wall_start = _time.perf_counter()
         self.observers: list[Observer] = [
             RunRecorder(run_dir, cfg.to_dict(), [t.name for t in self.task.terms])]
@@ -246,6 +248,8 @@ class Session:
             "policy_age_ms_max": float(np.max(c.policy_age)) * 1e3 if c.policy_age else None,
             "max_joint_speed_rad_s": round(c.max_joint_speed, 3),
             "fd_evaluations": derivatives.fd_evaluations() - self.fd_start,
+            # the analytic backend's knots by finite differences, by reason (empty: none)
+            "analytic_fallbacks": fallbacks_since(self.fallback_start),
         }
 
     #: Wall time spent in the control loop proper (set by the loop).

@@ -173,8 +173,9 @@ def reference_state(m: mujoco.MjModel, name: str, seed: int = 0,
 def self_contact_state(m: mujoco.MjModel, seed: int = 0, floor: bool = True,
                        tries: int = 5000) -> mujoco.MjData:
     """A state of a floating-base model with self-collisions where two of its own geoms touch:
-    the first keyframe with seeded random joint angles (within range) and velocities, the base
-    pressed 3 mm into the floor (``floor``) or lifted clear of it; accepted when a contact
+    the first keyframe with seeded random joint angles (within range), velocities and controls
+    (0.02 inside their limits), the base pressed 3 mm into the floor (``floor``) or lifted
+    clear of it; accepted when a contact
     between two moving geoms is 0.1 to 10 mm deep and the state is smooth (:func:`is_smooth`)."""
     rng = np.random.default_rng(seed)
     hinges = [j for j in range(m.njnt) if m.jnt_type[j] == mujoco.mjtJoint.mjJNT_HINGE]
@@ -198,6 +199,11 @@ def self_contact_state(m: mujoco.MjModel, seed: int = 0, floor: bool = True,
             continue
         d.qvel[:] = 0.3 * rng.standard_normal(m.nv)
         _controls(m, d, rng)
+        # off the control limits, where mjd_transitionFD differences one-sidedly (an error of
+        # order eps in B)
+        limited = m.actuator_ctrllimited.astype(bool)
+        lo, hi = m.actuator_ctrlrange[:, 0] + 0.02, m.actuator_ctrlrange[:, 1] - 0.02
+        d.ctrl[limited] = np.clip(d.ctrl, lo, hi)[limited]
         settle_solver(m, d)
         if is_smooth(m, d):
             return d

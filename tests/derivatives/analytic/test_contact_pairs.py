@@ -5,6 +5,7 @@ pyramidal cones, and the shipped Go1's self-contacts."""
 
 from __future__ import annotations
 
+import analytic_verify as verify
 import mujoco
 import numpy as np
 import pytest
@@ -16,6 +17,8 @@ from analytic_oracles import (
     tangent_fd,
 )
 
+import derivatives
+import robots
 from derivatives.analytic.constraint import contact_rows
 from derivatives.analytic.contact_jacobian import (
     CAPSULE,
@@ -23,6 +26,7 @@ from derivatives.analytic.contact_jacobian import (
     contact_jacobian_derivatives,
     contact_supported,
 )
+from mpc.tasks import make_task
 
 PAIRS = {"sphere-sphere": (SPHERE, SPHERE), "sphere-capsule": (SPHERE, CAPSULE),
          "capsule-capsule": (CAPSULE, CAPSULE)}
@@ -89,3 +93,28 @@ def test_supported_pairs_include_round_pairs():
     assert contact_supported(types, static, 1, 1)
     assert not contact_supported(types, static, 0, 2)  # sphere-box
     assert not contact_supported(types, static, 1, 3)  # capsule-cylinder
+
+
+@pytest.fixture(scope="module")
+def go1_self_collision():
+    """The shipped Go1 planning model with self-collisions (as configs/go1_biped.yaml plans),
+    under the oracle's solver settings."""
+    task = make_task("quadruped_biped", robots.info("go1"))
+    return verify.oracle_model(task.planning_model(0.01, self_collision=True))
+
+
+@pytest.mark.parametrize("floor", [True, False])
+def test_go1_self_contacts_stage_and_transition(go1_self_collision, floor):
+    """Stage: the Go1's self-contact rows against efc_J differences; whole step: A, B against
+    centered mjd_transitionFD at solver tolerance 1e-12, without any finite difference."""
+    m = go1_self_collision
+    d = verify.self_contact_state(m, seed=1, floor=floor)
+    own = [i for i in range(d.ncon) if m.geom_bodyid[d.contact.geom[i, 0]] != 0]
+    assert own and any(d.contact.efc_address[i] >= 0 for i in own)
+    check_against_efc_j(m, d)
+    before = derivatives.fd_evaluations()
+    A, B = derivatives.make_provider("analytic", m, threads=1).transition(d)
+    assert derivatives.fd_evaluations() == before
+    A_ref, B_ref, _, _ = verify.centered_fd(m, d)
+    assert verify.relative_error(A, A_ref) < 1e-6
+    assert verify.relative_error(B, B_ref) < 1e-6

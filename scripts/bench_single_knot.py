@@ -2,8 +2,9 @@
 
 For the A1 and H1 planning models (with their task's sensors): 36 knots of a simulated trot
 start; per repetition, interleaved, (a) one ``horizon`` call over the 36 knots (1 thread) and
-(b) 36 single-knot calls ``linearize(data, A, B, C, D)`` on data already holding each knot
-(what a user's code does), and (c) 36 ``transition(data)`` calls (A, B only, fresh arrays).
+(b) 36 single-knot calls ``linearize(data, A, B, C, D)`` on the caller's data holding each knot
+in turn (put there untimed: what a user's code does), and (c) 36 ``transition(data)`` calls
+(A, B only, fresh arrays).
 Medians over repetitions, microseconds per knot, and the ratios (b)/(a), (c)/(a).
 
     .venv/bin/python scripts/bench_single_knot.py [--reps N]
@@ -30,29 +31,38 @@ from bench_derivatives import HORIZON, TASKS, rollout
 
 
 def variants(m: mujoco.MjModel) -> dict:
+    """Each variant linearizes the 36 knots and returns the seconds it spent in the calls
+    measured: the horizon call, or the single-knot calls (each knot is put into the caller's
+    ``MjData`` and forwarded outside the timing, as a user's code holds its own state)."""
     traj = rollout(m, HORIZON)
     knots = list(range(HORIZON))
     horizon_provider = derivatives.make_provider("analytic", m, threads=1)
     single_provider = derivatives.make_provider("analytic", m, threads=1)
     out = Linearization.allocate(m, HORIZON)
     single = Linearization.allocate(m, HORIZON)
-    datas = []
-    for t in knots:
-        d = mujoco.MjData(m)
-        load_knot(d, traj, t)
-        mujoco.mj_forward(m, d)
-        datas.append(d)
+    d = mujoco.MjData(m)
 
-    def horizon():
+    def horizon() -> float:
+        t0 = time.perf_counter()
         horizon_provider.horizon(traj, knots, out)
+        return time.perf_counter() - t0
 
-    def linearize():
-        for t, d in enumerate(datas):
-            single_provider.linearize(d, single.A[t], single.B[t], single.C[t], single.D[t])
+    def one_by_one(call) -> float:
+        total = 0.0
+        for t in knots:
+            load_knot(d, traj, t)
+            mujoco.mj_forward(m, d)
+            t0 = time.perf_counter()
+            call(t)
+            total += time.perf_counter() - t0
+        return total
 
-    def transition():
-        for d in datas:
-            single_provider.transition(d)
+    def linearize() -> float:
+        return one_by_one(lambda t: single_provider.linearize(d, single.A[t], single.B[t],
+                                                              single.C[t], single.D[t]))
+
+    def transition() -> float:
+        return one_by_one(lambda t: single_provider.transition(d))
 
     return {"horizon": horizon, "linearize": linearize, "transition": transition}
 
@@ -71,9 +81,7 @@ def main() -> None:
         times = {k: [] for k in calls}
         for _ in range(args.reps):
             for name, f in calls.items():
-                t0 = time.perf_counter()
-                f()
-                times[name].append((time.perf_counter() - t0) / HORIZON)
+                times[name].append(f() / HORIZON)
         med = {k: float(np.median(v)) * 1e6 for k, v in times.items()}
         print(f"{robot}: " + ", ".join(f"{k} {v:.1f} us/knot" for k, v in med.items())
               + f"; linearize/horizon {med['linearize'] / med['horizon']:.3f}, "

@@ -22,6 +22,7 @@ import robots
 from derivatives import BACKENDS
 from mpc.ilqr import ILQRSettings
 from mpc.plants import PLANTS, SAFETY
+from mpc.runtime.audit import AuditSettings
 from mpc.schema import (
     ConfigError,
     build_dataclass,
@@ -287,7 +288,7 @@ def _validate_derivatives(cfg: Config, source: str) -> dict:
     section = dict(cfg.derivatives)
     backend = section.get("backend", "fd")
     _check_name(backend, source, "derivatives.backend")
-    valid = ["backend", *BACKENDS.available()]
+    valid = ["backend", "audit", *BACKENDS.available()]
     for key in section:
         if key not in valid:
             raise unknown_key(source, "derivatives.", str(key), valid)
@@ -295,6 +296,13 @@ def _validate_derivatives(cfg: Config, source: str) -> dict:
         raise ConfigError(f"{source}: unknown derivative backend '{backend}'; available: "
                           f"{', '.join(BACKENDS.available())}")
     out = {"backend": backend}
+    if section.get("audit"):
+        audit = check_kwargs(AuditSettings, section["audit"], source, "derivatives.audit.")
+        try:
+            AuditSettings(**audit)
+        except ValueError as e:
+            raise ConfigError(f"{source}: {e}") from None
+        out["audit"] = audit
     for name in BACKENDS.available():
         if name in section:
             out[name] = check_kwargs(BACKENDS.get(name), section[name] or {}, source,

@@ -77,6 +77,11 @@ class Dashboard(Observer):
             t.add_row("contacts", "  ".join(
                 f"[{'green' if f else 'dim'}]{n.split('_')[0]}[/]"
                 for n, f in zip(self.feet, status.contacts, strict=False)))
+        if status.audit is not None:
+            checks, last_err, worst, bad = status.audit
+            t.add_row("derivative audit", f"{checks} checks   last {last_err:.1e}   worst "
+                      f"{worst:.1e}   " + (f"[red]{bad} disagreements[/]" if bad else
+                                           "no disagreement"))
         if status.stopped:
             t.add_row("[red]stopped", f"[red]{status.stopped}")
         return t

@@ -31,6 +31,7 @@ import numpy as np
 STATES = ("standing", "trotting", "sliding", "airborne", "joint_limit", "fast_rotation")
 _COVERED = (int(mujoco.mjtGeom.mjGEOM_SPHERE), int(mujoco.mjtGeom.mjGEOM_CAPSULE),
             int(mujoco.mjtGeom.mjGEOM_BOX))
+_ROUND = (int(mujoco.mjtGeom.mjGEOM_SPHERE), int(mujoco.mjtGeom.mjGEOM_CAPSULE))
 
 
 def oracle_model(m: mujoco.MjModel, integrator: str = "euler") -> mujoco.MjModel:
@@ -64,14 +65,17 @@ def relative_error(x: np.ndarray, ref: np.ndarray) -> float:
 
 
 def contacts_covered(m: mujoco.MjModel, d: mujoco.MjData) -> bool:
-    """True if every active contact is a static plane against a sphere, capsule or box."""
+    """True if every active contact is a static plane against a sphere, capsule or box, or a
+    sphere or capsule against a sphere or capsule."""
     for i in range(d.ncon):
         c = d.contact[i]
         if c.efc_address < 0:
             continue
         g1, g2 = c.geom
-        if not (m.geom_type[g1] == mujoco.mjtGeom.mjGEOM_PLANE
-                and m.body_weldid[m.geom_bodyid[g1]] == 0 and m.geom_type[g2] in _COVERED):
+        t1, t2 = m.geom_type[g1], m.geom_type[g2]
+        plane = (t1 == mujoco.mjtGeom.mjGEOM_PLANE and m.body_weldid[m.geom_bodyid[g1]] == 0
+                 and t2 in _COVERED)
+        if not (plane or (t1 in _ROUND and t2 in _ROUND)):
             return False
     return True
 
@@ -164,6 +168,46 @@ def reference_state(m: mujoco.MjModel, name: str, seed: int = 0,
     _controls(m, d, rng)
     settle_solver(m, d)
     return d
+
+
+def self_contact_state(m: mujoco.MjModel, seed: int = 0, floor: bool = True,
+                       tries: int = 5000) -> mujoco.MjData:
+    """A state of a floating-base model with self-collisions where two of its own geoms touch:
+    the first keyframe with seeded random joint angles (within range), velocities and controls
+    (0.02 inside their limits), the base pressed 3 mm into the floor (``floor``) or lifted
+    clear of it; accepted when a contact
+    between two moving geoms is 0.1 to 10 mm deep and the state is smooth (:func:`is_smooth`)."""
+    rng = np.random.default_rng(seed)
+    hinges = [j for j in range(m.njnt) if m.jnt_type[j] == mujoco.mjtJoint.mjJNT_HINGE]
+    base = _floating(m)
+    for _ in range(tries):
+        d = mujoco.MjData(m)
+        if m.nkey:
+            mujoco.mj_resetDataKeyframe(m, d, 0)
+        for j in hinges:
+            lo, hi = m.jnt_range[j] if m.jnt_limited[j] else (-np.pi, np.pi)
+            a = m.jnt_qposadr[j]
+            d.qpos[a] = np.clip(d.qpos[a] + 0.8 * rng.standard_normal(), lo + 0.01, hi - 0.01)
+        if floor:
+            _press(m, d, 0.003)
+        else:
+            d.qpos[base + 2] += 0.3
+            mujoco.mj_forward(m, d)
+        own = [i for i in range(d.ncon) if d.contact.efc_address[i] >= 0
+               and m.body_weldid[m.geom_bodyid[d.contact.geom[i, 0]]] != 0]
+        if not own or not all(-0.01 < d.contact.dist[i] < -1e-4 for i in own):
+            continue
+        d.qvel[:] = 0.3 * rng.standard_normal(m.nv)
+        _controls(m, d, rng)
+        # off the control limits, where mjd_transitionFD differences one-sidedly (an error of
+        # order eps in B)
+        limited = m.actuator_ctrllimited.astype(bool)
+        lo, hi = m.actuator_ctrlrange[:, 0] + 0.02, m.actuator_ctrlrange[:, 1] - 0.02
+        d.ctrl[limited] = np.clip(d.ctrl, lo, hi)[limited]
+        settle_solver(m, d)
+        if is_smooth(m, d):
+            return d
+    raise RuntimeError("no smooth self-contact state found")
 
 
 def settle_solver(m: mujoco.MjModel, d: mujoco.MjData) -> None:

@@ -52,6 +52,13 @@ ARENA_FIELDS = (
     "contact_geom", "contact_pos", "contact_frame", "contact_friction",
 )
 DATA_FIELDS = FIXED_FIELDS + ARENA_FIELDS
+#: The single-knot driver (:func:`.horizon.linearize_state`): libmujoco addresses, the model and
+#: the provider's own scratch data (pointers and bundles), the layout, a state buffer and the
+#: index of the contact a status refers to.
+DRIVER_FIELDS = (
+    "mj_forward", "mj_getstate", "mj_setstate", "m_ptr", "d_ptr", "state_sig", "layout", "m",
+    "d", "state", "info",
+)
 CONSTRAINT_FIELDS = (
     "contact_adr", "contact_dim", "contact_mu", "jar", "state", "force", "hessian",
     "block_start", "block_size", "rho", "kfac", "pos_jac", "dja", "djv",
@@ -66,6 +73,12 @@ class ModelBundleType(types.StructRef):
 
 @structref.register
 class DataBundleType(types.StructRef):
+    def preprocess_fields(self, fields):
+        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+
+@structref.register
+class KnotDriverType(types.StructRef):
     def preprocess_fields(self, fields):
         return tuple((name, types.unliteral(typ)) for name, typ in fields)
 
@@ -91,6 +104,15 @@ class DataBundle(structref.StructRefProxy):
         return _new_data_bundle(values)
 
 
+class KnotDriver(structref.StructRefProxy):
+    """What a single-knot call needs besides the caller's data, in the order of
+    :data:`DRIVER_FIELDS`: one argument instead of eleven, so the call from Python costs
+    little more than the kernel."""
+
+    def __new__(cls, *values):
+        return _new_knot_driver(values)
+
+
 class ConstraintBundle(structref.StructRefProxy):
     """One knot's constraint quantities, in the order of :data:`CONSTRAINT_FIELDS`."""
 
@@ -100,6 +122,7 @@ class ConstraintBundle(structref.StructRefProxy):
 
 structref.define_proxy(ModelBundle, ModelBundleType, list(MODEL_FIELDS))
 structref.define_proxy(DataBundle, DataBundleType, list(DATA_FIELDS))
+structref.define_proxy(KnotDriver, KnotDriverType, list(DRIVER_FIELDS))
 structref.define_proxy(ConstraintBundle, ConstraintBundleType, list(CONSTRAINT_FIELDS))
 
 
@@ -111,6 +134,11 @@ def _new_model_bundle(values):
 @njit(cache=True)
 def _new_data_bundle(values):
     return DataBundle(*values)
+
+
+@njit(cache=True)
+def _new_knot_driver(values):
+    return KnotDriver(*values)
 
 
 @njit(cache=True)

@@ -21,6 +21,10 @@ Efc rows are the frame rows (elliptic: the first ``dim``) or pyramid edges J_n �
 transposed product Jᵀf is the wrench W = (τ + (p − c₀) × F, F) of the contact force
 (F = Rᵀ f_t, τ = Rᵀ f_r) read by every dof, (Jᵀf)_k = cdof_k · W, whose derivative is
 cdof_k · dW for dofs that j does not turn and cdof_k · (dW − s ×* W) for those it turns.
+
+Contacts between two spheres or capsules (self-collisions; either may be static) are
+differentiated by :func:`_pair_derivatives`: both bodies move, so the normal turns and the
+contact point slides along both surfaces (see there).
 """
 
 from __future__ import annotations
@@ -47,11 +51,65 @@ from derivatives.analytic.spatial import (
 PLANE, SPHERE, CAPSULE, BOX = 0, 2, 3, 6
 
 
+#: Below this ‖ℓ₁ × ℓ₂‖² / (‖ℓ₁‖² ‖ℓ₂‖²) two capsules count as parallel: MuJoCo switches to
+#: a branch with up to two contacts per pair at (numerically) zero, and the sliding of the
+#: witness points grows as its inverse on the way there.
+PARALLEL = 1e-10
+
+
 @njit(cache=True, nogil=True)
 def contact_supported(geom_type, geom_static, g1, g2):
-    """True if the pair (g1, g2) is a static plane against a sphere, capsule or box."""
-    return (geom_type[g1] == PLANE and geom_static[g1] == 1 and geom_static[g2] == 0
-            and geom_type[g2] in (SPHERE, CAPSULE, BOX))
+    """True if the pair (g1, g2) is a static plane against a sphere, capsule or box, or a
+    sphere or capsule against a sphere or capsule."""
+    t1, t2 = geom_type[g1], geom_type[g2]
+    if t1 == PLANE:
+        return geom_static[g1] == 1 and geom_static[g2] == 0 and t2 in (SPHERE, CAPSULE, BOX)
+    return t1 in (SPHERE, CAPSULE) and t2 in (SPHERE, CAPSULE)
+
+
+@njit(inline="always")
+def _chain_of(b, body_chain_end, dof_parentid, chain):
+    """The dofs that move body b, in increasing order, into ``chain``; returns their count."""
+    n = 0
+    k = body_chain_end[b]
+    while k >= 0:
+        n += 1
+        k = dof_parentid[k]
+    k = body_chain_end[b]
+    for i in range(n - 1, -1, -1):
+        chain[i] = k
+        k = dof_parentid[k]
+    return n
+
+
+@njit(inline="always")
+def _frame_force(efc_force, adr, dim, pyramidal, fr, c):
+    """The contact force in its frame (normal, t₁, t₂, spin, roll₁, roll₂) from its efc rows
+    (pyramid edges: f_n = Σ f_e, f_k = μ_k (f₊ − f₋))."""
+    f0 = f1 = f2 = f3 = f4 = f5 = 0.0
+    if pyramidal:
+        for e in range(2 * (dim - 1)):
+            f0 += efc_force[adr + e]
+        if dim > 1:
+            f1 = fr[c, 0] * (efc_force[adr] - efc_force[adr + 1])
+        if dim > 2:
+            f2 = fr[c, 1] * (efc_force[adr + 2] - efc_force[adr + 3])
+        if dim > 3:
+            f3 = fr[c, 2] * (efc_force[adr + 4] - efc_force[adr + 5])
+        if dim > 4:
+            f4 = fr[c, 3] * (efc_force[adr + 6] - efc_force[adr + 7])
+            f5 = fr[c, 4] * (efc_force[adr + 8] - efc_force[adr + 9])
+    else:
+        f0 = efc_force[adr]
+        if dim > 1:
+            f1 = efc_force[adr + 1]
+            f2 = efc_force[adr + 2]
+        if dim > 3:
+            f3 = efc_force[adr + 3]
+        if dim > 4:
+            f4 = efc_force[adr + 4]
+            f5 = efc_force[adr + 5]
+    return f0, f1, f2, f3, f4, f5
 
 
 @njit(inline="always")
@@ -80,15 +138,301 @@ def _store_rows(out, j, d6, adr, dim, pyramidal, friction, c):
             out[adr + e, j] = d6[e]
 
 
+@njit(inline="always")
+def _segment(geom_type, geom_size, geom_xpos, geom_xmat, g):
+    """Centre and half axis ℓ of geom g's core segment (a sphere's is a point: ℓ = 0)."""
+    half = geom_size[g, 1] if geom_type[g] == CAPSULE else 0.0
+    return (row3(geom_xpos, g),
+            (geom_xmat[g, 2] * half, geom_xmat[g, 5] * half, geom_xmat[g, 8] * half))
+
+
+@njit(inline="always")
+def _clip(x):
+    return min(1.0, max(-1.0, x))
+
+
+@njit(inline="always")
+def _witness_parameters(c1, a1, c2, a2, capsule1, capsule2):
+    """MuJoCo's parameters x₁, x₂ ∈ [−1, 1] of the witness points wᵢ = cᵢ + xᵢ ℓᵢ of two core
+    segments (geom 1 is never a capsule when geom 2 is a sphere: MuJoCo orders pairs by type),
+    and the Gram terms (ℓ₁·ℓ₁, −ℓ₁·ℓ₂, ℓ₂·ℓ₂, their determinant).
+
+    Sphere–capsule: the projection of the centre onto the segment, clipped. Capsule–capsule:
+    the closest points of the two lines, (ℓ₁·ℓ₁) x₁ − (ℓ₁·ℓ₂) x₂ = −ℓ₁·(c₁ − c₂),
+    (ℓ₁·ℓ₂) x₁ − (ℓ₂·ℓ₂) x₂ = −ℓ₂·(c₁ − c₂); if x₁ leaves [−1, 1] it is clipped and x₂
+    re-projected from that end, then if x₂ leaves it, x₂ is clipped and x₁ re-projected (and
+    clipped) — the same order as MuJoCo, so the same face of the clipping is active.
+    """
+    ma = dot3(a1, a1)
+    mb = -dot3(a1, a2)
+    mc = dot3(a2, a2)
+    det = ma * mc - mb * mb
+    dif = (c1[0] - c2[0], c1[1] - c2[1], c1[2] - c2[2])
+    x1 = 0.0
+    x2 = 0.0
+    if capsule2 and not capsule1:
+        x2 = _clip(dot3(a2, dif) / mc)
+    elif capsule1 and capsule2 and det > 0.0:
+        u = -dot3(a1, dif)
+        v = dot3(a2, dif)
+        x1 = (mc * u - mb * v) / det
+        x2 = (ma * v - mb * u) / det
+        if x1 > 1.0 or x1 < -1.0:
+            x1 = _clip(x1)
+            x2 = (v - mb * x1) / mc
+        if x2 > 1.0 or x2 < -1.0:
+            x2 = _clip(x2)
+            x1 = _clip((u - mb * x2) / ma)
+    return x1, x2, ma, mb, mc, det
+
+
+@njit(inline="always")
+def _axpy3(y, alpha, x):
+    return (y[0] + alpha * x[0], y[1] + alpha * x[1], y[2] + alpha * x[2])
+
+
+@njit(inline="always")
+def _sub3(a, b):
+    return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
+
+
+@njit(inline="always")
+def _body_side(m, d, b, side, chain, index, prefix):
+    """Chain, dof positions and prefix sums of Σ cdof_k a_k, Σ cdof_k v_k (rows 0 and 1 of
+    ``prefix[side]``) of body b; returns the chain length."""
+    cdof = d.cdof
+    qacc = d.qacc
+    qvel = d.qvel
+    n = _chain_of(b, m.body_chain_end, m.dof_parentid, chain[side])
+    va = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    vv = va
+    store6(prefix[side, 0], 0, va)
+    store6(prefix[side, 1], 0, vv)
+    for i in range(n):
+        k = chain[side, i]
+        index[side, k] = i
+        ck = row6(cdof, k)
+        va = axpy6(va, qacc[k], ck)
+        vv = axpy6(vv, qvel[k], ck)
+        store6(prefix[side, 0], i + 1, va)
+        store6(prefix[side, 1], i + 1, vv)
+    return n
+
+
+@njit(inline="always")
+def _relative_rows(s, moved1, moved2, p1, p2, v1, v2, rel1, rel2, dp, nrm, t1, t2, dn, dt1,
+                   dt2):
+    """Derivative along dof twist s of the frame rows R (v₂(p) − v₁(p); ω₂ − ω₁) of the
+    relative twist, each body's twist Vᵢ = Σ cdof_k x_k with the part pᵢ that s does not turn
+    (dVᵢ = s ×ₘ (Vᵢ − pᵢ) if s moves body i, else 0), the point moving by dp and the frame by
+    (dn, dt₁, dt₂)."""
+    z = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    dv1 = cross_motion(s, sub6(v1, p1)) if moved1 else z
+    dv2 = cross_motion(s, sub6(v2, p2)) if moved2 else z
+    lin = _sub3(point_velocity(v2, rel2), point_velocity(v1, rel1))
+    ang = (v2[0] - v1[0], v2[1] - v1[1], v2[2] - v1[2])
+    dlin = _sub3(point_velocity(dv2, rel2), point_velocity(dv1, rel1))
+    w = cross3(ang, dp)
+    dlin = (dlin[0] + w[0], dlin[1] + w[1], dlin[2] + w[2])
+    dang = (dv2[0] - dv1[0], dv2[1] - dv1[1], dv2[2] - dv1[2])
+    return (dot3(nrm, dlin) + dot3(dn, lin), dot3(t1, dlin) + dot3(dt1, lin),
+            dot3(t2, dlin) + dot3(dt2, lin), dot3(nrm, dang) + dot3(dn, ang),
+            dot3(t1, dang) + dot3(dt1, ang), dot3(t2, dang) + dot3(dt2, ang))
+
+
+@njit(cache=True, nogil=True, fastmath=FASTMATH)
+def _pair_derivatives(m, d, efc, djtf, c, chain, index, prefix):
+    """Contact c between two spheres or capsules (either may be static): its columns of
+    ``efc.dja``, ``efc.djv`` and its part of djtf += ∂(Jᵀf)/∂q. False if its geometry is
+    singular (parallel capsules, coincident witness points).
+
+    Geom gᵢ (i = 1, 2) on body bᵢ has a core segment cᵢ ± ℓᵢ (sphere: ℓᵢ = 0) and radius rᵢ;
+    MuJoCo's contact joins the witness points wᵢ = cᵢ + xᵢ ℓᵢ (:func:`_witness_parameters`):
+    e = w₂ − w₁, L = ‖e‖, n = e / L, dist = L − r₁ − r₂, p = w₁ + n (r₁ + dist/2), frame
+    (n, t₁, t₂) with t₁ = normalize(y − n (n·y)), t₂ = n × t₁ and y = e_y if |n_y| < 1/2 else
+    e_z (``mju_makeFrame``). The Jacobian rows are R (Jₚ(b₂, p) − Jₚ(b₁, p); J_ω(b₂) − J_ω(b₁)).
+
+    Along dof j (twist s, moving body i if j is in its chain; material velocity
+    uᵢ(x) = s_v + s_ω × (x − c₀ᵢ), dℓᵢ = s_ω × ℓᵢ, else 0), a free parameter stays stationary
+    (ℓᵢ·(w₁ − w₂) = 0), so with δu = u₂(w₂) − u₁(w₁)
+
+        (ℓ₁·ℓ₁) dx₁ − (ℓ₁·ℓ₂) dx₂ = dℓ₁·e + ℓ₁·δu,   (ℓ₁·ℓ₂) dx₁ − (ℓ₂·ℓ₂) dx₂ = dℓ₂·e + ℓ₂·δu
+
+    over the free parameters (a clipped one has dxᵢ = 0 and drops its equation); then
+    dwᵢ = uᵢ(wᵢ) + dxᵢ ℓᵢ, de = dw₂ − dw₁, dn = (I − n nᵀ) de / L, d dist = n·de,
+    dp = dw₁ + dn (r₁ + dist/2) + n (d dist)/2, dt₁ = (I − t₁t₁ᵀ) (−dn (n·y) − n (dn·y)) / ‖y −
+    n (n·y)‖, dt₂ = dn × t₁ + n × dt₁. Each body's twist changes as in the plane case
+    (:func:`_relative_rows`), and Jᵀf reads the wrench ±Wᵢ = ±(τ + (p − c₀ᵢ) × F, F) on body
+    i's dofs (+ for body 2), so d(Jᵀf)_k = ±cdof_k · (dWᵢ [− s ×* Wᵢ if j turns k]) with
+    dWᵢ = (dτ + dp × F + (p − c₀ᵢ) × dF, dF), dF = dRᵀ f_t, dτ = dRᵀ f_r. Dofs in both chains
+    (same tree) read W₂ − W₁ = 0 and are skipped.
+    """
+    geom_type = m.geom_type
+    geom_size = m.geom_size
+    geom_bodyid = m.geom_bodyid
+    body_rootid = m.body_rootid
+    dof_group_start = m.dof_group_start
+    cdof = d.cdof
+    subtree_com = d.subtree_com
+    contact_geom = d.contact_geom
+    contact_frame = d.contact_frame
+    fr = d.contact_friction
+    adr = efc.contact_adr[c]
+    dim = efc.contact_dim[c]
+    pyramidal = d.efc_type[adr] == CONTACT_PYRAMIDAL
+    nv = cdof.shape[0]
+    g1 = contact_geom[c, 0]
+    g2 = contact_geom[c, 1]
+    b1 = geom_bodyid[g1]
+    b2 = geom_bodyid[g2]
+    n1 = _body_side(m, d, b1, 0, chain, index, prefix)
+    n2 = _body_side(m, d, b2, 1, chain, index, prefix)
+    same_tree = body_rootid[b1] == body_rootid[b2]
+    c01 = row3(subtree_com, body_rootid[b1])
+    c02 = row3(subtree_com, body_rootid[b2])
+
+    # --- geometry -----------------------------------------------------------------------------
+    capsule1 = geom_type[g1] == CAPSULE
+    capsule2 = geom_type[g2] == CAPSULE
+    cc1, a1 = _segment(geom_type, geom_size, d.geom_xpos, d.geom_xmat, g1)
+    cc2, a2 = _segment(geom_type, geom_size, d.geom_xpos, d.geom_xmat, g2)
+    x1, x2, ma, mb, mc, det = _witness_parameters(cc1, a1, cc2, a2, capsule1, capsule2)
+    free1 = capsule1 and -1.0 < x1 < 1.0
+    free2 = capsule2 and -1.0 < x2 < 1.0
+    ok = not (capsule1 and capsule2 and det <= PARALLEL * ma * mc)
+    w1 = _axpy3(cc1, x1, a1)
+    w2 = _axpy3(cc2, x2, a2)
+    e = _sub3(w2, w1)
+    length = np.sqrt(dot3(e, e))
+    if length < 1e-12 or not ok:
+        _clear_pair(chain, index, n1, n2)
+        return False
+    r1 = geom_size[g1, 0]
+    lift = r1 + 0.5 * (length - r1 - geom_size[g2, 0])
+    nrm = (contact_frame[c, 0], contact_frame[c, 1], contact_frame[c, 2])
+    t1 = (contact_frame[c, 3], contact_frame[c, 4], contact_frame[c, 5])
+    t2 = (contact_frame[c, 6], contact_frame[c, 7], contact_frame[c, 8])
+    y = (0.0, 1.0, 0.0) if abs(nrm[1]) < 0.5 else (0.0, 0.0, 1.0)
+    ny = dot3(nrm, y)
+    ty = _axpy3(y, -ny, nrm)
+    perp = np.sqrt(dot3(ty, ty))
+    p = row3(d.contact_pos, c)
+    rel1 = _sub3(p, c01)
+    rel2 = _sub3(p, c02)
+
+    # --- force and wrenches -------------------------------------------------------------------
+    f0, f1, f2, f3, f4, f5 = _frame_force(efc.force, adr, dim, pyramidal, fr, c)
+    frc = (nrm[0] * f0 + t1[0] * f1 + t2[0] * f2, nrm[1] * f0 + t1[1] * f1 + t2[1] * f2,
+           nrm[2] * f0 + t1[2] * f1 + t2[2] * f2)
+    trq = (nrm[0] * f3 + t1[0] * f4 + t2[0] * f5, nrm[1] * f3 + t1[1] * f4 + t2[1] * f5,
+           nrm[2] * f3 + t1[2] * f4 + t2[2] * f5)
+    mo1 = cross3(rel1, frc)
+    mo2 = cross3(rel2, frc)
+    wrench1 = (trq[0] + mo1[0], trq[1] + mo1[1], trq[2] + mo1[2], frc[0], frc[1], frc[2])
+    wrench2 = (trq[0] + mo2[0], trq[1] + mo2[1], trq[2] + mo2[2], frc[0], frc[1], frc[2])
+    va1 = row6(prefix[0, 0], n1)
+    vv1 = row6(prefix[0, 1], n1)
+    va2 = row6(prefix[1, 0], n2)
+    vv2 = row6(prefix[1, 1], n2)
+    zero3 = (0.0, 0.0, 0.0)
+    zero6 = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+
+    for j in range(nv):
+        i1 = index[0, j]
+        i2 = index[1, j]
+        moved1 = i1 >= 0
+        moved2 = i2 >= 0
+        if not (moved1 or moved2):
+            continue
+        s = row6(cdof, j)
+        sw = (s[0], s[1], s[2])
+        group = j - dof_group_start[j]
+        first1 = i1 - group
+        first2 = i2 - group
+        # witness points: material motion, then sliding of the free parameters
+        u1 = point_velocity(s, _sub3(w1, c01)) if moved1 else zero3
+        u2 = point_velocity(s, _sub3(w2, c02)) if moved2 else zero3
+        da1 = cross3(sw, a1) if moved1 else zero3
+        da2 = cross3(sw, a2) if moved2 else zero3
+        du = _sub3(u2, u1)
+        rhs1 = dot3(da1, e) + dot3(a1, du)
+        rhs2 = -dot3(da2, e) - dot3(a2, du)
+        dx1 = 0.0
+        dx2 = 0.0
+        if free1 and free2:
+            dx1 = (mc * rhs1 - mb * rhs2) / det
+            dx2 = (ma * rhs2 - mb * rhs1) / det
+        elif free1:
+            dx1 = rhs1 / ma
+        elif free2:
+            dx2 = rhs2 / mc
+        de = _sub3(_axpy3(u2, dx2, a2), _axpy3(u1, dx1, a1))
+        nde = dot3(nrm, de)
+        dn = ((de[0] - nrm[0] * nde) / length, (de[1] - nrm[1] * nde) / length,
+              (de[2] - nrm[2] * nde) / length)
+        dw1 = _axpy3(u1, dx1, a1)
+        dp = _axpy3(_axpy3(dw1, lift, dn), 0.5 * nde, nrm)
+        dty = _axpy3(_axpy3(zero3, -ny, dn), -dot3(dn, y), nrm)
+        td = dot3(t1, dty)
+        dt1 = ((dty[0] - t1[0] * td) / perp, (dty[1] - t1[1] * td) / perp,
+               (dty[2] - t1[2] * td) / perp)
+        c1 = cross3(dn, t1)
+        c2 = cross3(nrm, dt1)
+        dt2 = (c1[0] + c2[0], c1[1] + c2[1], c1[2] + c2[2])
+
+        p1a = row6(prefix[0, 0], first1) if moved1 else zero6
+        p1v = row6(prefix[0, 1], first1) if moved1 else zero6
+        p2a = row6(prefix[1, 0], first2) if moved2 else zero6
+        p2v = row6(prefix[1, 1], first2) if moved2 else zero6
+        d6a = _relative_rows(s, moved1, moved2, p1a, p2a, va1, va2, rel1, rel2, dp, nrm, t1,
+                             t2, dn, dt1, dt2)
+        d6v = _relative_rows(s, moved1, moved2, p1v, p2v, vv1, vv2, rel1, rel2, dp, nrm, t1,
+                             t2, dn, dt1, dt2)
+        _store_rows(efc.dja, j, d6a, adr, dim, pyramidal, fr, c)
+        _store_rows(efc.djv, j, d6v, adr, dim, pyramidal, fr, c)
+
+        dfrc = (dn[0] * f0 + dt1[0] * f1 + dt2[0] * f2, dn[1] * f0 + dt1[1] * f1 + dt2[1] * f2,
+                dn[2] * f0 + dt1[2] * f1 + dt2[2] * f2)
+        dtrq = (dn[0] * f3 + dt1[0] * f4 + dt2[0] * f5, dn[1] * f3 + dt1[1] * f4 + dt2[1] * f5,
+                dn[2] * f3 + dt1[2] * f4 + dt2[2] * f5)
+        mp = cross3(dp, frc)
+        for side in range(2):
+            if side == 0:
+                rel, wrench, moved, first, count, sign = rel1, wrench1, moved1, first1, n1, -1.0
+            else:
+                rel, wrench, moved, first, count, sign = rel2, wrench2, moved2, first2, n2, 1.0
+            mf = cross3(rel, dfrc)
+            dwrench = (dtrq[0] + mp[0] + mf[0], dtrq[1] + mp[1] + mf[1],
+                       dtrq[2] + mp[2] + mf[2], dfrc[0], dfrc[1], dfrc[2])
+            turned = sub6(dwrench, cross_force(s, wrench))
+            for ik in range(count):
+                k = chain[side, ik]
+                if same_tree and index[1 - side, k] >= 0:
+                    continue
+                djtf[k, j] += sign * dot_row6(cdof, k, turned if moved and ik >= first
+                                              else dwrench)
+    _clear_pair(chain, index, n1, n2)
+    return True
+
+
+@njit(inline="always")
+def _clear_pair(chain, index, n1, n2):
+    """Reset the dof positions of both sides to −1 for the next contact."""
+    for i in range(n1):
+        index[0, chain[0, i]] = -1
+    for i in range(n2):
+        index[1, chain[1, i]] = -1
+
+
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
 def contact_jacobian_derivatives(m, d, efc, djtf):
     """``efc.dja`` = (∂J/∂q) a, ``efc.djv`` = (∂J/∂q) v (nefc, nv; rows of other constraints
     untouched) and djtf += ∂(Jᵀf)/∂q with f = ``efc.force`` fixed (nv, nv), for all contacts
     (a = ``d.qacc``, v = ``d.qvel``).
 
-    Returns the index of a contact whose turning frame is singular (a capsule within a
-    millidegree of upright under a pyramidal or anisotropic cone, where MuJoCo's frame itself
-    jumps), else −1.
+    Returns the index of a contact whose geometry is singular (a capsule within a millidegree
+    of upright on a plane under a pyramidal or anisotropic cone, where MuJoCo's frame itself
+    jumps; two parallel capsules; coincident centres), else −1.
     """
     dof_parentid = m.dof_parentid
     dof_group_start = m.dof_group_start
@@ -119,6 +463,11 @@ def contact_jacobian_derivatives(m, d, efc, djtf):
     # each one (what it does not turn)
     prefix_a = np.empty((nv + 1, 6))
     prefix_v = np.empty((nv + 1, 6))
+    # per side of a contact between two moving bodies: chain, position of each dof in it (−1:
+    # not in it), motion prefix sums over acceleration and velocity
+    pair_chain = np.empty((2, nv), dtype=np.int64)
+    pair_index = np.full((2, nv), -1, dtype=np.int64)
+    pair_prefix = np.empty((2, 2, nv + 1, 6))
     zero3 = (0.0, 0.0, 0.0)
     for c in range(contact_adr.shape[0]):
         adr = contact_adr[c]
@@ -127,16 +476,12 @@ def contact_jacobian_derivatives(m, d, efc, djtf):
         dim = contact_dim[c]
         pyramidal = efc_type[adr] == CONTACT_PYRAMIDAL
         g2 = contact_geom[c, 1]
+        if geom_type[contact_geom[c, 0]] != PLANE:
+            if not _pair_derivatives(m, d, efc, djtf, c, pair_chain, pair_index, pair_prefix):
+                return c
+            continue
         b = geom_bodyid[g2]
-        n = 0
-        k = body_chain_end[b]
-        while k >= 0:
-            n += 1
-            k = dof_parentid[k]
-        k = body_chain_end[b]
-        for i in range(n - 1, -1, -1):
-            chain[i] = k
-            k = dof_parentid[k]
+        n = _chain_of(b, body_chain_end, dof_parentid, chain)
         c0 = row3(subtree_com, body_rootid[b])
         va = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
         vv = va
@@ -173,30 +518,7 @@ def contact_jacobian_derivatives(m, d, efc, djtf):
             if perp < 1e-5:
                 return c
 
-        # contact force in the frame: (normal, t1, t2, spin, roll1, roll2)
-        f0 = f1 = f2 = f3 = f4 = f5 = 0.0
-        if pyramidal:
-            for e in range(2 * (dim - 1)):
-                f0 += efc_force[adr + e]
-            if dim > 1:
-                f1 = fr[c, 0] * (efc_force[adr] - efc_force[adr + 1])
-            if dim > 2:
-                f2 = fr[c, 1] * (efc_force[adr + 2] - efc_force[adr + 3])
-            if dim > 3:
-                f3 = fr[c, 2] * (efc_force[adr + 4] - efc_force[adr + 5])
-            if dim > 4:
-                f4 = fr[c, 3] * (efc_force[adr + 6] - efc_force[adr + 7])
-                f5 = fr[c, 4] * (efc_force[adr + 8] - efc_force[adr + 9])
-        else:
-            f0 = efc_force[adr]
-            if dim > 1:
-                f1 = efc_force[adr + 1]
-                f2 = efc_force[adr + 2]
-            if dim > 3:
-                f3 = efc_force[adr + 3]
-            if dim > 4:
-                f4 = efc_force[adr + 4]
-                f5 = efc_force[adr + 5]
+        f0, f1, f2, f3, f4, f5 = _frame_force(efc_force, adr, dim, pyramidal, fr, c)
         frc = (nrm[0] * f0 + t1[0] * f1 + t2[0] * f2, nrm[1] * f0 + t1[1] * f1 + t2[1] * f2,
                nrm[2] * f0 + t1[2] * f1 + t2[2] * f2)
         trq = (nrm[0] * f3 + t1[0] * f4 + t2[0] * f5, nrm[1] * f3 + t1[1] * f4 + t2[1] * f5,

@@ -3,7 +3,8 @@
 Model features outside the recipe make the provider fall back to finite differences for the
 whole model, with one warning naming them. Contact geometry is checked per knot instead: a
 model may contain boxes or meshes that never touch anything; only a knot where a contact other
-than a static plane against a sphere, capsule or box is active falls back (see
+than a static plane against a sphere, capsule or box, or a sphere or capsule against a sphere
+or capsule, is active falls back (see
 :func:`uncovered_contact_pairs` for the warning issued up front).
 """
 
@@ -24,6 +25,8 @@ _FRAME_SENSORS = {int(t) for t in (
 )}
 _SCALAR_JOINTS = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
 _COVERED_GEOMS = (int(_G.mjGEOM_SPHERE), int(_G.mjGEOM_CAPSULE), int(_G.mjGEOM_BOX))
+#: Geoms covered against each other (moving or static): spheres and capsules.
+_ROUND_GEOMS = (int(_G.mjGEOM_SPHERE), int(_G.mjGEOM_CAPSULE))
 
 
 def _disabled(m: mujoco.MjModel, flag) -> bool:
@@ -136,7 +139,8 @@ def _sensor_issues(m: mujoco.MjModel) -> list[str]:
 
 def uncovered_contact_pairs(m: mujoco.MjModel) -> list[str]:
     """Geom-type pairs that may collide (contype/conaffinity, parent filter, exclusions and
-    explicit pairs) but are not a static plane against a sphere, capsule or box."""
+    explicit pairs) but are neither a static plane against a sphere, capsule or box nor a
+    sphere or capsule against a sphere or capsule."""
     static = m.body_weldid[m.geom_bodyid] == 0
     filterparent = not _disabled(m, mujoco.mjtDisableBit.mjDSBL_FILTERPARENT)
     excluded = set(int(s) for s in m.exclude_signature)
@@ -145,7 +149,8 @@ def uncovered_contact_pairs(m: mujoco.MjModel) -> list[str]:
     def add(g1: int, g2: int) -> None:
         t1, t2 = sorted((int(m.geom_type[g1]), int(m.geom_type[g2])))
         s1 = static[g1] if m.geom_type[g1] == t1 else static[g2]
-        covered = t1 == _G.mjGEOM_PLANE and s1 and t2 in _COVERED_GEOMS
+        covered = ((t1 == _G.mjGEOM_PLANE and s1 and t2 in _COVERED_GEOMS)
+                   or (t1 in _ROUND_GEOMS and t2 in _ROUND_GEOMS))
         if not covered:
             pairs.add(f"{_G(t1).name[7:].lower()}-{_G(t2).name[7:].lower()}")
 

@@ -1,7 +1,8 @@
-"""All knots of a horizon in one compiled call that releases the GIL.
+"""All knots of a horizon in one compiled call that releases the GIL (and one knot of a
+caller's ``MjData`` likewise: :func:`linearize_state`).
 
 For each knot t of ``knots``: put the knot's time, state, control and solver warm start into
-the worker's ``MjData`` (unless ``load`` is false: the data already holds the knot), run
+the worker's ``MjData``, run
 ``mj_forward`` (libmujoco, by address), read the constraint and contact arrays it allocated and
 linearize (:func:`.knot.linearize_knot`). No Python runs between knots, so two threads with
 their own ``MjData`` run two chunks of a horizon in parallel.
@@ -83,7 +84,7 @@ def _point_at_arena(d_ptr, layout, d):
 
 
 @njit(cache=True, nogil=True)
-def linearize_knots(mj_forward, m_ptr, d_ptr, layout, m, d, load, knots, time, qpos, qvel,
+def linearize_knots(mj_forward, m_ptr, d_ptr, layout, m, d, knots, time, qpos, qvel,
                     act, ctrl, warmstart, A, B, C, D, with_sensors, status, info):
     """Linearize the knots ``knots`` (trajectory arrays and outputs indexed by knot).
 
@@ -95,13 +96,12 @@ def linearize_knots(mj_forward, m_ptr, d_ptr, layout, m, d, load, knots, time, q
     slot = np.zeros(1, dtype=np.int64)
     for i in range(knots.shape[0]):
         t = knots[i]
-        if load:
-            _field(d_ptr, layout[TIME], np.float64)[0] = time[t]
-            d.qpos[:] = qpos[t]
-            d.qvel[:] = qvel[t]
-            d.act[:] = act[t]
-            d.ctrl[:] = ctrl[t]
-            d.qacc_warmstart[:] = warmstart[t]
+        _field(d_ptr, layout[TIME], np.float64)[0] = time[t]
+        d.qpos[:] = qpos[t]
+        d.qvel[:] = qvel[t]
+        d.act[:] = act[t]
+        d.ctrl[:] = ctrl[t]
+        d.qacc_warmstart[:] = warmstart[t]
         call_void(mj_forward, m_ptr, d_ptr)
         _point_at_arena(d_ptr, layout, d)
         if not with_sensors:
@@ -109,3 +109,26 @@ def linearize_knots(mj_forward, m_ptr, d_ptr, layout, m, d, load, knots, time, q
             D[t] = 0.0
         status[i] = linearize_knot(m, d, A[t], B[t], C[t], D[t], with_sensors, slot)
         info[i] = slot[0]
+
+
+@njit(cache=True, nogil=True)
+def linearize_state(driver, src_ptr, A, B, C, D, with_sensors):
+    """Linearize the state held by the ``MjData`` at address ``src_ptr`` (left untouched):
+    its integration state (time, qpos, qvel, act, ctrl, warm start, applied forces, mocap) is
+    copied into the driver's scratch data with ``mj_getState``/``mj_setState``, then as one
+    knot of :func:`linearize_knots`. Returns (status, contact index) as
+    :func:`.knot.linearize_knot` defines them."""
+    m_ptr = driver.m_ptr
+    d_ptr = driver.d_ptr
+    state = driver.state.ctypes.data
+    call_void(driver.mj_getstate, m_ptr, src_ptr, state, driver.state_sig)
+    call_void(driver.mj_setstate, m_ptr, d_ptr, state, driver.state_sig)
+    call_void(driver.mj_forward, m_ptr, d_ptr)
+    d = driver.d
+    _point_at_arena(d_ptr, driver.layout, d)
+    if not with_sensors:
+        C[:] = 0.0
+        D[:] = 0.0
+    info = driver.info
+    status = linearize_knot(driver.m, d, A, B, C, D, with_sensors, info)
+    return status, info[0]

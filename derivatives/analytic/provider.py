@@ -11,10 +11,11 @@ Fallbacks to finite differences (``mjd_transitionFD``, counted by
 announced once with an :class:`AnalyticFallbackWarning`:
 
 * the whole model, if :func:`.gate.unsupported_features` names anything;
-* one knot, if a contact the recipe does not cover is active there (two moving bodies, a
-  geometry other than sphere, capsule or box against a static plane, or an upright capsule
-  under a pyramidal cone), if ``xfrc_applied`` is set, if a system matrix is not positive
-  definite or if a result is not finite.
+* one knot, if a contact the recipe does not cover is active there (a geometry other than
+  sphere, capsule or box against a static plane, a pair of moving geometries other than
+  spheres and capsules), if a contact's geometry is singular (an upright capsule on a plane
+  under a pyramidal cone, parallel capsules), if ``xfrc_applied`` is set, if a system matrix is
+  not positive definite or if a result is not finite.
 
 The model's constants (masses, actuator and sensor parameters, ...) are read when the provider
 is built: build a new one after changing them. Its options (timestep, gravity, integrator,
@@ -24,6 +25,7 @@ changed; solver settings (tolerance, iterations) take effect at each forward pas
 
 from __future__ import annotations
 
+import logging
 import threading
 import warnings
 from collections.abc import Sequence
@@ -42,10 +44,11 @@ from derivatives.analytic.bundles import (
     P_IMPLICITFAST,
     P_IMPRATIO,
     P_TIMESTEP,
+    KnotDriver,
     ModelBundle,
     data_bundle,
 )
-from derivatives.analytic.horizon import linearize_knots
+from derivatives.analytic.horizon import linearize_knots, linearize_state
 from derivatives.analytic.knot import (
     APPLIED_FORCES,
     NOT_FINITE,
@@ -56,12 +59,13 @@ from derivatives.analytic.knot import (
 from derivatives.analytic.layout import data_layout
 from derivatives.analytic.passive import integrated_damping, passive_derivatives
 from derivatives.analytic.tables import TreeTables
-from derivatives.counter import add_fd_evaluations
+from derivatives.counter import add_fd_evaluations, record_fallback
 from derivatives.fd import FDProvider
-from derivatives.mjc import MJ_FORWARD
+from derivatives.mjc import MJ_FORWARD, MJ_GETSTATE, MJ_SETSTATE
 from derivatives.provider_base import DerivativeProvider, Linearization, load_knot
 from derivatives.trajectory import Trajectory
 
+log = logging.getLogger(__name__)
 _D = mujoco.mjtDisableBit
 _INTEGRATION = mujoco.mjtState.mjSTATE_INTEGRATION
 
@@ -182,14 +186,12 @@ class AnalyticProvider(DerivativeProvider):
         self.fallback_centered = bool(fallback_centered)
         self._fd: FDProvider | None = None
         self._warned: set[str] = set()
+        self._model_reason = ""
+        self._fallback_knots: dict[str, int] = {}
         self._lock = threading.Lock()
         nx, ns = 2 * model.nv, model.nsensordata
         self._no_c = np.zeros((1, ns, nx))
         self._no_d = np.zeros((1, ns, model.nu))
-        # the knot arrays of a call on data that already holds its knot (never read)
-        self._held = Trajectory(np.zeros(1), np.zeros((1, model.nq)), np.zeros((1, model.nv)),
-                                np.zeros((1, model.na)), np.zeros((1, model.nu)),
-                                np.zeros((1, ns)), np.zeros((1, model.nv)))
         self._single = _Worker(model)
         self._state = np.empty(mujoco.mj_stateSize(model, _INTEGRATION))
         self._workers = [_Worker(model) for _ in range(self.threads)]
@@ -214,12 +216,17 @@ class AnalyticProvider(DerivativeProvider):
         if self.unsupported:
             self._fd = FDProvider(m, eps=self.fallback_eps, centered=self.fallback_centered,
                                   threads=self.threads)
-            self._warn("model " + ", ".join(self.unsupported),
+            self._model_reason = "model: " + ", ".join(self.unsupported)
+            self._warn(self._model_reason,
                        "analytic derivatives do not cover " + ", ".join(self.unsupported)
                        + "; this model is linearized by finite differences (mjd_transitionFD)")
             return
         tables = model_tables(m)
         self._model_bundle = ModelBundle(*(tables[f] for f in MODEL_FIELDS))
+        self._driver = KnotDriver(MJ_FORWARD, MJ_GETSTATE, MJ_SETSTATE, m._address,
+                                  self._single.data._address, np.int32(_INTEGRATION),
+                                  self._layout, self._model_bundle, self._single.bundle,
+                                  self._state, np.zeros(1, dtype=np.int64))
         self._sensors = m.nsensordata > 0 and not m.opt.disableflags & int(_D.mjDSBL_SENSOR)
 
     def _check_options(self) -> None:
@@ -236,17 +243,16 @@ class AnalyticProvider(DerivativeProvider):
         self._check_options()
         if self._fd is not None:
             self._fd.linearize(data, A, B, C, D)
+            self._record(self._model_reason, 1, self._fd.simulations_per_knot, data.time)
             return
         with self._lock:
-            w = self._single
-            # the whole integration state (time, qpos, qvel, act, ctrl, warm start, applied
-            # forces, mocap) in two calls
-            mujoco.mj_getState(self.model, data, self._state, _INTEGRATION)
-            mujoco.mj_setState(self.model, w.data, self._state, _INTEGRATION)
+            # one compiled call: copy the state, forward pass, closed form
             sensors = self._sensors and C is not None and D is not None
-            out = Linearization(A[None], B[None], self._no_c if C is None else C[None],
-                                self._no_d if D is None else D[None])
-            self._run(w, False, np.zeros(1, dtype=np.int64), self._held, out, sensors)
+            status, info = linearize_state(self._driver, data._address, A, B,
+                                           self._no_c[0] if C is None else C,
+                                           self._no_d[0] if D is None else D, sensors)
+            if status != OK:
+                self._finite_differences(self._single.data, A, B, C, D, status, info)
 
     # --- horizon ----------------------------------------------------------------------------
     def horizon(self, trajectory: Trajectory, knots: Sequence[int], out: Linearization) -> None:
@@ -254,41 +260,40 @@ class AnalyticProvider(DerivativeProvider):
         if self._fd is not None:
             self._fd.horizon(trajectory, knots, out)
             self.last_simulations = self._fd.last_simulations
+            self._record(self._model_reason, len(knots), self.last_simulations,
+                         float(trajectory.time[knots[0]]) if len(knots) else float("nan"))
             return
         knots = np.asarray(knots, dtype=np.int64)
         if self._executor is None or len(knots) < 2:
-            counts = [self._run(self._workers[0], True, knots, trajectory, out, self._sensors)]
+            counts = [self._run(self._workers[0], knots, trajectory, out, self._sensors)]
         else:
-            jobs = [self._executor.submit(self._run, w, True, knots[i :: self.threads],
+            jobs = [self._executor.submit(self._run, w, knots[i :: self.threads],
                                           trajectory, out, self._sensors)
                     for i, w in enumerate(self._workers) if knots[i :: self.threads].size]
             counts = [job.result() for job in jobs]
         self.last_simulations = sum(counts)
 
     # --- internals --------------------------------------------------------------------------
-    def _run(self, w: _Worker, load: bool, knots: np.ndarray, trajectory: Trajectory,
-             out: Linearization, sensors: bool) -> int:
-        """Linearize ``knots`` on worker ``w`` (one compiled call; ``load``: put each knot of
-        ``trajectory`` into the data first), then the knots the recipe does not cover by
-        finite differences; returns the simulations these cost. Without ``sensors`` the
-        kernel zeroes C and D (``out.C``/``out.D`` may be the provider's placeholders)."""
+    def _run(self, w: _Worker, knots: np.ndarray, trajectory: Trajectory, out: Linearization,
+             sensors: bool) -> int:
+        """Linearize ``knots`` of ``trajectory`` on worker ``w`` (one compiled call), then the
+        knots the recipe does not cover by finite differences; returns the simulations these
+        cost. Without ``sensors`` the kernel zeroes C and D."""
         status = np.empty(len(knots), dtype=np.int64)
         info = np.empty(len(knots), dtype=np.int64)
         tr = trajectory
         linearize_knots(MJ_FORWARD, self.model._address, w.data._address, self._layout,
-                        self._model_bundle, w.bundle, load, knots, _float64(tr.time),
+                        self._model_bundle, w.bundle, knots, _float64(tr.time),
                         _float64(tr.qpos), _float64(tr.qvel), _float64(tr.act), _float64(tr.ctrl),
                         _float64(tr.warmstart), out.A, out.B, out.C, out.D, sensors, status,
                         info)
         simulations = 0
         for i in np.flatnonzero(status != OK):
             t = knots[i]
-            if load:
-                load_knot(w.data, trajectory, t)
-                mujoco.mj_forward(self.model, w.data)  # the contacts the warning names
-            simulations += self._finite_differences(
-                w.data, out.A[t], out.B[t], None if out.C is self._no_c else out.C[t],
-                None if out.D is self._no_d else out.D[t], status[i], info[i])
+            load_knot(w.data, trajectory, t)
+            mujoco.mj_forward(self.model, w.data)  # the contacts the warning names
+            simulations += self._finite_differences(w.data, out.A[t], out.B[t], out.C[t],
+                                                    out.D[t], status[i], info[i])
         return simulations
 
     def _finite_differences(self, data, A, B, C, D, status: int, info: int) -> int:
@@ -298,34 +303,52 @@ class AnalyticProvider(DerivativeProvider):
         if status == UNSUPPORTED_CONTACT:
             geoms = data.contact.geom[info]
             pair = "-".join(mujoco.mjtGeom(m.geom_type[g]).name[7:].lower() for g in geoms)
-            self._warn(f"contact {pair}", f"a {pair} contact is active, which the analytic "
-                       "derivatives do not cover; knots with such contacts are linearized "
-                       "by finite differences (mjd_transitionFD)")
+            reason = f"contact {pair}"
+            message = (f"a {pair} contact is active, which the analytic derivatives do not "
+                       "cover")
         elif status == SINGULAR_FRAME:
-            self._warn("frame", "a capsule stands upright on the floor under a pyramidal "
-                       "or anisotropic cone, where MuJoCo's contact frame turns "
-                       "discontinuously; such knots are linearized by finite differences "
-                       "(mjd_transitionFD)")
+            geoms = data.contact.geom[info]
+            pair = "-".join(mujoco.mjtGeom(m.geom_type[g]).name[7:].lower() for g in geoms)
+            reason = f"singular {pair} geometry"
+            message = (f"a {pair} contact's geometry is singular (an upright capsule on the "
+                       "floor under a pyramidal or anisotropic cone, where MuJoCo's contact "
+                       "frame turns discontinuously, or parallel capsules)")
         elif status == APPLIED_FORCES:
-            self._warn("xfrc", "xfrc_applied is not covered by the analytic derivatives; "
-                       "such knots are linearized by finite differences (mjd_transitionFD)")
+            reason = "xfrc_applied"
+            message = "xfrc_applied is not covered by the analytic derivatives"
         elif status == NOT_FINITE:
-            self._warn("finite", "the closed form gave a non-finite Jacobian; such knots "
-                       "are linearized by finite differences (mjd_transitionFD)")
+            reason = "non-finite result"
+            message = "the closed form gave a non-finite Jacobian"
         else:
-            self._warn("system", "a system matrix was not positive definite; such knots "
-                       "are linearized by finite differences (mjd_transitionFD)")
+            reason = "system not positive definite"
+            message = "a system matrix was not positive definite"
+        self._warn(reason, message + "; such knots are linearized by finite differences "
+                   "(mjd_transitionFD)")
         mujoco.mjd_transitionFD(m, data, self.fallback_eps, self.fallback_centered, A, B,
                                 C if m.nsensordata else None, D if m.nsensordata else None)
         n = 2 * m.nv + m.na + m.nu
         simulations = 1 + (2 * n if self.fallback_centered else n)
         add_fd_evaluations(simulations)
+        self._record(reason, 1, simulations, data.time)
         return simulations
 
     def _warn(self, key: str, message: str) -> None:
+        """Warn once per provider and ``key`` (a fallback reason)."""
         if key not in self._warned:
             self._warned.add(key)
             warnings.warn(message, AnalyticFallbackWarning, stacklevel=3)
+            log.warning("analytic fallback (%s): %s", key, message)
+
+    def _record(self, reason: str, knots: int, evaluations: int, time: float) -> None:
+        """Count a fallback by reason (process-wide: :func:`derivatives.fallbacks`); the log
+        gets this provider's 1st, 2nd, 4th, 8th, ... knot of each reason with its running
+        total (every fallback is in the total, and the log stays short when a reason recurs
+        at every knot)."""
+        record_fallback(reason, knots, evaluations)
+        before = self._fallback_knots.get(reason, 0)
+        total = self._fallback_knots[reason] = before + knots
+        if total.bit_length() > before.bit_length():
+            log.info("analytic fallback (%s) at t=%.4f s: %d knots so far", reason, time, total)
 
     def close(self) -> None:
         if self._executor is not None:

@@ -72,6 +72,8 @@ class Status:
     contacts: np.ndarray | None
     #: Why the run is stopping (a fall, a trip, an expired policy), or None.
     stopped: str | None
+    #: The derivative audit: (checks, last relative error, worst, disagreements), or None.
+    audit: tuple[int, float, float, int] | None = None
 
 
 class Observer:

@@ -18,12 +18,14 @@ from pathlib import Path
 import numpy as np
 
 import derivatives
+from derivatives.counter import fallbacks_since
 from mpc import assembly
 from mpc.config import Config
 from mpc.planner_base import IterationStats
 from mpc.plant_base import Plant, PlantState
 from mpc.policy import Policy
 from mpc.runlog import RunRecorder
+from mpc.runtime.audit import AuditSettings, DerivativeAudit
 from mpc.runtime.feedback import FeedbackController
 from mpc.runtime.observer import Observer, PlanReport, StateReport, Status
 from mpc.runtime.predict import StatePredictor
@@ -94,7 +96,18 @@ class Session:
         #: Set when Ctrl-C ended the run early.
         self.interrupted = False
         self.fd_start = derivatives.fd_evaluations()
+        self.fallback_start = derivatives.fallbacks()
         self.wall_start = _time.perf_counter()
+        #: The derivative audit (``derivatives.audit.every`` > 0), else None.
+        self.audit: DerivativeAudit | None = None
+        audit = AuditSettings(**cfg.derivatives.get("audit", {}))
+        if audit.every:
+            p = cfg.planner
+            self.audit = DerivativeAudit(self.planner.model, self.run_dir, audit, {
+                "robot": cfg.robot, "task": dict(cfg.task), "timestep": p.timestep,
+                "self_collision": p.self_collision,
+                "model": self.planner.model.names.split(b"\0", 1)[0].decode()},
+                cfg.runtime.seed)
         self.observers: list[Observer] = [
             RunRecorder(self.run_dir, cfg.to_dict(), [t.name for t in self.task.terms],
                         path_sensors(self.task))]
@@ -120,7 +133,12 @@ class Session:
         start = _time.perf_counter()
         if self.predictor is not None:
             state = self.predictor.predict(state, self.policy_in_force(state))
+        if self.audit is not None and self.audit.switch_requested:
+            self._switch_to_fd()
         stats = self.planner.iterate(state.time, state.qpos, state.qvel, state.act)
+        if self.audit is not None and stats.status == "ok":
+            self.audit.offer(stats.iteration, self.planner.nominal, self.planner.linearization,
+                             self.planner.knots)
         if self.predictor is not None and self._warmup_done and stats.status == "ok":
             self.predictor.note(_time.perf_counter() - start)
         if self.cfg.runtime.plan_latency > 0:
@@ -150,6 +168,16 @@ class Session:
         for observer in self.observers:
             observer.on_plan(report)
         return stats
+
+    def _switch_to_fd(self) -> None:
+        """The audit found the derivatives wrong and the config asks for fd from then on."""
+        if self.planner.provider.name == "fd":
+            return
+        old = self.planner.provider
+        self.planner.provider = derivatives.make_provider(
+            "fd", self.planner.model, **self.cfg.derivatives.get("fd", {}))
+        old.close()
+        log.warning("planner now linearizes by finite differences (fd backend)")
 
     def act(self, state: PlantState) -> None:
         self.feedback.step(self.policy_in_force(state), state)
@@ -201,7 +229,8 @@ class Session:
             status = Status(state, c.iterations, c.feedback_steps, self.feedback.last_age,
                             c.last, self.planner.nominal, self.goal_distance(state.qpos),
                             self.plant.foot_contacts(),
-                            self.fell or self.feedback.stopped or self.trip_reason())
+                            self.fell or self.feedback.stopped or self.trip_reason(),
+                            None if self.audit is None else self.audit.latest())
         keep = [observer.tick(status) for observer in self.observers]
         return all(keep) and self.trip_reason() is None
 
@@ -262,6 +291,8 @@ class Session:
             "policy_age_ms_max": float(np.max(c.policy_age)) * 1e3 if c.policy_age else None,
             "max_joint_speed_rad_s": round(c.max_joint_speed, 3),
             "fd_evaluations": derivatives.fd_evaluations() - self.fd_start,
+            # the analytic backend's knots by finite differences, by reason (empty: none)
+            "analytic_fallbacks": fallbacks_since(self.fallback_start),
         }
 
     #: Wall time spent in the control loop proper (set by the loop).
@@ -271,6 +302,8 @@ class Session:
         """Stop the plant (damping on hardware), tell the observers (the recorder writes the
         run directory), return the summary."""
         summary = self.summary(mode)
+        if self.audit is not None:
+            summary["derivative_audit"] = self.audit.close()
         self.plant.close()
         self.planner.close()
         for observer in reversed(self.observers):

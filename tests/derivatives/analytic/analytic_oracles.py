@@ -246,3 +246,60 @@ def sensor_zoo_model() -> mujoco.MjModel:
     <actuatorfrc actuator="motor"/>
   </sensor>
 </mujoco>""")
+
+
+def self_contact_model(cone: str = "elliptic", condim: int = 3) -> mujoco.MjModel:
+    """A free base with two arms (a ball joint on one, two hinges on the other), each a sphere
+    then a capsule, and a static sphere: sphere-sphere, sphere-capsule and capsule-capsule
+    contacts between two moving bodies, in one tree and against the world. No floor, no
+    gravity: the arms are posed into each other by :func:`self_contact_state`."""
+    return mujoco.MjModel.from_xml_string(f"""
+<mujoco>
+  <option cone="{cone}" gravity="0 0 0" timestep="0.005"/>
+  <default><geom condim="{condim}" friction=".7 .03 .02"/></default>
+  <worldbody>
+    <geom name="post" type="sphere" size=".05" pos=".2 .2 .5"/>
+    <body pos="0 0 .5">
+      <freejoint/>
+      <geom type="box" size=".05 .05 .05" contype="0" conaffinity="0" mass="2"/>
+      <body pos="0 .1 0">
+        <joint type="ball"/>
+        <geom type="sphere" size=".04" pos=".15 0 0" mass=".2"/>
+        <body pos=".15 0 0">
+          <joint axis="0 0 1"/>
+          <geom type="capsule" size=".02" fromto="0 0 0 .15 .05 0" mass=".1"/>
+        </body>
+      </body>
+      <body pos="0 -.1 0">
+        <joint axis="0 0 1"/>
+        <joint axis="1 0 .3"/>
+        <geom type="sphere" size=".04" pos=".15 0 0" mass=".2"/>
+        <body pos=".15 0 0">
+          <joint axis="0 1 0"/>
+          <geom type="capsule" size=".02" fromto="0 0 0 .15 -.05 .02" mass=".1"/>
+        </body>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>""")
+
+
+def self_contact_state(m: mujoco.MjModel, pair: tuple[int, int], seed: int = 0,
+                       world: bool = False, tries: int = 20000) -> mujoco.MjData:
+    """Data at a seeded random pose (base rotated too) where a contact between geom types
+    ``pair`` (MuJoCo's order; ``world``: its first geom static) is active, every contact
+    between 1e-4 and 1e-2 deep (a contact set stable under small steps)."""
+    rng = np.random.default_rng(seed)
+    d = mujoco.MjData(m)
+    for _ in range(tries):
+        mujoco.mj_resetData(m, d)
+        dq = 0.9 * rng.standard_normal(m.nv)
+        dq[:3] = 0.0
+        mujoco.mj_integratePos(m, d.qpos, dq, 1.0)
+        d.qvel[:] = rng.standard_normal(m.nv)
+        mujoco.mj_forward(m, d)
+        types = [tuple(m.geom_type[g] for g in d.contact.geom[i]) for i in range(d.ncon)
+                 if not world or m.geom_bodyid[d.contact.geom[i, 0]] == 0]
+        if pair in types and all(-0.01 < dist < -1e-4 for dist in d.contact.dist):
+            return d
+    raise RuntimeError(f"no pose with a {pair} contact")

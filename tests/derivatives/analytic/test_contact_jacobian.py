@@ -140,6 +140,6 @@ def test_supported_pairs():
     assert contact_supported(types, static, 0, 2)
     assert contact_supported(types, static, 0, 3)
     assert not contact_supported(types, static, 0, 4)  # cylinder
-    assert not contact_supported(types, static, 1, 2)  # sphere-capsule
+    assert not contact_supported(types, static, 1, 3)  # sphere-box
     moving_plane = np.array([0, 0, 0, 0, 0], dtype=np.int64)
     assert not contact_supported(types, moving_plane, 0, 1)

@@ -21,6 +21,6 @@ def test_a_failure_after_the_plant_is_up_closes_the_plant(tmp_path):
     cfg = load_config("configs/a1_trot.yaml", ["runtime.mode=lockstep",
                                                "telemetry.lcm_url=udpm://999.1.1.1:7667"])
     plant = ClosingPlant(robots.info("a1"))
-    with pytest.raises(ValueError, match="telemetry.lcm_url"):
+    with pytest.raises(ValueError, match=r"telemetry\.lcm_url"):
         Session(cfg, tmp_path, plant=plant)
     assert plant.closed == 1

@@ -87,6 +87,8 @@ def _run(args: argparse.Namespace) -> int:
     from mpc.run import run
 
     cfg = load_config(args.config, _overrides(args))
+    if cfg.command.source.get("type") == "keyboard" and not args.viewer:
+        raise UserError("command.source.type keyboard needs --viewer (its keys drive the robot)")
     console = Console(stderr=False)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     _route_mujoco_warnings()

@@ -10,6 +10,7 @@ import numpy as np
 import yaml
 
 from mpc.runtime.observer import Observer, PlanReport, StateReport
+from mpc.tasks.task_base import body_velocity
 
 PHASES = ("nominal", "derivatives", "cost_derivatives", "backward", "linesearch", "total")
 
@@ -24,6 +25,8 @@ class RunRecorder(Observer):
         self.term_names = term_names
         self.states: dict[str, list] = {k: [] for k in ("time", "qpos", "qvel", "ctrl",
                                                           "contacts")}
+        #: Velocity mode: commanded and achieved body-frame (v_x, v_y, ω_z) per state sample.
+        self.velocity: dict[str, list] = {"command": [], "velocity": []}
         self.plans: dict[str, list] = {k: [] for k in (
             "time", "ok", "cost", "stage_cost", "term_costs", "timings", "mu", "alpha",
             "simulations", "wall_time")}
@@ -40,6 +43,9 @@ class RunRecorder(Observer):
         s["qvel"].append(np.array(report.qvel))
         s["ctrl"].append(np.array(report.ctrl))
         s["contacts"].append(np.array(report.contacts, dtype=bool))
+        if report.command is not None:
+            self.velocity["command"].append(np.array(report.command))
+            self.velocity["velocity"].append(body_velocity(report.qpos, report.qvel))
 
     def on_plan(self, report: PlanReport) -> None:
         stats, wall_time = report.stats, report.wall_time
@@ -61,6 +67,8 @@ class RunRecorder(Observer):
         """Write the time series and the summary."""
         arrays = {f"state_{k}": np.array(v) for k, v in self.states.items()}
         arrays.update({f"plan_{k}": np.array(v) for k, v in self.plans.items()})
+        if self.velocity["command"]:
+            arrays.update({f"state_{k}": np.array(v) for k, v in self.velocity.items()})
         arrays["term_names"] = np.array(self.term_names)
         arrays["phase_names"] = np.array(PHASES)
         np.savez_compressed(self.dir / "timeseries.npz", **arrays)

@@ -1,4 +1,5 @@
-"""MuJoCo passive viewer: the robot, the goal (drag it with Ctrl + right mouse) and the plan.
+"""MuJoCo passive viewer: the robot, the goal (drag it with Ctrl + right mouse) and the plan;
+with ``command.source.type: keyboard`` its keys drive the robot (:mod:`mpc.commands.keyboard`).
 
 The plan is drawn from the planner's latest nominal trajectory: each foot's path and the base
 path (drawn on the floor, where it is not hidden by the body), read from the planning model's
@@ -21,6 +22,7 @@ import time
 import mujoco
 import numpy as np
 
+from mpc.commands.keyboard import KeyboardCommand
 from mpc.errors import UserError
 from mpc.runtime.observer import Observer, Status
 from mpc.runtime.session import Session
@@ -44,8 +46,10 @@ def open_viewer(session: Session):
         plant.copy_state(shown)
         mujoco.mj_forward(plant.model, shown)
         before = set(threading.enumerate())
-        handle = mujoco.viewer.launch_passive(plant.model, shown, show_left_ui=False,
-                                              show_right_ui=False)
+        source = session.command_source
+        handle = mujoco.viewer.launch_passive(
+            plant.model, shown, show_left_ui=False, show_right_ui=False,
+            key_callback=source.on_key if source is not None else None)
         # The render thread launch_passive started: closing waits for it to finish, or GLFW
         # is torn down at exit while it still swaps buffers (a segfault at exit).
         render_threads = [t for t in threading.enumerate() if t not in before]
@@ -67,6 +71,8 @@ class ViewerSync(Observer):
                  render_threads: list[threading.Thread]):
         self.plant = session.plant
         self.task = session.task
+        self.keyboard = (session.command_source
+                         if isinstance(session.command_source, KeyboardCommand) else None)
         self.handle = handle
         self.render_threads = render_threads
         #: The viewer's own data: the plant's state copied in, the goal marker dragged here.
@@ -81,6 +87,8 @@ class ViewerSync(Observer):
     def tick(self, status: Status) -> bool:
         if not self.handle.is_running():
             return False
+        if self.keyboard is not None:
+            self.keyboard.heartbeat()
         with self.handle.lock():
             goal = self.shown.mocap_pos[0, :2].copy()
             if self.task.goal is not None and not np.allclose(goal, self.task.goal):

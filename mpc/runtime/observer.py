@@ -45,6 +45,8 @@ class StateReport:
     qvel: np.ndarray
     ctrl: np.ndarray
     contacts: np.ndarray
+    #: The velocity command (v_x, v_y, ω_z) tracked at this time (velocity mode), else None.
+    command: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,8 @@ class Status:
     contacts: np.ndarray | None
     #: Why the run is stopping (a fall, a trip, an expired policy), or None.
     stopped: str | None
+    #: The velocity command (v_x, v_y, ω_z) tracked (velocity mode), else None.
+    command: np.ndarray | None = None
 
 
 class Observer:

@@ -19,6 +19,7 @@ import numpy as np
 
 import derivatives
 from mpc import assembly
+from mpc.commands import COMMAND_SOURCES, CommandFilter, CommandSource
 from mpc.config import Config
 from mpc.planner_base import IterationStats
 from mpc.plant_base import Plant, PlantState
@@ -91,6 +92,16 @@ class Session:
                 cfg.telemetry.lcm_url, cfg.telemetry.channel, self.task))
         state = self.plant.read_state()
         self.time_start = state.time
+        #: Velocity mode: where commands come from and the filter they pass (else None).
+        self.command_source: CommandSource | None = None
+        self.command_filter: CommandFilter | None = None
+        if cfg.command.source:
+            options = dict(cfg.command.source)
+            kind = options.pop("type")
+            self.command_source = COMMAND_SOURCES.get(kind).build(options, self.plant)
+            self.command_filter = CommandFilter(cfg.command.max_speed, cfg.command.max_accel,
+                                                cfg.command.timeout)
+            self.update_command(state.time)
         self.goal_final = np.array(getattr(self.task, "waypoints", [[np.nan, np.nan]])[-1])
         self.goal_distance_start = self.goal_distance(state.qpos)
         self.planner.reset(state.time, state.qpos, state.qvel, state.act)
@@ -104,10 +115,18 @@ class Session:
         self.observers.append(observer)
 
     # --- the actions of the loops ----------------------------------------------------------
+    def update_command(self, time: float) -> None:
+        """Poll the command source and hand the filtered command to the task. Commands run
+        on the run's clock: plant time since the start."""
+        t = time - self.time_start
+        self.task.set_command(self.command_filter.update(t, self.command_source.read(t)))
+
     def plan(self, state: PlantState) -> IterationStats:
         start = _time.perf_counter()
         if self.predictor is not None:
             state = self.predictor.predict(state, self.policy_in_force(state))
+        if self.command_source is not None:
+            self.update_command(state.time)
         stats = self.planner.iterate(state.time, state.qpos, state.qvel, state.act)
         if self.predictor is not None and self._warmup_done and stats.status == "ok":
             self.predictor.note(_time.perf_counter() - start)
@@ -167,7 +186,7 @@ class Session:
             if contacts is None:
                 contacts = np.zeros(len(self.robot.feet), bool)
             report = StateReport(state.time, state.qpos, state.qvel, self.feedback.ctrl.copy(),
-                                 contacts)
+                                 contacts, self.task.command)
             for observer in self.observers:
                 observer.on_state(report)
         if self.fell is None:
@@ -186,7 +205,8 @@ class Session:
             status = Status(state, c.iterations, c.feedback_steps, self.feedback.last_age,
                             c.last, self.planner.nominal, self.goal_distance(state.qpos),
                             self.plant.foot_contacts(),
-                            self.fell or self.feedback.stopped or self.trip_reason())
+                            self.fell or self.feedback.stopped or self.trip_reason(),
+                            self.task.command)
         keep = [observer.tick(status) for observer in self.observers]
         return all(keep) and self.trip_reason() is None
 
@@ -255,6 +275,8 @@ class Session:
         """Stop the plant (damping on hardware), tell the observers (the recorder writes the
         run directory), return the summary."""
         summary = self.summary(mode)
+        if self.command_source is not None:
+            self.command_source.close()
         self.plant.close()
         self.planner.close()
         for observer in reversed(self.observers):

@@ -38,8 +38,8 @@ class CommandSource(ABC):
     #: Name in :data:`mpc.commands.COMMAND_SOURCES`.
     name: str = ""
 
-    @classmethod
-    def check_options(cls, options: dict) -> None:  # noqa: B027
+    @classmethod  # noqa: B027
+    def check_options(cls, options: dict) -> None:
         """Raise ValueError (one line) if ``options`` cannot work; nothing is opened."""
 
     @classmethod

@@ -344,7 +344,8 @@ def serve(target: str, robot_name: str, options: dict, shm_name: str, conn, pare
             conn.send(("error", str(e), isinstance(e, OSError)))
             return
         latest = bridge.latest  # publish the first state, then let the link thread publish
-        block.publish_state(bridge._plant_state(latest), latest[0], latest[1].tick)
+        block.publish_state(bridge._plant_state(latest), latest[0], latest[1].tick,
+                            latest[1].wireless_remote)
         bridge.shared = block
         holder["bridge"] = bridge
         conn.send(("ready",))

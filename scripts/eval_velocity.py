@@ -16,9 +16,10 @@ Per robot (configs/<robot>_velocity.yaml, its scripted profile and defaults):
            the gait's own sway within a stride).
   drift    zero command for 5 s: the largest horizontal distance of the base from its start
            (limit 0.05 m).
-  top      forward commands v = 1.0, 1.25, 1.5, ... m/s (max_speed raised to match): after the
-           ramp, 5 s at v; the top speed is the largest v with no fall and a mean achieved
-           forward speed over those 5 s of at least 0.9 v (stops at the first failure).
+  top      forward commands v = 1.0, 1.25, 1.5, ... m/s from standing (max_speed raised to
+           match): after the ramp at the config's acceleration limit, 5 s at v; the top speed
+           is the largest v with no fall and a mean achieved forward speed over those 5 s of
+           at least 0.9 v (stops at the first failure).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from pathlib import Path
 import numpy as np
 from report import write_tables
 
+from mpc.config import load_config
 from mpc.run import run
 
 ROBOTS = ("a1", "go1", "go2", "h1")
@@ -93,8 +95,9 @@ def part_drift(robot: str, extra: list[str]) -> dict:
 
 def part_top(robot: str, extra: list[str]) -> dict:
     best, detail, wall = None, [], 0.0
+    accel = load_config(config(robot), extra).command.max_accel[0]
     for v in TOP_SPEEDS:
-        ramp = 0.5 + v  # the configs accelerate at 1 m/s²
+        ramp = 0.5 + v / accel
         summary, series = lockstep(robot, [
             f"command.source.profile=[[0, 0, 0, 0], [0.5, {v}, 0, 0]]",
             f"command.max_speed=[{v}, 0.5, 1.0]", *extra], ramp + TOP_HOLD)

@@ -16,7 +16,7 @@ Per robot (configs/<robot>_velocity.yaml, its scripted profile and defaults):
            the gait's own sway within a stride).
   drift    zero command for 5 s: the largest horizontal distance of the base from its start
            (limit 0.05 m).
-  top      forward commands v = 1.0, 1.25, 1.5, ... m/s from standing (max_speed raised to
+  top      forward commands v = 0.5, 0.75, 1.0, ... m/s from standing (max_speed raised to
            match): after the ramp at the config's acceleration limit, 5 s at v; the top speed
            is the largest v with no fall and a mean achieved forward speed over those 5 s of
            at least 0.9 v (stops at the first failure).
@@ -38,7 +38,7 @@ from mpc.run import run
 ROBOTS = ("a1", "go1", "go2", "h1")
 LIMITS = (0.1, 0.1, 0.15)
 DRIFT_LIMIT = 0.05
-TOP_SPEEDS = (1.0, 1.25, 1.5, 1.75, 2.0)
+TOP_SPEEDS = (0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0)
 TOP_HOLD = 5.0
 
 

@@ -37,9 +37,8 @@ class CommandFilter:
                 or not self.timeout > 0):
             raise ValueError("command limits: max_speed needs 3 values >= 0, max_accel 3 "
                              "values > 0 (vx, vy, yaw rate), timeout > 0")
+        #: The filtered command ĉ (v_x, v_y, ω_z).
         self.value = np.zeros(3)
-        #: The target before the acceleration limit (the source's command, or 0 when stale).
-        self.target = np.zeros(3)
         #: Whether the dead-man rule holds the target at zero.
         self.stale = True
         self._time: float | None = None
@@ -55,10 +54,10 @@ class CommandFilter:
                 log.warning("velocity command: no fresh command for %.2f s at t=%.3f s: "
                             "decaying to zero", self.timeout, time)
         self.stale = not fresh
-        self.target = (np.clip(command.as_array(), -self.max_speed, self.max_speed) if fresh
-                       else np.zeros(3))
+        target = (np.clip(command.as_array(), -self.max_speed, self.max_speed) if fresh
+                  else np.zeros(3))
         dt = 0.0 if self._time is None else max(0.0, time - self._time)
         self._time = time
         step = self.max_accel * dt
-        self.value = self.value + np.clip(self.target - self.value, -step, step)
+        self.value = self.value + np.clip(target - self.value, -step, step)
         return self.value.copy()

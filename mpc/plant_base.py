@@ -68,6 +68,11 @@ class Plant(ABC):
         """Which feet touch the ground (task foot order), or None if the plant cannot tell."""
         return None
 
+    def actuator_forces(self) -> np.ndarray | None:
+        """Each actuator's force (N m, planning-model order) at the last step, or None if
+        the plant cannot tell."""
+        return None
+
     def copy_state(self, dest: mujoco.MjData) -> None:
         """Copy a simulation's time, state and controls into ``dest`` (an MjData of
         :attr:`model`) without touching the plant's own data from another thread."""

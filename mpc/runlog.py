@@ -16,21 +16,34 @@ PHASES = ("nominal", "derivatives", "cost_derivatives", "backward", "linesearch"
 
 
 class RunRecorder(Observer):
-    """Collects samples during a run and writes them at the end."""
+    """Collects samples during a run and writes them at the end.
 
-    def __init__(self, run_dir: Path, config: dict, term_names: list[str]):
+    Besides the fixed series, the optional fields of the reports (planned contacts, actuator
+    forces, the goal, ...) are recorded when present; a session gives each one at every
+    report or never, so every series stays one array. The planned base and foot paths (every
+    other knot of the nominal, float32) are read at ``path_sensors`` (base first, then the
+    feet) of each iteration's nominal sensordata. Warnings and errors logged during the run
+    (damping, falls, discarded iterations) are kept with the simulated time of the latest
+    recorded state: the log's own timestamps are wall-clock, which a lockstep run does not
+    follow.
+    """
+
+    def __init__(self, run_dir: Path, config: dict, term_names: list[str],
+                 path_sensors: list[slice] | None = None):
         self.dir = Path(run_dir)
         self.dir.mkdir(parents=True, exist_ok=True)
         (self.dir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
         self.term_names = term_names
         self.states: dict[str, list] = {k: [] for k in ("time", "qpos", "qvel", "ctrl",
                                                           "contacts")}
-        #: Velocity mode: commanded and achieved body-frame (v_x, v_y, ω_z) per state sample.
-        self.velocity: dict[str, list] = {"command": [], "velocity": []}
         self.plans: dict[str, list] = {k: [] for k in (
             "time", "ok", "cost", "stage_cost", "term_costs", "timings", "mu", "alpha",
             "simulations", "wall_time")}
-        self._handler = logging.FileHandler(self.dir / "events.log")
+        self.path_sensors = path_sensors or []
+        self.events: dict[str, list] = {"time": [], "level": [], "message": []}
+        #: Simulated time of the latest recorded state, stamped on logged events.
+        self.now = float("nan")
+        self._handler = _EventLog(self.dir / "events.log", self)
         self._handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: "
                                                      "%(message)s"))
         logging.getLogger().addHandler(self._handler)
@@ -43,9 +56,16 @@ class RunRecorder(Observer):
         s["qvel"].append(np.array(report.qvel))
         s["ctrl"].append(np.array(report.ctrl))
         s["contacts"].append(np.array(report.contacts, dtype=bool))
+        _append(s, "wall_time", report.wall_time)
+        _append(s, "feedback_steps", report.feedback_steps)
+        _append(s, "planned_contacts", None if report.planned_contacts is None
+                else np.array(report.planned_contacts, dtype=bool))
+        _append(s, "actuator_force", None if report.actuator_force is None
+                else np.array(report.actuator_force))
+        self.now = report.time
         if report.command is not None:
-            self.velocity["command"].append(np.array(report.command))
-            self.velocity["velocity"].append(body_velocity(report.qpos, report.qvel))
+            _append(s, "command", np.array(report.command))
+            _append(s, "velocity", body_velocity(report.qpos, report.qvel))
 
     def on_plan(self, report: PlanReport) -> None:
         stats, wall_time = report.stats, report.wall_time
@@ -62,16 +82,47 @@ class RunRecorder(Observer):
         p["alpha"].append(stats.alpha)
         p["simulations"].append(stats.simulations)
         p["wall_time"].append(wall_time)
+        _append(p, "goal", None if report.goal is None else np.array(report.goal)[:2])
+        if self.path_sensors and report.nominal is not None:
+            data = report.nominal.sensordata[::2]
+            base, *feet = (data[:, sl] for sl in self.path_sensors)
+            _append(p, "base_path", base.astype(np.float32))
+            _append(p, "foot_paths", np.stack(feet).astype(np.float32))
+
+    def event(self, level: str, message: str) -> None:
+        """A warning or error, at the time of the latest recorded state."""
+        self.events["time"].append(self.now)
+        self.events["level"].append(level)
+        self.events["message"].append(message)
 
     def close(self, summary: dict) -> None:
         """Write the time series and the summary."""
         arrays = {f"state_{k}": np.array(v) for k, v in self.states.items()}
         arrays.update({f"plan_{k}": np.array(v) for k, v in self.plans.items()})
-        if self.velocity["command"]:
-            arrays.update({f"state_{k}": np.array(v) for k, v in self.velocity.items()})
+        arrays.update({f"event_{k}": np.array(v, dtype=float if k == "time" else str)
+                       for k, v in self.events.items()})
         arrays["term_names"] = np.array(self.term_names)
         arrays["phase_names"] = np.array(PHASES)
         np.savez_compressed(self.dir / "timeseries.npz", **arrays)
         (self.dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
         logging.getLogger().removeHandler(self._handler)
         self._handler.close()
+
+
+def _append(series: dict[str, list], key: str, value) -> None:
+    """Append ``value`` to the optional series ``key`` (created on first use), unless None."""
+    if value is not None:
+        series.setdefault(key, []).append(value)
+
+
+class _EventLog(logging.FileHandler):
+    """Writes events.log and hands every warning and error to the recorder as well."""
+
+    def __init__(self, path: Path, recorder: RunRecorder):
+        super().__init__(path)
+        self.recorder = recorder
+
+    def emit(self, record: logging.LogRecord) -> None:
+        super().emit(record)
+        if record.levelno >= logging.WARNING:
+            self.recorder.event(record.levelname, record.getMessage())

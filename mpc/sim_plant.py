@@ -91,6 +91,11 @@ class SimPlant(Plant):
     def close(self) -> None:
         """Nothing to release; a closed simulation just stops being stepped."""
 
+    def actuator_forces(self) -> np.ndarray:
+        with self.lock:
+            forces = self.data.actuator_force.copy()
+        return forces if self.locked is None else forces[self.locked.ctrl]
+
     def step(self) -> None:
         with self.lock:
             if self.damping_reason is not None and self.model.actuator_biastype.any():

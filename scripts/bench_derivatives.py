@@ -2,7 +2,7 @@
 
 For every robot (the project's planning models with their task's sensors, and the reference
 descriptions with meshes removed) and every reference state of
-:mod:`derivatives.analytic.verify`:
+``tests/analytic_verify.py``:
 
 * median microseconds per knot, repetitions interleaved across methods: ``fd`` forward and
   centered (``mjd_transitionFD`` with C, D), ``analytic`` (one knot, one thread, with C, D) and
@@ -38,13 +38,15 @@ import numpy as np
 
 import derivatives
 import robots
-from derivatives.analytic import AnalyticFallbackWarning, verify
+from derivatives.analytic import AnalyticFallbackWarning
 from derivatives.provider_base import Linearization
 from derivatives.trajectory import Trajectory
 from mpc.tasks import make_task
 
-# The reference descriptions are test data (tests/reference/), loaded by the tests' helper.
+# The reference descriptions (tests/reference/) and the analytic backend's reference states and
+# finite-difference oracle are test code, loaded by the tests' helpers.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+import analytic_verify as verify
 from reference_models import load_reference
 
 #: Task of each robot's planning model (sensors as the planner sees them).

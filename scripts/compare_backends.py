@@ -21,13 +21,17 @@ planner used) are compared after the run with ``mjd_transitionFD`` centered (ε 
 of the planning model with solver tolerance 1e-12, as max|ΔA| / max|A_ref|.
 
 Writes runs.csv (one row per run), backends.csv and backends.md (one row per variant, medians
-over runs) to --out, and backends.png when matplotlib is installed (the ``plot`` extra:
-``pip install -e '.[plot]'``); without it the tables are written and the plot is skipped.
+over runs) to --out. The run directories of the first case are kept in --out/runs/<variant>.
+When matplotlib is installed (the ``plot`` extra: ``pip install -e '.[plot]'``), the plots come
+from :mod:`mpc.plots`: backends.png (per variant over all runs) and, in --out/figures, mpc-plot's
+figures and report of the first case with the variants overlaid; without it the tables are
+written and the plots are skipped.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import datetime
 import inspect
@@ -171,8 +175,9 @@ def relative_max_error(X: np.ndarray, ref: np.ndarray) -> float:
 
 
 def run_once(config: str, overrides: list[str], duration: float, radius: float,
-             sample_every: int) -> dict:
-    """One lockstep run; returns its metrics and the per-iteration derivative times."""
+             sample_every: int, keep: Path | None = None) -> dict:
+    """One lockstep run; returns its metrics and the per-iteration derivative times. Its run
+    directory is ``keep``, or a temporary one."""
     samples: list[Sample] = []
     samplers: list[LinearizationSampler] = []
 
@@ -181,7 +186,8 @@ def run_once(config: str, overrides: list[str], duration: float, radius: float,
         return samplers[-1]
 
     load_before = os.getloadavg()[0]
-    with tempfile.TemporaryDirectory() as tmp:
+    place = tempfile.TemporaryDirectory() if keep is None else contextlib.nullcontext(keep)
+    with place as tmp:
         summary = run(config, ["runtime.mode=lockstep", f"runtime.duration={duration}",
                                *overrides], out=tmp, observers=[sampler])
         wall = summary["loop_wall_time_s"]
@@ -284,35 +290,33 @@ def _sig(x: float) -> float:
     return float(f"{x:.2g}")
 
 
-def plot(path: Path, variants: list[Variant], results: dict[str, list[dict]]) -> bool:
-    """Derivative time per iteration, mean cost and simulations per call, per variant.
+def plot(out: Path, variants: list[Variant], results: dict[str, list[dict]],
+         kept: list[Path]) -> bool:
+    """backends.png (derivative time per iteration, mean cost and simulations per call, per
+    variant) and the overlaid run figures of the ``kept`` run directories in ``out/figures``.
     Returns False (and draws nothing) when matplotlib is not installed."""
     try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        from mpc.plots import compare, figures, report
     except ImportError:
         return False
-    names = [v.name for v in variants]
-    good = {n: [r for r in results[n] if "error" not in r] for n in names}
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.5))
-    axes[0].boxplot([np.concatenate([r["derivative_ms"] for r in good[n]]) if good[n] else []
-                     for n in names], showfliers=False)
-    axes[0].set_ylabel("model-derivative time per iteration (ms)")
-    for ax, key, label in ((axes[1], "mean_cost", "mean task cost per run"),
-                           (axes[2], "sims_per_call", "simulations per derivative call")):
-        for i, n in enumerate(names, start=1):
-            ys = [r["row"][key] for r in good[n]]
-            colors = ["tab:green" if r["row"]["success"] else "tab:red" for r in good[n]]
-            ax.scatter(np.full(len(ys), i), ys, c=colors, s=18)
-        ax.set_ylabel(label)
-    for ax in axes:
-        ax.set_xticks(range(1, len(names) + 1), names, rotation=30, ha="right")
-    axes[1].set_title("green: goal reached, red: not")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    from mpc.plots.run import load_run
+
+    shown = []
+    for v in variants:
+        good = [r for r in results[v.name] if "error" not in r]
+        shown.append(compare.VariantRuns(
+            v.name,
+            np.concatenate([r["derivative_ms"] for r in good]) if good else np.array([]),
+            [r["row"]["mean_cost"] for r in good], [r["row"]["sims_per_call"] for r in good],
+            [r["row"]["success"] for r in good]))
+    figures.save_png(compare.variants_figure(shown), out / "backends.png")
+    runs = [load_run(d) for d in kept if (d / "timeseries.npz").is_file()]
+    if runs:
+        (out / "figures").mkdir(exist_ok=True)
+        built = figures.build_figures(runs)
+        for name, fig in built.items():
+            figures.save_png(fig, out / "figures" / f"{name}.png")
+        (out / "figures" / "report.html").write_text(report.render(runs, built))
     return True
 
 
@@ -359,6 +363,8 @@ def main() -> None:
         run_once(args.config, [*v.overrides, *args.set], 0.1, args.radius, 10**9)
     results: dict[str, list[dict]] = {v.name: [] for v in variants}
     runs = []
+    out = Path(args.out)
+    kept = {v.name: out / "runs" / v.name.replace(" ", "_") for v in variants}
     for i, (seed, goal) in enumerate(cases):
         order = variants[i % len(variants):] + variants[: i % len(variants)]
         for v in order:
@@ -367,7 +373,7 @@ def main() -> None:
                          f"task.goal=[{goal[0]}, {goal[1]}]", *args.set]
             try:
                 r = run_once(args.config, overrides, args.duration, args.radius,
-                             args.sample_every)
+                             args.sample_every, kept[v.name] if i == 0 else None)
             except Exception as e:  # a broken backend must not stop the others
                 r = {"error": f"{type(e).__name__}: {e}", "row": {}}
             results[v.name].append(r)
@@ -377,7 +383,6 @@ def main() -> None:
             print(json.dumps(row), flush=True)
 
     table = summarize(variants, results)
-    out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     keys = ["variant", "seed", "goal", *RUN_KEYS, "error"]
     write_csv(out / "runs.csv", [{k: r.get(k, "") for k in keys} for r in runs])
@@ -391,7 +396,7 @@ def main() -> None:
         "commit": commit, "date": datetime.datetime.now().isoformat(timespec="seconds"),
         "not_run": sorted({"fd", "wasp", "analytic"} - set(backends)),
     }
-    drew = plot(out / "backends.png", variants, results)
+    drew = plot(out, variants, results, list(kept.values()))
     text = markdown_table(table)
     note = ("" if drew else "\n\nmatplotlib is not installed (extra `plot`): no plot, tables "
             "only.")

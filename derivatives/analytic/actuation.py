@@ -19,13 +19,19 @@ from numba import njit
 
 
 @njit(cache=True, nogil=True)
-def actuator_derivatives(actuator_gear, actuator_gainprm, actuator_biasprm, ctrl_lo, ctrl_hi,
-                         force_lo, force_hi, ctrl, actuator_length, actuator_velocity,
-                         actuator_force, dforce_dlen, dforce_dvel, dforce_dctrl):
+def actuator_derivatives(m, d, dforce_dlen, dforce_dvel, dforce_dctrl):
     """∂force/∂length, ∂force/∂velocity and ∂force/∂ctrl of each actuator.
 
     Ranges are ±inf where not limited; gain and bias parameters are (const, length, velocity).
     """
+    actuator_gainprm = m.actuator_gainprm
+    actuator_biasprm = m.actuator_biasprm
+    ctrl_lo, ctrl_hi = m.ctrl_lo, m.ctrl_hi
+    force_lo, force_hi = m.force_lo, m.force_hi
+    ctrl = d.ctrl
+    actuator_length = d.actuator_length
+    actuator_velocity = d.actuator_velocity
+    actuator_force = d.actuator_force
     for i in range(ctrl.shape[0]):
         f = actuator_force[i]
         if f <= force_lo[i] or f >= force_hi[i]:
@@ -45,9 +51,15 @@ def actuator_derivatives(actuator_gear, actuator_gainprm, actuator_biasprm, ctrl
 
 
 @njit(cache=True, nogil=True)
-def implicit_damping(actuator_dof, actuator_gear, actuator_gainprm, actuator_biasprm, force_lo,
-                     force_hi, ctrl, actuator_force, out):
+def implicit_damping(m, d, out):
     """out[dof] += −g² (b₂ + g₂ u): the actuators' share of −qDeriv in ``implicitfast``."""
+    actuator_dof = m.actuator_dof
+    actuator_gear = m.actuator_gear
+    actuator_gainprm = m.actuator_gainprm
+    actuator_biasprm = m.actuator_biasprm
+    force_lo, force_hi = m.force_lo, m.force_hi
+    ctrl = d.ctrl
+    actuator_force = d.actuator_force
     for i in range(ctrl.shape[0]):
         f = actuator_force[i]
         if f <= force_lo[i] or f >= force_hi[i]:

@@ -36,9 +36,14 @@ SATISFIED, QUADRATIC, LINEARNEG, LINEARPOS, CONE = 0, 1, 2, 3, 4
 
 
 @njit(cache=True, nogil=True)
-def contact_rows(efc_type, efc_id, ncon, contact_adr, contact_dim):
-    """First efc row and cone dimension (``mjContact.dim``) of each contact; −1 if the contact
-    has no rows (excluded)."""
+def contact_rows(d, efc):
+    """``efc.contact_adr``, ``efc.contact_dim``: first efc row and cone dimension
+    (``mjContact.dim``) of each contact; −1 if the contact has no rows (excluded)."""
+    efc_type = d.efc_type
+    efc_id = d.efc_id
+    ncon = d.contact_geom.shape[0]
+    contact_adr = efc.contact_adr
+    contact_dim = efc.contact_dim
     contact_adr[:ncon] = -1
     contact_dim[:ncon] = 0
     nefc = efc_type.shape[0]
@@ -48,25 +53,40 @@ def contact_rows(efc_type, efc_id, ncon, contact_adr, contact_dim):
         if t < CONTACT_FRICTIONLESS:
             r += 1
             continue
-        c = efc_id[r]
+        k = efc_id[r]
         n = 1
-        while r + n < nefc and efc_type[r + n] == t and efc_id[r + n] == c:
+        while r + n < nefc and efc_type[r + n] == t and efc_id[r + n] == k:
             n += 1
-        contact_adr[c] = r
+        contact_adr[k] = r
         if t == CONTACT_PYRAMIDAL:
-            contact_dim[c] = n // 2 + 1
+            contact_dim[k] = n // 2 + 1
         else:
-            contact_dim[c] = n
+            contact_dim[k] = n
         r += n
 
 
 @njit(cache=True, nogil=True)
-def constraint_update(efc_type, efc_id, efc_J, efc_D, efc_aref, dof_frictionloss, qacc,
-                      contact_adr, contact_dim, contact_mu, contact_friction, jar, state, force,
-                      hessian, block_start, block_size):
-    """jar = J a − a_ref, states and forces as ``mj_constraintUpdate`` at a = ``qacc``, and the
-    exact Hessian of s into ``hessian`` (nefc, nefc; only the diagonal blocks are written)
-    with each row's block [block_start, block_start + block_size)."""
+def constraint_update(m, d, efc):
+    """``efc.jar`` = J a − a_ref, ``efc.state`` and ``efc.force`` as ``mj_constraintUpdate`` at
+    a = ``d.qacc``, and the exact Hessian of s into ``efc.hessian`` (nefc, nefc; only the diagonal
+    blocks are written) with each row's block [block_start, block_start + block_size).
+
+    Reads the contacts' cone dimensions and scaled friction ``efc.contact_mu`` (μ/√impratio).
+    """
+    efc_type = d.efc_type
+    efc_id = d.efc_id
+    efc_J = d.efc_J
+    efc_D = d.efc_D
+    efc_aref = d.efc_aref
+    dof_frictionloss = m.dof_frictionloss
+    qacc = d.qacc
+    contact_dim = efc.contact_dim
+    jar = efc.jar
+    state = efc.state
+    force = efc.force
+    hessian = efc.hessian
+    block_start = efc.block_start
+    block_size = efc.block_size
     nefc = efc_type.shape[0]
     nv = qacc.shape[0]
     for r in range(nefc):
@@ -81,10 +101,9 @@ def constraint_update(efc_type, efc_id, efc_J, efc_D, efc_aref, dof_frictionloss
     while r < nefc:
         t = efc_type[r]
         if t == CONTACT_ELLIPTIC:
-            c = efc_id[r]
-            dim = contact_dim[c]
-            _elliptic(jar, efc_D, contact_mu[c], contact_friction[c], r, dim, state, force,
-                      hessian)
+            k = efc_id[r]
+            dim = contact_dim[k]
+            _elliptic(d, efc, k, r)
             for i in range(r, r + dim):
                 block_start[i] = r
                 block_size[i] = dim
@@ -109,8 +128,16 @@ def constraint_update(efc_type, efc_id, efc_J, efc_D, efc_aref, dof_frictionloss
 
 
 @njit(cache=True, nogil=True)
-def _elliptic(jar, efc_D, mu, friction, r, dim, state, force, hessian):
-    """State, force and Hessian block of the elliptic contact in rows [r, r + dim)."""
+def _elliptic(d, efc, k, r):
+    """State, force and Hessian block of elliptic contact k, whose rows start at r."""
+    jar = efc.jar
+    efc_D = d.efc_D
+    mu = efc.contact_mu[k]
+    friction = d.contact_friction[k]
+    dim = efc.contact_dim[k]
+    state = efc.state
+    force = efc.force
+    hessian = efc.hessian
     u = np.empty(6)
     scale = np.empty(6)
     scale[0] = mu
@@ -162,10 +189,20 @@ def _elliptic(jar, efc_D, mu, friction, r, dim, state, force, hessian):
 
 
 @njit(cache=True, nogil=True)
-def impedance_terms(efc_type, efc_id, efc_J, efc_pos, efc_margin, efc_KBIP, contact_adr,
-                    rho, kfac, pos_jac):
-    """Per row: ρ = imp'/(imp (1 − imp)) (dD/D per unit of position), K (imp + imp' (pos −
-    margin)) (position part of da_ref) and the row's position Jacobian dpos/dq."""
+def impedance_terms(d, efc):
+    """Per row: ``efc.rho`` = imp'/(imp (1 − imp)) (dD/D per unit of position), ``efc.kfac`` =
+    K (imp + imp' (pos − margin)) (position part of da_ref) and the row's position Jacobian
+    dpos/dq, ``efc.pos_jac``."""
+    efc_type = d.efc_type
+    efc_id = d.efc_id
+    efc_J = d.efc_J
+    efc_pos = d.efc_pos
+    efc_margin = d.efc_margin
+    efc_KBIP = d.efc_KBIP
+    contact_adr = efc.contact_adr
+    rho = efc.rho
+    kfac = efc.kfac
+    pos_jac = efc.pos_jac
     nefc = efc_type.shape[0]
     nv = efc_J.shape[1]
     for r in range(nefc):
@@ -188,8 +225,7 @@ def impedance_terms(efc_type, efc_id, efc_J, efc_pos, efc_margin, efc_KBIP, cont
 
 
 @njit(cache=True, nogil=True)
-def ift_terms(efc_J, hessian, block_start, block_size, efc_KBIP, force, rho, kfac, pos_jac,
-              dja, djv, system, rhs_q, rhs_v):
+def ift_terms(d, efc, system, rhs_q, rhs_v):
     """Constraint terms of the implicit-function-theorem system (M + JᵀHJ) da = rhs:
 
     system += JᵀHJ,    rhs_q += Jᵀ (−H E + (f ρ) ⊙ dpos),    rhs_v += −(HJ)ᵀ diag(B) J,
@@ -204,7 +240,20 @@ def ift_terms(efc_J, hessian, block_start, block_size, efc_KBIP, force, rho, kfa
     products straight into the (nv, nv) outputs cost about three times as much. Blocks without
     curvature or impedance force (satisfied rows, frictionloss in its linear zone) add nothing
     and are skipped.
+
+    dJ/dq a and dJ/dq v are ``efc.dja`` and ``efc.djv`` (:mod:`.contact_jacobian`).
     """
+    efc_J = d.efc_J
+    efc_KBIP = d.efc_KBIP
+    hessian = efc.hessian
+    block_start = efc.block_start
+    block_size = efc.block_size
+    force = efc.force
+    rho = efc.rho
+    kfac = efc.kfac
+    pos_jac = efc.pos_jac
+    dja = efc.dja
+    djv = efc.djv
     nefc, nv = efc_J.shape
     cols = np.empty(nv, dtype=np.int64)
     jb = np.empty((6, nv))

@@ -81,18 +81,38 @@ def _store_rows(out, j, d6, adr, dim, pyramidal, friction, c):
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
-def contact_jacobian_derivatives(dof_parentid, dof_group_start, body_chain_end, body_rootid,
-                                 geom_type, geom_bodyid, geom_size, geom_xmat, cdof,
-                                 subtree_com, qacc, qvel, efc_type, efc_pos, efc_force,
-                                 contact_geom, contact_pos, contact_frame, contact_friction,
-                                 contact_adr, contact_dim, dja, djv, djtf):
-    """dja = (∂J/∂q) a, djv = (∂J/∂q) v (nefc, nv; rows of other constraints untouched) and
-    djtf += ∂(Jᵀf)/∂q with f fixed (nv, nv), for all contacts.
+def contact_jacobian_derivatives(m, d, efc, djtf):
+    """``efc.dja`` = (∂J/∂q) a, ``efc.djv`` = (∂J/∂q) v (nefc, nv; rows of other constraints
+    untouched) and djtf += ∂(Jᵀf)/∂q with f = ``efc.force`` fixed (nv, nv), for all contacts
+    (a = ``d.qacc``, v = ``d.qvel``).
 
     Returns the index of a contact whose turning frame is singular (a capsule within a
     millidegree of upright under a pyramidal or anisotropic cone, where MuJoCo's frame itself
     jumps), else −1.
     """
+    dof_parentid = m.dof_parentid
+    dof_group_start = m.dof_group_start
+    body_chain_end = m.body_chain_end
+    body_rootid = m.body_rootid
+    geom_type = m.geom_type
+    geom_bodyid = m.geom_bodyid
+    geom_size = m.geom_size
+    geom_xmat = d.geom_xmat
+    cdof = d.cdof
+    subtree_com = d.subtree_com
+    qacc = d.qacc
+    qvel = d.qvel
+    efc_type = d.efc_type
+    efc_pos = d.efc_pos
+    efc_force = efc.force
+    contact_geom = d.contact_geom
+    contact_pos = d.contact_pos
+    contact_frame = d.contact_frame
+    contact_friction = d.contact_friction
+    contact_adr = efc.contact_adr
+    contact_dim = efc.contact_dim
+    dja = efc.dja
+    djv = efc.djv
     nv = cdof.shape[0]
     chain = np.empty(nv, dtype=np.int64)
     # prefix sums of cdof_k a_k and cdof_k v_k along the chain: the motion of the dofs before
@@ -181,8 +201,9 @@ def contact_jacobian_derivatives(dof_parentid, dof_group_start, body_chain_end, 
                nrm[2] * f0 + t1[2] * f1 + t2[2] * f2)
         trq = (nrm[0] * f3 + t1[0] * f4 + t2[0] * f5, nrm[1] * f3 + t1[1] * f4 + t2[1] * f5,
                nrm[2] * f3 + t1[2] * f4 + t2[2] * f5)
-        m = cross3(rel, frc)
-        wrench = (trq[0] + m[0], trq[1] + m[1], trq[2] + m[2], frc[0], frc[1], frc[2])
+        moment = cross3(rel, frc)
+        wrench = (trq[0] + moment[0], trq[1] + moment[1], trq[2] + moment[2], frc[0], frc[1],
+                  frc[2])
         vp_a = point_velocity(va, rel)
         vp_v = point_velocity(vv, rel)
 

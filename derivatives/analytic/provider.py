@@ -33,23 +33,24 @@ import mujoco
 import numpy as np
 
 from derivatives.analytic import gate
-from derivatives.analytic.horizon import linearize_knots
-from derivatives.analytic.knot import (
-    APPLIED_FORCES,
-    DATA_FIELDS,
+from derivatives.analytic.bundles import (
     MODEL_FIELDS,
-    NOT_FINITE,
     NPARAMS,
-    OK,
     P_ACTUATION,
     P_GRAVITY,
     P_IMPLICITFAST,
     P_IMPRATIO,
     P_TIMESTEP,
+    ModelBundle,
+    data_bundle,
+)
+from derivatives.analytic.horizon import linearize_knots
+from derivatives.analytic.knot import (
+    APPLIED_FORCES,
+    NOT_FINITE,
+    OK,
     SINGULAR_FRAME,
     UNSUPPORTED_CONTACT,
-    DataBundle,
-    ModelBundle,
 )
 from derivatives.analytic.layout import data_layout
 from derivatives.analytic.passive import integrated_damping, passive_derivatives
@@ -69,8 +70,8 @@ class AnalyticFallbackWarning(UserWarning):
 
 
 def model_tables(m: mujoco.MjModel) -> dict[str, np.ndarray]:
-    """The constant tables of ``m`` that :func:`.knot.linearize_knot` reads, by field name
-    (:data:`.knot.MODEL_FIELDS`)."""
+    """The constant tables of ``m`` that the stage kernels read, by field name
+    (:data:`.bundles.MODEL_FIELDS`)."""
     t = TreeTables.of(m)
     disabled = m.opt.disableflags
 
@@ -146,7 +147,7 @@ class _Worker:
 
     def __init__(self, model: mujoco.MjModel):
         self.data = mujoco.MjData(model)
-        self.bundle = DataBundle(*(getattr(self.data, f) for f in DATA_FIELDS))
+        self.bundle = data_bundle(self.data)
 
 
 def _float64(x: np.ndarray) -> np.ndarray:

@@ -63,6 +63,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from derivatives.analytic.bundles import P_GRAVITY
 from derivatives.analytic.spatial import (
     FASTMATH,
     add6,
@@ -78,14 +79,29 @@ from derivatives.analytic.spatial import (
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
-def rnea(body_parentid, body_dofadr, body_dofnum, dof_bodyid, cdof, cdof_dot, cinert, cvel,
-         qvel, qacc, gravity, cacc, inert_acc, inert_vel, cfrc, tau):
-    """τ = RNEA(q, v, a) with MuJoCo's recursion (``mj_rne`` with ``flg_acc=1``).
+def rnea(m, d):
+    """τ = RNEA(q, v, a) with MuJoCo's recursion (``mj_rne`` with ``flg_acc=1``) at a = d.qacc.
 
-    Also returns the body accelerations ``cacc`` (world at −gravity), I_b A_b, I_b V_b and the
-    subtree forces ``cfrc`` (each (nbody, 6)), which the derivatives reuse.
+    Returns (cacc, I A, I V, cfrc, τ): the body accelerations (world at −gravity), I_b A_b,
+    I_b V_b and the subtree forces (each (nbody, 6)), which the derivatives reuse, and τ (nv).
     """
+    body_parentid = m.body_parentid
+    body_dofadr = m.body_dofadr
+    body_dofnum = m.body_dofnum
+    dof_bodyid = m.dof_bodyid
+    gravity = m.params[P_GRAVITY : P_GRAVITY + 3]
+    cdof = d.cdof
+    cdof_dot = d.cdof_dot
+    cinert = d.cinert
+    cvel = d.cvel
+    qvel = d.qvel
+    qacc = d.qacc
     nbody = cinert.shape[0]
+    cacc = np.empty((nbody, 6))
+    inert_acc = np.empty((nbody, 6))
+    inert_vel = np.empty((nbody, 6))
+    cfrc = np.empty((nbody, 6))
+    tau = np.empty(cdof.shape[0])
     zero = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     store6(cacc, 0, (0.0, 0.0, 0.0, -gravity[0], -gravity[1], -gravity[2]))
     store6(cfrc, 0, zero)
@@ -106,6 +122,7 @@ def rnea(body_parentid, body_dofadr, body_dofnum, dof_bodyid, cdof, cdof_dot, ci
     _subtree_sum(body_parentid, cfrc)
     for k in range(cdof.shape[0]):
         tau[k] = dot_row6(cdof, k, row6(cfrc, dof_bodyid[k]))
+    return cacc, inert_acc, inert_vel, cfrc, tau
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
@@ -170,23 +187,29 @@ def _coupling_mul(q, b, u):
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
-def rnea_derivatives(body_parentid, body_dofadr, body_dofnum, body_subtree_end, body_dof_end,
-                     dof_bodyid, dof_parentid, dof_group_start, dof_group_end,
-                     dof_free_translation, cdof, cdof_dot, cinert, cvel, qvel, qacc, gravity, x,
-                     dtau_dq, dmx_dq, dtau_dv):
-    """Derivatives of τ = RNEA(q, v, a) in MuJoCo's tangent space:
+def rnea_derivatives(m, d, x, dtau_dq, dmx_dq, dtau_dv):
+    """Derivatives of τ = RNEA(q, v, a) at a = d.qacc in MuJoCo's tangent space:
 
     dtau_dq = ∂τ/∂q (v, a fixed), dmx_dq = ∂(M(q) x)/∂q, dtau_dv = ∂τ/∂v = ∂qfrc_bias/∂v.
     """
+    body_parentid = m.body_parentid
+    body_dofadr = m.body_dofadr
+    body_dofnum = m.body_dofnum
+    body_dof_end = m.body_dof_end
+    dof_bodyid = m.dof_bodyid
+    dof_parentid = m.dof_parentid
+    dof_group_start = m.dof_group_start
+    dof_group_end = m.dof_group_end
+    dof_free_translation = m.dof_free_translation
+    cdof = d.cdof
+    cdof_dot = d.cdof_dot
+    cinert = d.cinert
+    cvel = d.cvel
+    qvel = d.qvel
+    qacc = d.qacc
     nbody = cinert.shape[0]
     nv = cdof.shape[0]
-    cacc = np.empty((nbody, 6))
-    inert_acc = np.empty((nbody, 6))
-    inert_vel = np.empty((nbody, 6))
-    cfrc = np.empty((nbody, 6))
-    tau = np.empty(nv)
-    rnea(body_parentid, body_dofadr, body_dofnum, dof_bodyid, cdof, cdof_dot, cinert, cvel,
-         qvel, qacc, gravity, cacc, inert_acc, inert_vel, cfrc, tau)
+    cacc, _, inert_vel, cfrc, _ = rnea(m, d)
     # per body, then summed over subtrees: composite inertia Î, Σ I V, Q̂ and the forces of
     # M x (body accelerations X from x alone)
     composite = cinert.copy()

@@ -48,15 +48,14 @@ _BODY, _XBODY, _GEOM, _SITE = 1, 2, 5, 6
 
 
 @njit(inline="always")
-def _object_pose(objtype, objid, xpos, xmat, xipos, ximat, geom_xpos, geom_xmat, site_xpos,
-                 site_xmat):
+def _object_pose(d, objtype, objid):
     if objtype == _SITE:
-        return site_xpos[objid], site_xmat[objid]
+        return d.site_xpos[objid], d.site_xmat[objid]
     if objtype == _GEOM:
-        return geom_xpos[objid], geom_xmat[objid]
+        return d.geom_xpos[objid], d.geom_xmat[objid]
     if objtype == _BODY:
-        return xipos[objid], ximat[objid]
-    return xpos[objid], xmat[objid]
+        return d.xipos[objid], d.ximat[objid]
+    return d.xpos[objid], d.xmat[objid]
 
 
 @njit(inline="always")
@@ -75,18 +74,32 @@ def _local(mat, v):
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
-def sensor_jacobians(sensor_type, sensor_objtype, sensor_objid, sensor_bodyid, sensor_adr,
-                     sensor_dim, sensor_cutoff, dof_parentid, dof_bodyid, dof_group_start,
-                     body_parentid, body_chain_end, body_rootid, body_subtree_end, body_dofadr,
-                     body_mass, body_subtreemass, jnt_dofadr, actuator_dof, actuator_gear,
-                     cdof, cvel, subtree_com, xpos, xmat, xipos, ximat, geom_xpos, geom_xmat,
-                     site_xpos, site_xmat, qvel, sensordata, dforce_dlen, dforce_dvel,
-                     dforce_dctrl, C, D):
-    """Fill C (nsensordata, 2 nv) and D (nsensordata, nu) for the supported sensor types.
+def sensor_jacobians(m, d, dforce_dlen, dforce_dvel, dforce_dctrl, C, D):
+    """Fill C (nsensordata, 2 nv) and D (nsensordata, nu) for the supported sensor types, given
+    the actuator force derivatives (:func:`.actuation.actuator_derivatives`).
 
-    ``sensor_bodyid`` is the body carrying each sensor's object (the body itself for subtree
-    sensors); ``sensor_cutoff`` is the cutoff of real-valued sensors (0: none).
+    ``m.sensor_bodyid`` is the body carrying each sensor's object (the body itself for subtree
+    sensors); ``m.sensor_cutoff`` is the cutoff of real-valued sensors (0: none).
     """
+    sensor_type = m.sensor_type
+    sensor_objtype = m.sensor_objtype
+    sensor_objid = m.sensor_objid
+    sensor_bodyid = m.sensor_bodyid
+    sensor_adr = m.sensor_adr
+    sensor_dim = m.sensor_dim
+    sensor_cutoff = m.sensor_cutoff
+    dof_parentid = m.dof_parentid
+    dof_group_start = m.dof_group_start
+    body_chain_end = m.body_chain_end
+    body_rootid = m.body_rootid
+    jnt_dofadr = m.jnt_dofadr
+    actuator_dof = m.actuator_dof
+    actuator_gear = m.actuator_gear
+    cdof = d.cdof
+    cvel = d.cvel
+    subtree_com = d.subtree_com
+    qvel = d.qvel
+    sensordata = d.sensordata
     nv = cdof.shape[0]
     C[:, :] = 0.0
     D[:, :] = 0.0
@@ -122,28 +135,25 @@ def sensor_jacobians(sensor_type, sensor_objtype, sensor_objid, sensor_bodyid, s
             n += 1
             k = dof_parentid[k]
         if t in (SUBTREECOM, SUBTREELINVEL):
-            _subtree_rows(t, b, adr, n, chain, body_parentid, dof_bodyid, dof_group_start,
-                          body_subtree_end, body_dofadr, body_subtreemass, body_mass, cdof,
-                          cvel, xipos, subtree_com, c0, qvel, C)
+            _subtree_rows(m, d, t, b, adr, n, chain, c0, C)
             continue
 
-        pos, mat = _object_pose(sensor_objtype[i], obj, xpos, xmat, xipos, ximat, geom_xpos,
-                                geom_xmat, site_xpos, site_xmat)
+        pos, mat = _object_pose(d, sensor_objtype[i], obj)
         rel = (pos[0] - c0[0], pos[1] - c0[1], pos[2] - c0[2])
         vel = row6(cvel, b)
         velocity = t in (FRAMELINVEL, FRAMEANGVEL, GYRO, VELOCIMETER)
         if velocity:
-            # suffix[m] = Σ of cdof_k v_k over the m + 1 last dofs of the chain (the moved parts)
+            # suffix[j] = Σ of cdof_k v_k over the j + 1 last dofs of the chain (the moved parts)
             moved = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-            for m in range(n):
-                k = chain[m]
+            for j in range(n):
+                k = chain[j]
                 moved = axpy6(moved, qvel[k], row6(cdof, k))
                 for e in range(6):
-                    suffix[m, e] = moved[e]
+                    suffix[j, e] = moved[e]
         vp = point_velocity(vel, rel)  # linear velocity of the object's point
         w = (vel[0], vel[1], vel[2])
-        for m in range(n):
-            k = chain[m]
+        for j in range(n):
+            k = chain[j]
             s = row6(cdof, k)
             sw = (s[0], s[1], s[2])
             if t == FRAMEPOS:
@@ -160,7 +170,7 @@ def sensor_jacobians(sensor_type, sensor_objtype, sensor_objid, sensor_bodyid, s
                     C[adr + 1 + e, k] = 0.5 * (q[0] * s[e] + x[e])
             else:
                 # velocity sensors: ∂/∂v columns, then ∂/∂q through the turned twist
-                first = m + (k - dof_group_start[k])
+                first = j + (k - dof_group_start[k])
                 dvel = cross_motion(s, row6(suffix, first))
                 if t in (FRAMEANGVEL, GYRO):
                     dv = (dvel[0], dvel[1], dvel[2])
@@ -184,9 +194,7 @@ def sensor_jacobians(sensor_type, sensor_objtype, sensor_objid, sensor_bodyid, s
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
-def _subtree_rows(t, b, adr, n, chain, body_parentid, dof_bodyid, dof_group_start,
-                  body_subtree_end, body_dofadr, body_subtreemass, body_mass, cdof, cvel, xipos,
-                  subtree_com, c0, qvel, C):
+def _subtree_rows(m, d, t, b, adr, n, chain, c0, C):
     """Rows of a subtreecom or subtreelinvel sensor on body b (``chain``: its n moving dofs).
 
     The velocity's configuration derivative sums, over the bodies c moved by dof k (twist s,
@@ -198,6 +206,18 @@ def _subtree_rows(t, b, adr, n, chain, body_parentid, dof_bodyid, dof_group_star
     Σ m U_v = mV_v − m W₀_v (likewise ω), Σ (s_ω × U_ω) × r m = (P − W₀_ω (mr)ᵀ) s_ω
     − s_ω (tr P − W₀_ω·mr), Σ m V_ω × (s_ω × r) = s_ω tr P − Pᵀ s_ω.
     """
+    body_parentid = m.body_parentid
+    dof_bodyid = m.dof_bodyid
+    dof_group_start = m.dof_group_start
+    body_subtree_end = m.body_subtree_end
+    body_dofadr = m.body_dofadr
+    body_subtreemass = m.body_subtreemass
+    body_mass = m.body_mass
+    cdof = d.cdof
+    cvel = d.cvel
+    xipos = d.xipos
+    subtree_com = d.subtree_com
+    qvel = d.qvel
     nv = cdof.shape[0]
     total = body_subtreemass[b]
     end = body_subtree_end[b]
@@ -206,15 +226,15 @@ def _subtree_rows(t, b, adr, n, chain, body_parentid, dof_bodyid, dof_group_star
     sums = np.zeros((end - b, 18))
     if velocity:
         for c in range(end - 1, b - 1, -1):
-            m = body_mass[c]
+            mc = body_mass[c]
             row = c - b
             for e in range(6):
-                sums[row, e] += m * cvel[c, e]
+                sums[row, e] += mc * cvel[c, e]
             for e in range(3):
                 r = xipos[c, e] - c0[e]
-                sums[row, 6 + e] += m * r
+                sums[row, 6 + e] += mc * r
                 for f in range(3):
-                    sums[row, 9 + 3 * f + e] += m * cvel[c, f] * r
+                    sums[row, 9 + 3 * f + e] += mc * cvel[c, f] * r
             if c > b:
                 parent = body_parentid[c] - b
                 for e in range(18):
@@ -222,8 +242,8 @@ def _subtree_rows(t, b, adr, n, chain, body_parentid, dof_bodyid, dof_group_star
     for k in range(nv):
         bk = dof_bodyid[k]
         above = False
-        for m in range(n):
-            above = above or chain[m] == k
+        for j in range(n):
+            above = above or chain[j] == k
         if not (above or b < bk < end):
             continue
         # dofs above (and in) b move the whole subtree, dofs inside it move their own subtree

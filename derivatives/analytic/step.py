@@ -35,7 +35,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from derivatives.analytic.linalg import cholesky_solve
+from derivatives.analytic.actuation import implicit_damping
+from derivatives.analytic.bundles import P_ACTUATION, P_IMPLICITFAST, P_TIMESTEP
+from derivatives.analytic.linalg import cholesky, cholesky_solve, dense_from_sparse
 
 
 @njit(cache=True, nogil=True)
@@ -65,14 +67,42 @@ def so3_blocks(theta, rot, jac):
 
 
 @njit(cache=True, nogil=True)
-def discrete_jacobians(system_factor, rhs, damping, damping_factor, h, qvel, acc_e, dmy_dq,
-                       rotation_dofs, A, B):
+def integration_matrix(m, d, M, damping, damping_factor, acc_e):
+    """The dense mass matrix ``M``, the damping d of W = M + h diag(d) (``damping`` holds the
+    model's share on entry; implicitfast adds the actuators'), the Cholesky factor of W and
+    a_e = W⁻¹ M a into ``acc_e`` (nv, 1). False if W is not positive definite."""
+    nv = M.shape[0]
+    params = m.params
+    h = params[P_TIMESTEP]
+    qacc = d.qacc
+    dense_from_sparse(d.M, m.M_rownnz, m.M_rowadr, m.M_colind, M)
+    if params[P_IMPLICITFAST] != 0.0 and params[P_ACTUATION] != 0.0:
+        implicit_damping(m, d, damping)
+    W = M.copy()
+    for i in range(nv):
+        W[i, i] += h * damping[i]
+    if not cholesky(W, damping_factor):
+        return False
+    for i in range(nv):
+        s = 0.0
+        for k in range(nv):
+            s += M[i, k] * qacc[k]
+        acc_e[i, 0] = s
+    cholesky_solve(damping_factor, acc_e)
+    return True
+
+
+@njit(cache=True, nogil=True)
+def discrete_jacobians(m, d, system_factor, rhs, damping, damping_factor, acc_e, dmy_dq, A, B):
     """A (2nv, 2nv) and B (2nv, nu) of one step.
 
     ``system_factor``: Cholesky factor of M + JᵀHJ; ``rhs``: [rhs_q | rhs_v | rhs_u], solved in
     place; ``damping``: d and ``damping_factor``: the Cholesky factor of W = M + h diag(d);
     ``acc_e``: the integrated acceleration a_e; ``dmy_dq``: ∂(M y)/∂q with y = a − a_e.
     """
+    h = m.params[P_TIMESTEP]
+    qvel = d.qvel
+    rotation_dofs = m.rotation_dofs
     nv = rhs.shape[0]
     ncol = rhs.shape[1]
     cholesky_solve(system_factor, rhs)

@@ -54,6 +54,9 @@ class SafePlant(Plant):
     def timestep(self) -> float:
         return self.plant.timestep
 
+    def actuator_forces(self) -> np.ndarray | None:
+        return self.plant.actuator_forces()
+
     def read_state(self) -> PlantState:
         state = self.plant.read_state()
         if self.damping_reason is None:

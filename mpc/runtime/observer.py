@@ -34,6 +34,8 @@ class PlanReport:
     feedback_steps: int
     #: Age of the policy the feedback law last followed (s).
     policy_age: float
+    #: The task's goal (xy) during the iteration, or None for a task without one.
+    goal: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,14 @@ class StateReport:
     qvel: np.ndarray
     ctrl: np.ndarray
     contacts: np.ndarray
+    #: Wall time since the run started (s).
+    wall_time: float | None = None
+    #: Feedback steps so far.
+    feedback_steps: int | None = None
+    #: Feet the task's gait schedule puts on the ground, or None for a task without one.
+    planned_contacts: np.ndarray | None = None
+    #: The plant's actuator forces (planning-model order), or None if it cannot tell.
+    actuator_force: np.ndarray | None = None
     #: The velocity command (v_x, v_y, ω_z) tracked at this time (velocity mode), else None.
     command: np.ndarray | None = None
 

@@ -28,6 +28,7 @@ from mpc.runlog import RunRecorder
 from mpc.runtime.feedback import FeedbackController
 from mpc.runtime.observer import Observer, PlanReport, StateReport, Status
 from mpc.runtime.predict import StatePredictor
+from mpc.tasks.task_base import Task
 from robots.registry import Registry
 
 log = logging.getLogger(__name__)
@@ -86,7 +87,8 @@ class Session:
         self.fd_start = derivatives.fd_evaluations()
         self.wall_start = _time.perf_counter()
         self.observers: list[Observer] = [
-            RunRecorder(run_dir, cfg.to_dict(), [t.name for t in self.task.terms])]
+            RunRecorder(run_dir, cfg.to_dict(), [t.name for t in self.task.terms],
+                        path_sensors(self.task))]
         if cfg.telemetry.lcm_url:
             self.attach(OBSERVERS.get("lcm_telemetry")(
                 cfg.telemetry.lcm_url, cfg.telemetry.channel, self.task))
@@ -153,7 +155,7 @@ class Session:
                 c.stage_costs.append(stats.stage_cost)
             report = PlanReport(stats, self.planner.nominal, _time.perf_counter() -
                                 self.wall_start, c.iterations, c.feedback_steps,
-                                self.feedback.last_age)
+                                self.feedback.last_age, _copy(self.task.goal))
         for observer in self.observers:
             observer.on_plan(report)
         return stats
@@ -186,7 +188,10 @@ class Session:
             if contacts is None:
                 contacts = np.zeros(len(self.robot.feet), bool)
             report = StateReport(state.time, state.qpos, state.qvel, self.feedback.ctrl.copy(),
-                                 contacts, self.task.command)
+                                 contacts, _time.perf_counter() - self.wall_start,
+                                 self.counters.feedback_steps,
+                                 self.task.planned_stance(state.time),
+                                 self.plant.actuator_forces(), self.task.command)
             for observer in self.observers:
                 observer.on_state(report)
         if self.fell is None:
@@ -282,3 +287,18 @@ class Session:
         for observer in reversed(self.observers):
             observer.close(summary)
         return summary
+
+
+def path_sensors(task: Task) -> list[slice]:
+    """Where the base position and each foot's position are in the planning model's
+    sensordata (base first), for recording planned paths; empty when the task lacks one."""
+    names = ["base_pos", *(f"{f}_pos" for f in task.robot.feet)]
+    try:
+        return [task.sensor(n) for n in names]
+    except KeyError:
+        return []
+
+
+def _copy(goal: np.ndarray | None) -> np.ndarray | None:
+    """A copy of the task's goal (a viewer may move it while observers hold the report)."""
+    return None if goal is None else np.array(goal, dtype=float)

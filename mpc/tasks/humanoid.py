@@ -223,6 +223,10 @@ class HumanoidFlat(Task):
         duty, _, lift = self.timing
         return step_height(self.clock.phase(time), np.array(self.gait.offsets), duty, lift)
 
+    def planned_stance(self, time: float) -> np.ndarray:
+        """Feet without a swing target at ``time``."""
+        return self._swing_targets(np.asarray(time)) <= 0.0
+
     def _balance_inputs(self, sensordata: np.ndarray):
         com, vel = sensordata[..., self.sensor("com_pos")], sensordata[..., self.sensor("com_vel")]
         left, right = (sensordata[..., self.sensor(f"{f}_pos")] for f in self.robot.feet)

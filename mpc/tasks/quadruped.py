@@ -246,6 +246,10 @@ class QuadrupedFlat(Task):
             return self.goal
         return self.reference.position(time)
 
+    def planned_stance(self, time: float) -> np.ndarray:
+        """Feet without a swing target at ``time``."""
+        return self._swing_targets(np.asarray(time)) <= 0.0
+
     def residual(self, sensordata: np.ndarray, time: np.ndarray) -> np.ndarray:
         r = sensordata @ self._G.T + self._c
         r[..., self._position_rows] -= self.position_target(time)

@@ -131,6 +131,12 @@ class Task(ABC):
     def update(self, time: float, qpos: np.ndarray, qvel: np.ndarray) -> None:  # noqa: B027
         """Advance the task's own state (waypoints, gait clock) once per plan."""
 
+    def planned_stance(self, time: float) -> np.ndarray | None:
+        """Which feet (bool, the robot's foot order) the task's gait schedule puts on the
+        ground at ``time``, or None for a task without a schedule. Recorded with every state
+        sample, so a gait diagram can set the planned contacts against the achieved ones."""
+        return None
+
     @property
     def goal(self) -> np.ndarray | None:
         """Current goal position (xy), if the task has one."""

@@ -30,9 +30,9 @@ def test_goal_drag_moves_the_task_goal_and_the_plan_is_drawn(display, tmp_path):
     try:
         run_lockstep(session, 0.1)
         session.tick()
-        assert viewer.handle.user_scn.ngeom > 0  # planned foot and base paths
+        assert viewer.window.handle.user_scn.ngeom > 0  # planned foot and base paths
         np.testing.assert_array_equal(viewer.shown.qpos, session.plant.data.qpos)
-        with viewer.handle.lock():
+        with viewer.window.lock():
             viewer.shown.mocap_pos[0, :2] = [0.5, -1.5]  # what a mouse drag does
         session.tick()
         np.testing.assert_allclose(session.task.goal, [0.5, -1.5])

@@ -7,10 +7,21 @@ space, and Pinocchio.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import mujoco
 import numpy as np
 
-from derivatives.analytic.tables import TreeTables
+from derivatives.analytic.bundles import (
+    CONSTRAINT_FIELDS,
+    DATA_FIELDS,
+    FIXED_FIELDS,
+    MODEL_FIELDS,
+    ConstraintBundle,
+    DataBundle,
+    ModelBundle,
+)
+from derivatives.analytic.provider import model_tables
 
 
 def random_state(m: mujoco.MjModel, rng: np.random.Generator, spread: float = 0.3):
@@ -71,12 +82,37 @@ def _without_gravity(m: mujoco.MjModel) -> mujoco.MjModel:
     return m
 
 
-def rnea_args(m: mujoco.MjModel, d: mujoco.MjData):
-    """Tree tables and data arrays in the order of :func:`rnea_derivatives` (up to qvel)."""
-    t = TreeTables.of(m)
-    return (t.body_parentid, t.body_dofadr, t.body_dofnum, t.body_subtree_end, t.body_dof_end,
-            t.dof_bodyid, t.dof_parentid, t.dof_group_start, t.dof_group_end,
-            t.dof_free_translation, d.cdof, d.cdof_dot, d.cinert, d.cvel, d.qvel)
+def bundles(m: mujoco.MjModel, d: mujoco.MjData, **fields) -> tuple[ModelBundle, DataBundle]:
+    """The model and data bundles the stage kernels read at ``d``, its arena fields (constraint
+    rows and contacts) included; keyword arguments replace data fields (``qacc=...``)."""
+    tables = model_tables(m)
+    values = {f: getattr(d, f) for f in FIXED_FIELDS}
+    values.update(efc_type=d.efc_type, efc_id=d.efc_id, efc_J=d.efc_J.reshape(d.nefc, m.nv),
+                  efc_pos=d.efc_pos, efc_margin=d.efc_margin, efc_D=d.efc_D,
+                  efc_KBIP=d.efc_KBIP.reshape(d.nefc, 4), efc_aref=d.efc_aref,
+                  contact_geom=d.contact.geom, contact_pos=d.contact.pos,
+                  contact_frame=d.contact.frame, contact_friction=d.contact.friction)
+    values.update(fields)
+    return (ModelBundle(*(tables[f] for f in MODEL_FIELDS)),
+            DataBundle(*(values[f] for f in DATA_FIELDS)))
+
+
+def constraint_bundle(m: mujoco.MjModel, d: mujoco.MjData,
+                      **fields) -> tuple[ConstraintBundle, SimpleNamespace]:
+    """A constraint bundle sized for ``d`` and allocated as the knot driver does, and its
+    arrays by name (the bundle shares their memory, so they show what the kernels wrote);
+    keyword arguments replace arrays (``contact_mu=...``, ``dja=...``)."""
+    nefc, ncon, nv = d.nefc, d.ncon, m.nv
+    i64 = np.int64
+    arrays = dict(
+        contact_adr=np.empty(ncon, i64), contact_dim=np.empty(ncon, i64),
+        contact_mu=np.empty(ncon), jar=np.empty(nefc), state=np.empty(nefc, i64),
+        force=np.empty(nefc), hessian=np.zeros((nefc, nefc)), block_start=np.empty(nefc, i64),
+        block_size=np.empty(nefc, i64), rho=np.empty(nefc), kfac=np.empty(nefc),
+        pos_jac=np.empty((nefc, nv)), dja=np.zeros((nefc, nv)), djv=np.zeros((nefc, nv)))
+    arrays.update(fields)
+    return (ConstraintBundle(*(arrays[f] for f in CONSTRAINT_FIELDS)),
+            SimpleNamespace(**arrays))
 
 
 def _chain_model(first_joints: str) -> mujoco.MjModel:

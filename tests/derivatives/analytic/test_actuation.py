@@ -6,10 +6,10 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 import pytest
+from analytic_oracles import bundles
 
 from derivatives.analytic.actuation import actuator_derivatives, implicit_damping
 from derivatives.analytic.passive import integrated_damping
-from derivatives.analytic.provider import model_tables
 
 ACTUATORS = """
 <mujoco>
@@ -34,12 +34,8 @@ ACTUATORS = """
 
 
 def derivatives_at(m, d):
-    t = model_tables(m)
     out = [np.zeros(m.nu) for _ in range(3)]
-    actuator_derivatives(t["actuator_gear"], t["actuator_gainprm"], t["actuator_biasprm"],
-                         t["ctrl_lo"], t["ctrl_hi"], t["force_lo"], t["force_hi"], d.ctrl,
-                         d.actuator_length,
-                         d.actuator_velocity, d.actuator_force, *out)
+    actuator_derivatives(*bundles(m, d), *out)
     return out
 
 
@@ -99,11 +95,8 @@ def test_implicit_damping_matches_mujoco_qDeriv():  # noqa: N802
     d.qvel[:] = (0.7, -0.3)
     d.ctrl[:] = (0.3, 1.0, 0.5, 2.0)
     mujoco.mj_forward(base, d)
-    t = model_tables(base)
     ours = integrated_damping(base)
-    implicit_damping(t["actuator_dof"], t["actuator_gear"], t["actuator_gainprm"],
-                     t["actuator_biasprm"], t["force_lo"], t["force_hi"], d.ctrl,
-                     d.actuator_force, ours)
+    implicit_damping(*bundles(base, d), ours)
     mujoco.mj_implicit(base, d)
     qderiv = np.zeros((base.nv, base.nv))
     for i in range(base.nv):

@@ -4,12 +4,13 @@ no finite difference at all."""
 
 from __future__ import annotations
 
+import analytic_verify as verify
 import mujoco
 import numpy as np
 import pytest
 
 import derivatives
-from derivatives.analytic import AnalyticProvider, verify
+from derivatives.analytic import AnalyticProvider
 from derivatives.provider_base import Linearization
 from derivatives.trajectory import ModelLayout
 from mpc.assembly import home_ctrl

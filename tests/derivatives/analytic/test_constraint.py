@@ -11,7 +11,7 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 import pytest
-from analytic_oracles import contact_zoo_model, tangent_fd
+from analytic_oracles import bundles, constraint_bundle, contact_zoo_model, tangent_fd
 
 from derivatives.analytic.constraint import (
     CONE,
@@ -41,19 +41,21 @@ def zoo_state(cone: str, at_limit: bool = True):
     return m, d
 
 
+def solved(m, d, qacc, **fields):
+    """The constraint bundle and its arrays after contact_rows and constraint_update at
+    ``qacc`` (friction scaled as the knot driver does; ``fields`` as
+    :func:`constraint_bundle`)."""
+    model, data = bundles(m, d, qacc=qacc)
+    efc, out = constraint_bundle(
+        m, d, contact_mu=d.contact.friction[:, 0] / np.sqrt(m.opt.impratio), **fields)
+    contact_rows(data, efc)
+    constraint_update(model, data, efc)
+    return efc, out
+
+
 def ours(m, d, qacc):
-    nefc, ncon = d.nefc, d.ncon
-    adr, dim = np.empty(ncon, np.int64), np.empty(ncon, np.int64)
-    contact_rows(d.efc_type, d.efc_id, ncon, adr, dim)
-    mu = d.contact.friction[:, 0] / np.sqrt(m.opt.impratio)
-    jar, force = np.empty(nefc), np.empty(nefc)
-    state = np.empty(nefc, np.int64)
-    hessian = np.zeros((nefc, nefc))
-    start, size = np.empty(nefc, np.int64), np.empty(nefc, np.int64)
-    constraint_update(d.efc_type, d.efc_id, d.efc_J.reshape(nefc, m.nv), d.efc_D, d.efc_aref,
-                      m.dof_frictionloss, qacc, adr, dim, mu, d.contact.friction, jar, state,
-                      force, hessian, start, size)
-    return jar, state, force, hessian, adr, dim
+    _, out = solved(m, d, qacc)
+    return out.jar, out.state, out.force, out.hessian, out.contact_adr, out.contact_dim
 
 
 def mujoco_update(m, d, jar):
@@ -133,12 +135,11 @@ def test_hessian_is_minus_the_force_jacobian(cone):
 @pytest.mark.parametrize("cone", CONES)
 def test_impedance_terms_match_finite_differences(cone):
     m, d = zoo_state(cone)
-    nefc, nv = d.nefc, m.nv
-    *_, adr, _ = ours(m, d, d.qacc)
-    rho, kfac, pos_jac = np.empty(nefc), np.empty(nefc), np.empty((nefc, nv))
-    J = d.efc_J.reshape(nefc, nv)
-    impedance_terms(d.efc_type, d.efc_id, J, d.efc_pos, d.efc_margin, d.efc_KBIP, adr, rho,
-                    kfac, pos_jac)
+    nefc = d.nefc
+    efc, out = solved(m, d, d.qacc)
+    adr = out.contact_adr
+    impedance_terms(bundles(m, d)[1], efc)
+    rho, kfac, pos_jac = out.rho, out.kfac, out.pos_jac
     assert np.count_nonzero(rho) > 0
 
     def at(qpos, field):
@@ -168,24 +169,18 @@ def test_ift_terms_match_dense_products(cone):
     random sparse dJ a, dJ v (the sparse visit must not drop any coupling)."""
     m, d = zoo_state(cone)
     nefc, nv = d.nefc, m.nv
-    _, state, force, hessian, adr, _ = ours(m, d, d.qacc + 0.3)
-    start, size = np.empty(nefc, np.int64), np.empty(nefc, np.int64)
     J = d.efc_J.reshape(nefc, nv)
-    mu = d.contact.friction[:, 0] / np.sqrt(m.opt.impratio)
-    constraint_update(d.efc_type, d.efc_id, J, d.efc_D, d.efc_aref, m.dof_frictionloss,
-                      d.qacc + 0.3, adr, d.contact.dim.astype(np.int64), mu, d.contact.friction,
-                      np.empty(nefc), state, force, hessian, start, size)
-    rho, kfac, pos_jac = np.empty(nefc), np.empty(nefc), np.empty((nefc, nv))
-    impedance_terms(d.efc_type, d.efc_id, J, d.efc_pos, d.efc_margin, d.efc_KBIP, adr, rho,
-                    kfac, pos_jac)
     rng = np.random.default_rng(5)
     # nonzero where J is zero too: a row's Jacobian can vanish where its derivatives do not
     dja = rng.standard_normal((nefc, nv)) * (rng.random((nefc, nv)) < 0.5)
     djv = rng.standard_normal((nefc, nv)) * (rng.random((nefc, nv)) < 0.5)
+    efc, out = solved(m, d, d.qacc + 0.3, dja=dja, djv=djv)
+    data = bundles(m, d)[1]
+    impedance_terms(data, efc)
+    hessian, force, rho, kfac, pos_jac = out.hessian, out.force, out.rho, out.kfac, out.pos_jac
     assert np.any((dja != 0) & (J == 0) & (pos_jac == 0))
     system, rhs_q, rhs_v = np.zeros((nv, nv)), np.zeros((nv, nv)), np.zeros((nv, nv))
-    ift_terms(J, hessian, start, size, d.efc_KBIP, force, rho, kfac, pos_jac, dja, djv, system,
-              rhs_q, rhs_v)
+    ift_terms(data, efc, system, rhs_q, rhs_v)
     B = d.efc_KBIP[:, 1]
     E = dja + B[:, None] * djv + kfac[:, None] * pos_jac
     assert np.abs(hessian - np.diag(np.diag(hessian))).max() > 0 or cone == "pyramidal"

@@ -7,14 +7,14 @@ turns with the capsule: pyramidal cones see it), box corners, elliptic and pyram
 
 from __future__ import annotations
 
+import analytic_verify as verify
 import mujoco
 import numpy as np
 import pytest
-from analytic_oracles import contact_zoo_model, tangent_fd
+from analytic_oracles import bundles, constraint_bundle, contact_zoo_model, tangent_fd
 from reference_models import load_reference
 
 import robots
-from derivatives.analytic import verify
 from derivatives.analytic.constraint import contact_rows
 from derivatives.analytic.contact_jacobian import (
     BOX,
@@ -23,7 +23,6 @@ from derivatives.analytic.contact_jacobian import (
     contact_jacobian_derivatives,
     contact_supported,
 )
-from derivatives.analytic.tables import TreeTables
 
 
 def zoo(cone):
@@ -54,17 +53,13 @@ CASES = {
 
 
 def analytic(m, d, qacc, force):
-    t = TreeTables.of(m)
-    nefc, ncon, nv = d.nefc, d.ncon, m.nv
-    adr, dim = np.empty(ncon, np.int64), np.empty(ncon, np.int64)
-    contact_rows(d.efc_type, d.efc_id, ncon, adr, dim)
-    dja, djv, djtf = np.zeros((nefc, nv)), np.zeros((nefc, nv)), np.zeros((nv, nv))
-    contact_jacobian_derivatives(
-        t.dof_parentid, t.dof_group_start, t.body_chain_end, t.body_rootid,
-        m.geom_type.astype(np.int64), m.geom_bodyid.astype(np.int64), m.geom_size, d.geom_xmat,
-        d.cdof, d.subtree_com, qacc, d.qvel, d.efc_type, d.efc_pos, force, d.contact.geom,
-        d.contact.pos, d.contact.frame, d.contact.friction, adr, dim, dja, djv, djtf)
-    return dja, djv, djtf
+    nv = m.nv
+    model, data = bundles(m, d, qacc=qacc)
+    efc, out = constraint_bundle(m, d, force=force)
+    contact_rows(data, efc)
+    djtf = np.zeros((nv, nv))
+    contact_jacobian_derivatives(model, data, efc, djtf)
+    return out.dja, out.djv, djtf
 
 
 def turning_rows(m, d):

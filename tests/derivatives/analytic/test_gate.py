@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import warnings
 
+import analytic_verify as verify
 import mujoco
 import numpy as np
 import pytest
 
 import derivatives
-from derivatives.analytic import AnalyticFallbackWarning, gate, verify
+from derivatives.analytic import AnalyticFallbackWarning, gate
 
 BASE = """
 <mujoco>

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import ctypes
 
+import analytic_verify as verify
 import mujoco
 import numpy as np
 import pytest
 
 import derivatives
-from derivatives.analytic import AnalyticFallbackWarning, layout, verify
+from derivatives.analytic import AnalyticFallbackWarning, layout
 from derivatives.analytic import provider as provider_module
 
 

@@ -7,10 +7,10 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from analytic_oracles import (
+    bundles,
     floating_chain_model,
     mj_rne_at,
     random_state,
-    rnea_args,
     single_joint_chain_model,
     tangent_fd,
     vector_fd,
@@ -18,7 +18,6 @@ from analytic_oracles import (
 
 import robots
 from derivatives.analytic.rnea import rnea, rnea_derivatives
-from derivatives.analytic.tables import TreeTables
 
 MODELS = {"a1": lambda: robots.load_model("a1"), "h1": lambda: robots.load_model("h1"),
           "chain": floating_chain_model}
@@ -32,19 +31,14 @@ def model(request):
 def derivatives_at(m, d, qacc, x):
     nv = m.nv
     dq, dmx, dv = np.zeros((nv, nv)), np.zeros((nv, nv)), np.zeros((nv, nv))
-    rnea_derivatives(*rnea_args(m, d), qacc, m.opt.gravity.copy(), x, dq, dmx, dv)
+    rnea_derivatives(*bundles(m, d, qacc=qacc), x, dq, dmx, dv)
     return dq, dmx, dv
 
 
 def test_rnea_matches_mj_rne(model, rng):
     d = random_state(model, rng)
     qacc = rng.standard_normal(model.nv)
-    t = TreeTables.of(model)
-    nb = model.nbody
-    cacc, ia, iv, cfrc = (np.zeros((nb, 6)) for _ in range(4))
-    tau = np.zeros(model.nv)
-    rnea(t.body_parentid, t.body_dofadr, t.body_dofnum, t.dof_bodyid, d.cdof, d.cdof_dot,
-         d.cinert, d.cvel, d.qvel, qacc, model.opt.gravity.copy(), cacc, ia, iv, cfrc, tau)
+    *_, tau = rnea(*bundles(model, d, qacc=qacc))
     expected = mj_rne_at(model, d.qpos, d.qvel, qacc)
     np.testing.assert_allclose(tau, expected, rtol=0, atol=1e-12 * np.abs(expected).max())
 

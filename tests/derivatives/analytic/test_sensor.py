@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import warnings
 
+import analytic_verify as verify
 import mujoco
 import numpy as np
 import pytest
 from analytic_oracles import sensor_zoo_model
 
 import derivatives
-from derivatives.analytic import verify
 from derivatives.analytic.sensor import SUPPORTED
 
 TOLERANCE = 1e-6

@@ -1,6 +1,8 @@
 """Reference states and the finite-difference oracle used to verify the analytic backend.
 
-Shared by the tests and ``scripts/bench_derivatives.py``. Every state starts from the model's
+Test code, outside the packages (the product never uses it): imported by the analytic
+backend's tests and by ``scripts/bench_derivatives.py`` (which puts ``tests/`` on its path, as
+for :mod:`reference_models`). Every state starts from the model's
 first keyframe, lowers the floating base until its lowest geoms press ``depth`` into the floor,
 and adds seeded random velocities and controls; then
 

@@ -90,6 +90,8 @@ def _run(args: argparse.Namespace) -> int:
     # before the config is read: its warnings (costly but legal values) print as one line each
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     cfg = load_config(args.config, _overrides(args))
+    if cfg.command.source.get("type") == "keyboard" and not args.viewer:
+        raise UserError("command.source.type keyboard needs --viewer (its keys drive the robot)")
     run_dir = args.out or default_run_dir(cfg)
     console = Console(stderr=False)
     _route_mujoco_warnings()

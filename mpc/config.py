@@ -20,6 +20,7 @@ import yaml
 
 import robots
 from derivatives import BACKENDS
+from mpc.commands import COMMAND_SOURCES, CommandFilter
 from mpc.ilqr import ILQRSettings
 from mpc.plants import PLANTS, SAFETY
 from mpc.runtime.audit import AuditSettings
@@ -82,6 +83,18 @@ class TelemetryConfig:
 
 
 @dataclass
+class CommandConfig:
+    source: dict = setting({}, help="velocity command source {type: scripted | keyboard | lcm | "
+                           "unitree_remote, its options} for task.mode velocity ({}: none)")
+    max_speed: list[float] = setting([1.0, 0.5, 1.0],
+                                     help="limits of |vx|, |vy| (m/s) and |yaw rate| (rad/s)")
+    max_accel: list[float] = setting([1.0, 1.0, 2.0],
+                                     help="limits of the command's rate of change (per s)")
+    timeout: float = setting(0.5, gt=0.0, help="dead man: after this long (s) without a fresh "
+                             "command the command decays to zero")
+
+
+@dataclass
 class Config:
     robot: str
     description: str = ""
@@ -93,6 +106,7 @@ class Config:
     safety: dict = setting({})
     output: OutputConfig = field(default_factory=OutputConfig)
     telemetry: TelemetryConfig = field(default_factory=TelemetryConfig)
+    command: CommandConfig = field(default_factory=CommandConfig)
     #: Where it came from, for messages.
     source: str = "<config>"
 
@@ -175,6 +189,7 @@ def validate(data: dict, source: str) -> Config:
     cfg.derivatives = _validate_derivatives(cfg, source)
     cfg.plant = _validate_plant(cfg, source)
     cfg.safety = _validate_safety(cfg, source)
+    cfg.command.source = _validate_command(cfg, source)
     check_consistency(cfg)
     return cfg
 
@@ -341,6 +356,34 @@ def _validate_safety(cfg: Config, source: str) -> dict:
     except ValueError as e:
         raise ConfigError(f"{source}: {e}") from None
     return params
+
+
+def _validate_command(cfg: Config, source: str) -> dict:
+    """The command source's section; a velocity-mode task needs one, other tasks none."""
+    section = dict(cfg.command.source)
+    kind = section.pop("type", None)
+    velocity = cfg.task.get("mode") == "velocity"
+    if velocity and kind is None:
+        raise ConfigError(f"{source}: task.mode velocity needs 'command.source.type' "
+                          f"(available: {', '.join(COMMAND_SOURCES.available())})")
+    if kind is None:
+        if section:
+            raise ConfigError(f"{source}: 'command.source' needs a 'type'")
+        return {}
+    if not velocity:
+        raise ConfigError(f"{source}: 'command.source' is set but the task is not in velocity "
+                          f"mode (set task.mode: velocity)")
+    try:
+        cls = COMMAND_SOURCES.get(kind)
+    except ValueError as e:
+        raise ConfigError(f"{source}: command.source.type: {e}") from None
+    params = check_kwargs(cls, section, source, "command.source.", exclude=("plant",))
+    try:
+        cls.check_options(params)
+        CommandFilter(cfg.command.max_speed, cfg.command.max_accel, cfg.command.timeout)
+    except ValueError as e:
+        raise ConfigError(f"{source}: {e}") from None
+    return {"type": kind, **params}
 
 
 def shipped_configs() -> list[tuple[str, str]]:

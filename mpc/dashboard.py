@@ -12,6 +12,7 @@ from rich.table import Table
 from mpc.config import Config
 from mpc.runlog import PHASES
 from mpc.runtime.observer import Observer, Status
+from mpc.tasks.task_base import body_velocity
 
 
 class Dashboard(Observer):
@@ -73,6 +74,12 @@ class Dashboard(Observer):
         speed = float(np.linalg.norm(state.qvel[:2]))
         t.add_row("base", f"speed {speed:4.2f} m/s   height {state.qpos[2]:.3f} m   "
                           f"goal {status.goal_distance:5.2f} m away")
+        if status.command is not None:
+            achieved = body_velocity(state.qpos, state.qvel)
+            t.add_row("velocity", "   ".join(
+                f"{name} {c:+5.2f} → {a:+5.2f}" for name, c, a in
+                zip(("vx", "vy", "yaw"), status.command, achieved, strict=True))
+                + "   (commanded → achieved, m/s, rad/s)")
         if status.contacts is not None:
             t.add_row("contacts", "  ".join(
                 f"[{'green' if f else 'dim'}]{n.split('_')[0]}[/]"

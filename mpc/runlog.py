@@ -11,6 +11,7 @@ import numpy as np
 import yaml
 
 from mpc.runtime.observer import Observer, PlanReport, StateReport
+from mpc.tasks.task_base import body_velocity
 
 PHASES = ("nominal", "derivatives", "cost_derivatives", "backward", "linesearch", "total")
 
@@ -63,6 +64,9 @@ class RunRecorder(Observer):
         _append(s, "actuator_force", None if report.actuator_force is None
                 else np.array(report.actuator_force))
         self.now = report.time
+        if report.command is not None:
+            _append(s, "command", np.array(report.command))
+            _append(s, "velocity", body_velocity(report.qpos, report.qvel))
 
     def on_plan(self, report: PlanReport) -> None:
         stats, wall_time = report.stats, report.wall_time

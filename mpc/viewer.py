@@ -1,5 +1,6 @@
 """MuJoCo viewer of a live run: the robot, the goal (drag it with Ctrl + right mouse) and the
-plan.
+plan; with ``command.source.type: keyboard`` its keys drive the robot
+(:mod:`mpc.commands.keyboard`).
 
 The plan is drawn from the planner's latest nominal trajectory: each foot's path and the base
 path (drawn on the floor, where it is not hidden by the body), read from the planning model's
@@ -16,6 +17,7 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
+from mpc.commands.keyboard import KeyboardCommand
 from mpc.errors import UserError
 from mpc.runtime.observer import Observer, Status
 from mpc.runtime.session import Session
@@ -30,7 +32,8 @@ def open_viewer(session: Session) -> ViewerSync:
     shown = mujoco.MjData(plant.model)
     plant.copy_state(shown)
     mujoco.mj_forward(plant.model, shown)
-    return ViewerSync(session, Window(plant.model, shown, session.robot, "--viewer"), shown)
+    return ViewerSync(session, Window(plant.model, shown, session.robot, "--viewer",
+                                           key_callback=_key_callback(session)), shown)
 
 
 class ViewerSync(Observer):
@@ -40,6 +43,8 @@ class ViewerSync(Observer):
     def __init__(self, session: Session, window: Window, shown: mujoco.MjData):
         self.plant = session.plant
         self.task = session.task
+        self.keyboard = (session.command_source
+                         if isinstance(session.command_source, KeyboardCommand) else None)
         self.window = window
         #: The window's own data: the plant's state copied in, the goal marker dragged here.
         self.shown = shown
@@ -53,6 +58,8 @@ class ViewerSync(Observer):
     def tick(self, status: Status) -> bool:
         if not self.window.is_open():
             return False
+        if self.keyboard is not None:
+            self.keyboard.heartbeat()
         with self.window.lock():
             goal = self.shown.mocap_pos[0, :2].copy()
             if self.task.goal is not None and not np.allclose(goal, self.task.goal):
@@ -77,6 +84,12 @@ class ViewerSync(Observer):
 
     def close(self, summary: dict | None = None) -> None:
         self.window.close()
+
+
+def _key_callback(session: Session):
+    """The command source's key handler (keyboard driving), if the run has a source."""
+    source = session.command_source
+    return source.on_key if source is not None else None
 
 
 def _has(task, name: str) -> bool:

@@ -18,7 +18,7 @@ import itertools
 import os
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import mujoco
 import numpy as np
@@ -38,7 +38,7 @@ class Window:
     """
 
     def __init__(self, model: mujoco.MjModel, data: mujoco.MjData, robot: RobotInfo,
-                 what: str):
+                 what: str, key_callback: Callable[[int], None] | None = None):
         if os.name == "posix" and not (os.environ.get("DISPLAY") or
                                        os.environ.get("WAYLAND_DISPLAY")):
             raise UserError(f"{what} needs a display: DISPLAY is not set (run under X or "
@@ -48,7 +48,8 @@ class Window:
 
             before, tasks_before = set(threading.enumerate()), _native_threads()
             self.handle = mujoco.viewer.launch_passive(model, data, show_left_ui=False,
-                                                       show_right_ui=False)
+                                                       show_right_ui=False,
+                                                       key_callback=key_callback)
         except Exception as e:  # GLFW/OpenGL failures arrive as assorted exception types
             raise UserError(f"{what} could not open a window: {e}") from None
         self.render_threads = [t for t in threading.enumerate() if t not in before]

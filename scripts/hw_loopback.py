@@ -2,7 +2,7 @@
 another, over the real protocol; reports rates, latency and whether the fake robot walked.
 
     .venv/bin/python scripts/hw_loopback.py --robot go1 [--duration 15] [--base-state truth]
-        [--set KEY=VALUE ...] [--out DIR]
+        [--config NAME] [--set KEY=VALUE ...] [--out DIR]
 
 Measurements (all clocks are CLOCK_MONOTONIC, shared by the two processes):
 - command and state rates: at the fake robot (what it received and sent);
@@ -124,7 +124,8 @@ def run_once(args, out: Path) -> dict:
         sets = [*loopback_overrides(args.robot, args.port, args.domain, truth),
                 f"plant.log_file={bridge_log}", *allowance, *args.set]
         run = subprocess.run(
-            [sys.executable, "-m", "mpc.cli", f"configs/{args.robot}_hw.yaml", "--quiet",
+            [sys.executable, "-m", "mpc.cli", f"configs/{args.config or args.robot + '_hw'}.yaml",
+             "--quiet",
              "--duration", str(args.duration), "--out", str(out / "run"), *args.mpc_arg,
              *[a for s in sets for a in ("--set", s)]],
             capture_output=True, text=True, cwd=ROOT, timeout=args.duration + 180)
@@ -165,6 +166,8 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--robot", default="a1", choices=sorted(WIRE))
     p.add_argument("--duration", type=float, default=15.0)
+    p.add_argument("--config", help="shipped config name (default: ROBOT_hw), e.g. "
+                   "go1_hw_velocity with --fake-arg=--sticks --fake-arg=...")
     p.add_argument("--repeats", type=int, default=1, help="runs, then a Markdown table")
     p.add_argument("--base-state", choices=("truth", "odometry"), default="truth")
     p.add_argument("--port", type=int, default=18007)

@@ -4,6 +4,7 @@
                    [--domain-id N] [--interface NAME] [--truth-port N] [--start lying|standing]
                    [--gantry] [--duration S] [--command-timeout S] [--log FILE.npz]
                    [--stop-state-at S] [--corrupt-state-every N] [--estop-at S]
+                   [--sticks "T:LX,LY,RX;..."]
 
 Runs until --duration, SIGINT or SIGTERM; then prints a one-line JSON summary (counts, rates,
 final base position, whether it fell). Bad input prints one line and exits with code 2.
@@ -50,8 +51,28 @@ def _parser() -> argparse.ArgumentParser:
                    help="fault: corrupt the checksum of every N-th state")
     p.add_argument("--estop-at", type=float, metavar="S",
                    help="fault: hold the remote's L2+B from S seconds after start")
+    p.add_argument("--sticks", type=sticks_profile, default=[], metavar='"T:LX,LY,RX;..."',
+                   help="the remote's sticks: from T seconds after start hold the left stick "
+                        "at (LX, LY) and the right stick's x at RX, each in [-1, 1] (up and "
+                        "right positive), e.g. \"2:0,0.5,0;8:0,0,0\"")
     p.add_argument("--quiet", action="store_true", help="no log lines, only the summary")
     return p
+
+
+def sticks_profile(text: str) -> list[tuple[float, float, float, float]]:
+    """``"T:LX,LY,RX;..."`` as [(T, LX, LY, RX), ...]; ArgumentTypeError (one line) if not."""
+    rows = []
+    try:
+        for item in filter(None, (part.strip() for part in text.split(";"))):
+            at, _, sticks = item.partition(":")
+            lx, ly, rx = (float(v) for v in sticks.split(","))
+            rows.append((float(at), lx, ly, rx))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected T:LX,LY,RX[;T:LX,LY,RX...], got {text!r}") from None
+    if any(not -1.0 <= v <= 1.0 for row in rows for v in row[1:]):
+        raise argparse.ArgumentTypeError(f"stick values must be in [-1, 1], got {text!r}")
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -81,6 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     t0 = _time.monotonic()
     events = [(args.stop_state_at, fake.stop_publishing), (args.estop_at,
                                                            lambda: fake.press(["L2", "B"]))]
+    events += [(at, lambda lx=lx, ly=ly, rx=rx: fake.set_sticks(lx, ly, rx))
+               for at, lx, ly, rx in args.sticks]
     while not stopping and fake.thread.is_alive() and _time.monotonic() - t0 < args.duration:
         for i, (at, action) in enumerate(events):
             if at is not None and _time.monotonic() - t0 >= at:

@@ -24,6 +24,7 @@ from hardware.fake.sim_truth import pack_truth
 from hardware.unitree import legacy_packets, sdk2_messages
 from hardware.unitree.legacy_packets import PacketError
 from hardware.unitree.lowlevel import remote_block
+from hardware.unitree.remote import decode_remote, encode_remote
 from robots.info import RobotInfo
 
 log = logging.getLogger(__name__)
@@ -87,6 +88,12 @@ class FakeRobot:
     def press(self, buttons=()) -> None:
         """Hold ``buttons`` on the remote from now on."""
         self.sim.remote = remote_block(buttons)
+
+    def set_sticks(self, lx: float = 0.0, ly: float = 0.0, rx: float = 0.0,
+                   ry: float = 0.0) -> None:
+        """Hold the remote's sticks at these values from now on (buttons unchanged)."""
+        held = decode_remote(self.sim.remote).held()
+        self.sim.remote = encode_remote(held, lx=lx, ly=ly, rx=rx, ry=ry)
 
     # --- running -----------------------------------------------------------------------------
     def start(self) -> FakeRobot:

@@ -163,6 +163,12 @@ class UnitreeBridge(Plant):
         self.local.state = (latest[0], latest[1].tick)
         return self._plant_state(latest)
 
+    def wireless_remote(self) -> bytes:
+        """The 40-byte wireless-remote block of the latest state."""
+        with self.lock:
+            latest = self.latest
+        return latest[1].wireless_remote if latest is not None else bytes(40)
+
     def _plant_state(self, latest) -> PlantState:
         """The planner's state (planning-model layout) of a (receipt time, LowState, base
         estimate) triple."""
@@ -323,7 +329,8 @@ class UnitreeBridge(Plant):
             self.latest = (now, st, est)
             self.last_state_time = now
         if self.shared is not None:
-            self.shared.publish_state(self._plant_state((now, st, est)), now, st.tick)
+            self.shared.publish_state(self._plant_state((now, st, est)), now, st.tick,
+                                      st.wireless_remote)
         with self.lock:
             if self.phase == CONNECTING:
                 self.phase = RAMP

@@ -43,6 +43,7 @@ from robots.info import RobotInfo
 log = logging.getLogger(__name__)
 
 REASON_BYTES = 256
+REMOTE_BYTES = 40
 
 
 class SharedBlock:
@@ -51,6 +52,7 @@ class SharedBlock:
     state: seq, time (plant clock), receipt time (monotonic), tick, qpos[nq], qvel[nv]
     control: seq, state receipt time, tick, ctrl[nu]
     damp: seq, then the reason as UTF-8 bytes
+    remote: the wireless-remote block of the latest state (written under the state's seq)
     """
 
     def __init__(self, shm: SharedMemory, nq: int, nv: int, nu: int):
@@ -63,6 +65,8 @@ class SharedBlock:
         self.damp_seq = words[s + 3 + nu:s + 4 + nu]
         self.reason = np.ndarray((REASON_BYTES,), np.uint8, shm.buf,
                                  offset=8 * (s + 4 + nu))
+        self.remote = np.ndarray((REMOTE_BYTES,), np.uint8, shm.buf,
+                                 offset=8 * (s + 4 + nu) + REASON_BYTES)
         self._ctrl_seen = 0.0
         self._damp_seen = 0.0
 
@@ -72,15 +76,17 @@ class SharedBlock:
 
     @classmethod
     def size(cls, nq: int, nv: int, nu: int) -> int:
-        return 8 * cls.words(nq, nv, nu) + REASON_BYTES
+        return 8 * cls.words(nq, nv, nu) + REASON_BYTES + REMOTE_BYTES
 
     # --- child side (the bridge's link thread) ------------------------------------------------
-    def publish_state(self, state: PlantState, receipt: float, tick: int) -> None:
+    def publish_state(self, state: PlantState, receipt: float, tick: int,
+                      remote: bytes = bytes(REMOTE_BYTES)) -> None:
         b = self.state
         b[0] += 1  # odd: being written
         b[1], b[2], b[3] = state.time, receipt, tick
         b[4:4 + self.nq] = state.qpos
         b[4 + self.nq:] = state.qvel
+        self.remote[:] = np.frombuffer(bytes(remote), np.uint8)
         b[0] += 1
 
     def poll(self, bridge) -> None:
@@ -104,6 +110,14 @@ class SharedBlock:
                 qpos = b[4:4 + self.nq].copy()
                 qvel = b[4 + self.nq:].copy()
                 return PlantState(float(b[1]), qpos, qvel, np.zeros(0)), float(b[2]), int(b[3])
+
+    def read_remote(self) -> bytes:
+        """The wireless-remote block published with the latest state."""
+        while True:
+            seq = self.state[0]
+            block = self.remote.tobytes()
+            if seq % 2 == 0 and seq == self.state[0]:
+                return block
 
     def write_control(self, ctrl: np.ndarray, receipt: float, tick: int) -> None:
         c = self.control
@@ -208,6 +222,10 @@ class LinkProcessPlant(Plant):
         self.local.state = (receipt, tick)
         return PlantState(state.time, state.qpos, state.qvel, np.zeros(self.na))
 
+    def wireless_remote(self) -> bytes:
+        """The 40-byte wireless-remote block of the robot's latest state."""
+        return self.block.read_remote()
+
     def send(self, ctrl: np.ndarray) -> None:
         ctrl = np.asarray(ctrl, dtype=float)
         if ctrl.shape != (self.block.nu,) or not np.all(np.isfinite(ctrl)):
@@ -283,6 +301,10 @@ class UnitreePlant(Plant):
     def read_state(self) -> PlantState:
         return self.bridge.read_state()
 
+    def wireless_remote(self) -> bytes:
+        """The 40-byte wireless-remote block of the robot's latest state (sticks, buttons)."""
+        return self.bridge.wireless_remote()
+
     def send(self, ctrl: np.ndarray) -> None:
         self.bridge.send(ctrl)
 
@@ -322,7 +344,8 @@ def serve(target: str, robot_name: str, options: dict, shm_name: str, conn, pare
             conn.send(("error", str(e), isinstance(e, OSError)))
             return
         latest = bridge.latest  # publish the first state, then let the link thread publish
-        block.publish_state(bridge._plant_state(latest), latest[0], latest[1].tick)
+        block.publish_state(bridge._plant_state(latest), latest[0], latest[1].tick,
+                            latest[1].wireless_remote)
         bridge.shared = block
         holder["bridge"] = bridge
         conn.send(("ready",))

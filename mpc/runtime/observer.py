@@ -55,6 +55,8 @@ class StateReport:
     planned_contacts: np.ndarray | None = None
     #: The plant's actuator forces (planning-model order), or None if it cannot tell.
     actuator_force: np.ndarray | None = None
+    #: The velocity command (v_x, v_y, ω_z) tracked at this time (velocity mode), else None.
+    command: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,8 @@ class Status:
     stopped: str | None
     #: The derivative audit: (checks, last relative error, worst, disagreements), or None.
     audit: tuple[int, float, float, int] | None = None
+    #: The velocity command (v_x, v_y, ω_z) tracked (velocity mode), else None.
+    command: np.ndarray | None = None
 
 
 class Observer:

@@ -20,6 +20,7 @@ import numpy as np
 import derivatives
 from derivatives.counter import fallbacks_since
 from mpc import assembly
+from mpc.commands import COMMAND_SOURCES, CommandFilter, CommandSource
 from mpc.config import Config
 from mpc.planner_base import IterationStats
 from mpc.plant_base import Plant, PlantState
@@ -116,6 +117,16 @@ class Session:
                 cfg.telemetry.lcm_url, cfg.telemetry.channel, self.task))
         state = self.plant.read_state()
         self.time_start = state.time
+        #: Velocity mode: where commands come from and the filter they pass (else None).
+        self.command_source: CommandSource | None = None
+        self.command_filter: CommandFilter | None = None
+        if cfg.command.source:
+            options = dict(cfg.command.source)
+            kind = options.pop("type")
+            self.command_source = COMMAND_SOURCES.get(kind).build(options, self.plant)
+            self.command_filter = CommandFilter(cfg.command.max_speed, cfg.command.max_accel,
+                                                cfg.command.timeout)
+            self.update_command(state.time)
         self.goal_final = np.array(getattr(self.task, "waypoints", [[np.nan, np.nan]])[-1])
         self.goal_distance_start = self.goal_distance(state.qpos)
         self.planner.reset(state.time, state.qpos, state.qvel, state.act)
@@ -129,12 +140,20 @@ class Session:
         self.observers.append(observer)
 
     # --- the actions of the loops ----------------------------------------------------------
+    def update_command(self, time: float) -> None:
+        """Poll the command source and hand the filtered command to the task. Commands run
+        on the run's clock: plant time since the start."""
+        t = time - self.time_start
+        self.task.set_command(self.command_filter.update(t, self.command_source.read(t)))
+
     def plan(self, state: PlantState) -> IterationStats:
         start = _time.perf_counter()
         if self.predictor is not None:
             state = self.predictor.predict(state, self.policy_in_force(state))
         if self.audit is not None and self.audit.switch_requested:
             self._switch_to_fd()
+        if self.command_source is not None:
+            self.update_command(state.time)
         stats = self.planner.iterate(state.time, state.qpos, state.qvel, state.act)
         if self.audit is not None and stats.status == "ok":
             self.audit.offer(stats.iteration, self.planner.nominal, self.planner.linearization,
@@ -210,7 +229,7 @@ class Session:
                                  contacts, _time.perf_counter() - self.wall_start,
                                  self.counters.feedback_steps,
                                  self.task.planned_stance(state.time),
-                                 self.plant.actuator_forces())
+                                 self.plant.actuator_forces(), self.task.command)
             for observer in self.observers:
                 observer.on_state(report)
         if self.fell is None:
@@ -230,7 +249,8 @@ class Session:
                             c.last, self.planner.nominal, self.goal_distance(state.qpos),
                             self.plant.foot_contacts(),
                             self.fell or self.feedback.stopped or self.trip_reason(),
-                            None if self.audit is None else self.audit.latest())
+                            None if self.audit is None else self.audit.latest(),
+                            self.task.command)
         keep = [observer.tick(status) for observer in self.observers]
         return all(keep) and self.trip_reason() is None
 
@@ -304,6 +324,8 @@ class Session:
         summary = self.summary(mode)
         if self.audit is not None:
             summary["derivative_audit"] = self.audit.close()
+        if self.command_source is not None:
+            self.command_source.close()
         self.plant.close()
         self.planner.close()
         for observer in reversed(self.observers):

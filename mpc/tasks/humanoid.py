@@ -17,6 +17,7 @@ Residual terms:
     balance       b − Π(b),  b = c_xy + T ċ_xy  (capture point)            l2
     effort        σ τ                                                      quadratic
     posture       q − q_home                                               quadratic
+    velocity      (v_x − ĉ_x, v_y − ĉ_y, ω_z − ĉ_ω)   (velocity mode)     quadratic
 
 with h the pelvis height over the feet, ψ the heading, g the goal, ρ the foot radius, step(t)
 the gait's lift target (:mod:`mpc.tasks.gait`), T = √(z_c/g₀) the time constant of the linear
@@ -33,6 +34,12 @@ exact Jacobian is derived in :func:`segment_residual`.
 
 Before ``goal_time`` the goal is the pelvis position at the first plan (step or stand in place);
 from then on the goal (or the list of waypoints) of the configuration.
+
+In velocity mode (as in :mod:`mpc.tasks.quadruped`) the task tracks a commanded body-frame twist
+ĉ: v is the pelvis velocity in its own frame (velocimeter), ω_z its yaw rate (gyro); position
+and heading follow the reference g(t), θ(t) integrated from the command
+(:mod:`mpc.tasks.velocity`) instead of the goal and ψ; the gait timing adapts to the commanded
+speed (:class:`mpc.tasks.gait.SpeedGait`).
 """
 
 from __future__ import annotations
@@ -43,25 +50,26 @@ from typing import ClassVar
 import mujoco
 import numpy as np
 
-from mpc.tasks.gait import BIPED_GAITS, Gait, GaitClock, step_height
-from mpc.tasks.quadruped import _as_waypoints
+from mpc.tasks.gait import BIPED_GAITS, Gait, GaitClock, SpeedGait, step_height
+from mpc.tasks.quadruped import MODES, _as_waypoints
 from mpc.tasks.task_base import CostTerm, Task
+from mpc.tasks.velocity import VelocityReference
 from robots.info import RobotInfo
 
 GRAVITY = 9.81
 
 DEFAULT_WEIGHTS = {
     "height": 5.0, "upright": 4.0, "feet_upright": 1.0, "heading": 1.0, "position": 3.0,
-    "gait": 10.0, "balance": 5.0, "effort": 0.1, "posture": 0.5,
+    "gait": 10.0, "balance": 5.0, "effort": 0.1, "posture": 0.5, "velocity": 0.5,
 }
 DEFAULT_PARAMS = {
     "height": 0.05, "upright": 0.05, "feet_upright": 0.05, "heading": 0.1, "position": 0.1,
-    "gait": 0.02, "balance": 0.05, "effort": 0.0, "posture": 0.0,
+    "gait": 0.02, "balance": 0.05, "effort": 0.0, "posture": 0.0, "velocity": 0.0,
 }
 NORMS = {
     "height": "smooth_abs", "upright": "smooth_abs", "feet_upright": "smooth_abs",
     "heading": "smooth_abs", "position": "l2", "gait": "smooth_abs", "balance": "l2",
-    "effort": "quadratic", "posture": "quadratic",
+    "effort": "quadratic", "posture": "quadratic", "velocity": "quadratic",
 }
 
 
@@ -82,6 +90,13 @@ class HumanoidFlat(Task):
         "effort_scale": {"gt": 0.0, "max": 100.0},
         "waypoint_tolerance": {"gt": 0.0, "max": 10.0},
         "weights": {"min": 0.0, "max": 1e6},
+        "lead": {"gt": 0.0, "max": 2.0},
+        "cadence_gain": {"min": 0.0, "max": 20.0},
+        "max_cadence": {"gt": 0.0, "max": 10.0},
+        "lift_gain": {"min": 0.0, "max": 1.0},
+        "max_lift": {"min": 0.0, "max": 0.5},
+        "hip_radius": {"min": 0.0, "max": 2.0},
+        "stand_speed": {"min": 0.0, "max": 1.0},
     }
 
     def __init__(self, robot: RobotInfo, gait: str = "stand", goal: list = (0.0, 0.0),
@@ -89,8 +104,15 @@ class HumanoidFlat(Task):
                  duty: float | None = None, cadence: float | None = None,
                  step_height: float | None = None, balance_margin: float = 0.05,
                  effort_scale: float = 0.01, waypoint_tolerance: float = 0.15,
-                 weights: dict | None = None):
+                 weights: dict | None = None, mode: str = "goal", lead: float = 0.2,
+                 cadence_gain: float = 1.0, max_cadence: float = 2.0, lift_gain: float = 0.0,
+                 max_lift: float = 0.1, hip_radius: float = 0.1, stand_speed: float = 0.05):
+        """``mode``, ``lead`` and ``cadence_gain`` … ``stand_speed``: velocity mode, as in
+        :class:`mpc.tasks.quadruped.QuadrupedFlat`."""
         super().__init__(robot)
+        if mode not in MODES:
+            raise ValueError(f"unknown mode {mode!r}; choose from {', '.join(MODES)}")
+        self.mode = mode
         if len(robot.feet) != 2:
             raise ValueError(f"{self.name} needs a robot with two feet, {robot.name} has "
                              f"{len(robot.feet)}")
@@ -116,6 +138,12 @@ class HumanoidFlat(Task):
         self.start_xy: np.ndarray | None = None
         self.active = self.goal_time <= 0.0
         self.clock = GaitClock(self.gait.cadence)
+        #: Gait timing in force (duty, cadence, lift): the gait's, or speed-adapted.
+        self.timing = (self.gait.duty, self.gait.cadence, self.gait.amplitude)
+        self.speed_gait = SpeedGait(cadence_gain, max_cadence, lift_gain, max_lift,
+                                    stand_speed, hip_radius)
+        self.reference = VelocityReference(lead)
+        self._command = np.zeros(3)
         unknown = set(weights or {}) - set(DEFAULT_WEIGHTS)
         if unknown:
             raise ValueError(f"unknown cost term(s) {', '.join(sorted(unknown))} in weights; "
@@ -124,9 +152,13 @@ class HumanoidFlat(Task):
         w.update(weights or {})
         nu = len(robot.motor_joints) - len(robot.locked_joints)
         dims = {"height": 1, "upright": 3, "feet_upright": 4, "heading": 2, "position": 2,
-                "gait": 2, "balance": 2, "effort": nu, "posture": nu}
+                "gait": 2, "balance": 2, "effort": nu, "posture": nu, "velocity": 3}
         self.terms = [CostTerm(k, dims[k], NORMS[k], DEFAULT_PARAMS[k], float(w[k]))
-                      for k in DEFAULT_WEIGHTS]
+                      for k in DEFAULT_WEIGHTS if k != "velocity" or self.velocity_mode]
+
+    @property
+    def velocity_mode(self) -> bool:
+        return self.mode == "velocity"
 
     # --- model -----------------------------------------------------------------------------
     def add_sensors(self, spec: mujoco.MjSpec) -> None:
@@ -149,6 +181,11 @@ class HumanoidFlat(Task):
         for act in spec.actuators:
             spec.add_sensor(name=f"{act.name}_angle", type=S.mjSENS_JOINTPOS,
                             objtype=mujoco.mjtObj.mjOBJ_JOINT, objname=act.target)
+        if self.velocity_mode:
+            spec.add_sensor(name="base_linvel", type=S.mjSENS_VELOCIMETER, objtype=site,
+                            objname="imu")
+            spec.add_sensor(name="base_angvel", type=S.mjSENS_GYRO, objtype=site,
+                            objname="imu")
 
     def bind(self, model: mujoco.MjModel) -> None:
         super().bind(model)
@@ -197,13 +234,19 @@ class HumanoidFlat(Task):
         first = self.sensor(f"{mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_ACTUATOR, 0)}_angle")
         G[r : r + nu, first.start : first.start + nu] = np.eye(nu)
         c[r : r + nu] = -self.home_angles
+        if self.velocity_mode:  # heading target and command subtracted at evaluation
+            c[sl["heading"]] = 0.0
+            r = sl["velocity"].start
+            lin, ang = self.sensor("base_linvel"), self.sensor("base_angvel")
+            G[r : r + 2, lin.start : lin.start + 2] = np.eye(2)
+            G[r + 2, ang.start + 2] = 1.0
         self._G, self._c = G, c
         self._rows = sl
 
     # --- residual --------------------------------------------------------------------------
     def _swing_targets(self, time: np.ndarray) -> np.ndarray:
-        g = self.gait
-        return step_height(self.clock.phase(time), np.array(g.offsets), g.duty, g.amplitude)
+        duty, _, lift = self.timing
+        return step_height(self.clock.phase(time), np.array(self.gait.offsets), duty, lift)
 
     def planned_stance(self, time: float) -> np.ndarray:
         """Feet without a swing target at ``time``."""
@@ -218,7 +261,13 @@ class HumanoidFlat(Task):
     def residual(self, sensordata: np.ndarray, time: np.ndarray) -> np.ndarray:
         rows = self._rows
         r = sensordata @ self._G.T + self._c
-        r[..., rows["position"]] -= self.goal
+        if self.velocity_mode:
+            r[..., rows["position"]] -= self.reference.position(time)
+            heading = self.reference.heading(time)
+            r[..., rows["heading"]] -= np.stack((np.cos(heading), np.sin(heading)), axis=-1)
+            r[..., rows["velocity"]] -= self._command
+        else:
+            r[..., rows["position"]] -= self.goal
         step = self._swing_targets(time)
         gait = r[..., rows["gait"]]
         r[..., rows["gait"]] = np.where(step > 0, gait - self.foot_radius - step, 0.0)
@@ -244,12 +293,16 @@ class HumanoidFlat(Task):
 
     # --- task state ------------------------------------------------------------------------
     @property
-    def goal(self) -> np.ndarray:
+    def goal(self) -> np.ndarray | None:
+        if self.velocity_mode:
+            return None
         if not self.active and self.start_xy is not None:
             return self.start_xy
         return self.waypoints[self.waypoint_index]
 
     def set_goal(self, xy) -> None:
+        if self.velocity_mode:
+            raise NotImplementedError("velocity mode has no goal")
         self.active = True
         self.waypoints[self.waypoint_index] = np.asarray(xy, dtype=float)[:2]
 
@@ -258,11 +311,24 @@ class HumanoidFlat(Task):
             self.start_xy = np.array(qpos[:2], dtype=float)
         if not self.active and time >= self.goal_time:
             self.active = True
-        self.clock.set_cadence(self.gait.cadence, time)
+        if self.velocity_mode:
+            self.reference.advance(time, qpos, self._command)
+            self.timing = self.speed_gait.timing(self.gait, self._command)
+        self.clock.set_cadence(self.timing[1], time)
         last = len(self.waypoints) - 1
         if (self.active and self.waypoint_index < last
                 and np.linalg.norm(qpos[:2] - self.goal) < self.waypoint_tolerance):
             self.waypoint_index += 1
+
+
+    @property
+    def command(self) -> np.ndarray | None:
+        return self._command.copy() if self.velocity_mode else None
+
+    def set_command(self, command) -> None:
+        if not self.velocity_mode:
+            raise NotImplementedError(f"task {self.name} is in {self.mode} mode")
+        self._command = np.asarray(command, dtype=float).copy()
 
 
 def segment_residual(point: np.ndarray, left: np.ndarray, right: np.ndarray, margin: float):

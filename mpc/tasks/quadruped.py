@@ -13,6 +13,8 @@ Residual terms (MJPC's quadruped terms, position on the base instead of a head p
     balance   c_xy + ċ_xy √(2h/g) − mean(f_xy)  (capture point)  l2
     effort    σ τ                                                quadratic
     posture   γ ⊙ (q − q_home)                                   quadratic
+    velocity  (v_x − ĉ_x, v_y − ĉ_y, ω_z − ĉ_ω)  (velocity mode)  quadratic
+    yaw       x_xy − (cos θ(t), sin θ(t))         (velocity mode)  smooth_abs
 
 with h the standing height over the feet, ρ the foot radius, g the goal, step(t) the gait's
 lift target (:mod:`mpc.tasks.gait`), σ an effort scale and γ per-joint posture gains. Height
@@ -20,6 +22,17 @@ and balance use the mean over the support feet (all four here; subclasses such a
 :mod:`mpc.tasks.quadruped_biped` choose fewer, and other posture gains). The
 residual is affine in the sensors, r = G(t) s + c(t), so ∂r/∂s = G(t) is exact; only the gait
 rows of G depend on time (zero in stance).
+
+Modes: ``goal`` seeks the goal (or the waypoints). ``velocity`` tracks a commanded body-frame
+twist ĉ = (ĉ_x, ĉ_y, ĉ_ω) (:mod:`mpc.commands`, set each plan by :meth:`set_command`): v is the
+base's linear velocity in its own frame (a velocimeter on ``imu``) and ω_z its yaw rate (a
+gyro); the position term and the yaw term (x the base's x-axis) follow the reference pose integrated
+from the command, g(t) and θ(t) of :mod:`mpc.tasks.velocity`; at zero command that is a fixed
+pose, which holds the robot in place. The velocity term alone makes the planner chase the
+trot's own within-stride sway of velocity and yaw rate (it fell trotting in place at weight
+2); the integrated reference tracks the command on average and corrects drift, so the
+velocity term keeps a small weight. The gait's timing follows
+the commanded speed (:class:`mpc.tasks.gait.SpeedGait`): standing at zero command.
 """
 
 from __future__ import annotations
@@ -29,24 +42,31 @@ from typing import ClassVar
 import mujoco
 import numpy as np
 
-from mpc.tasks.gait import QUADRUPED_GAITS, GaitClock, step_height
+from mpc.tasks.gait import QUADRUPED_GAITS, GaitClock, SpeedGait, step_height
 from mpc.tasks.task_base import CostTerm, Task
+from mpc.tasks.velocity import VelocityReference
 from robots.info import RobotInfo
 
 GRAVITY = 9.81
 
 DEFAULT_WEIGHTS = {
     "upright": 1.0, "height": 1.0, "position": 0.2, "gait": 2.0,
-    "balance": 0.2, "effort": 0.03, "posture": 0.02,
+    "balance": 0.2, "effort": 0.03, "posture": 0.02, "velocity": 0.1,
+    "yaw": 1.0,
 }
 DEFAULT_PARAMS = {
     "upright": 0.05, "height": 0.04, "position": 0.1, "gait": 0.03,
-    "balance": 0.1, "effort": 0.0, "posture": 0.0,
+    "balance": 0.1, "effort": 0.0, "posture": 0.0, "velocity": 0.0,
+    "yaw": 0.1,
 }
 NORMS = {
     "upright": "smooth_abs", "height": "smooth_abs", "position": "l2", "gait": "smooth_abs",
-    "balance": "l2", "effort": "quadratic", "posture": "quadratic",
+    "balance": "l2", "effort": "quadratic", "posture": "quadratic", "velocity": "quadratic",
+    "yaw": "smooth_abs",
 }
+MODES = ("goal", "velocity")
+#: Terms of velocity mode only.
+VELOCITY_TERMS = ("velocity", "yaw")
 # Posture gain per joint of a leg: abduction, hip, knee.
 POSTURE_GAINS = (2.0, 1.0, 1.0)
 
@@ -67,14 +87,30 @@ class QuadrupedFlat(Task):
         "effort_scale": {"gt": 0.0, "max": 100.0},
         "waypoint_tolerance": {"gt": 0.0, "max": 10.0},
         "weights": {"min": 0.0, "max": 1e6},
+        "lead": {"gt": 0.0, "max": 2.0},
+        "cadence_gain": {"min": 0.0, "max": 20.0},
+        "max_cadence": {"gt": 0.0, "max": 10.0},
+        "lift_gain": {"min": 0.0, "max": 1.0},
+        "max_lift": {"min": 0.0, "max": 0.5},
+        "hip_radius": {"min": 0.0, "max": 2.0},
+        "stand_speed": {"min": 0.0, "max": 1.0},
     }
 
     def __init__(self, robot: RobotInfo, gait: str = "trot", goal=(0.0, 0.0),
                  height: float = 0.25, foot_radius: float | None = None,
                  effort_scale: float = 0.02, waypoint_tolerance: float = 0.15,
-                 weights: dict | None = None):
-        """``foot_radius`` defaults to the robot's (:class:`robots.info.RobotInfo`)."""
+                 weights: dict | None = None, mode: str = "goal", lead: float = 0.2,
+                 cadence_gain: float = 1.0, max_cadence: float = 3.5,
+                 lift_gain: float = 0.03, max_lift: float = 0.08, hip_radius: float = 0.25,
+                 stand_speed: float = 0.05):
+        """``foot_radius`` defaults to the robot's (:class:`robots.info.RobotInfo`).
+        ``mode``: ``goal`` or ``velocity``; ``lead`` (m) bounds the velocity mode's position
+        reference around the base; ``cadence_gain`` … ``stand_speed``: the speed-adapted gait
+        timing of velocity mode (:class:`mpc.tasks.gait.SpeedGait`)."""
         super().__init__(robot)
+        if mode not in MODES:
+            raise ValueError(f"unknown mode {mode!r}; choose from {', '.join(MODES)}")
+        self.mode = mode
         if gait not in QUADRUPED_GAITS:
             raise ValueError(f"unknown gait {gait!r}; choose from {', '.join(QUADRUPED_GAITS)}")
         self.gait = QUADRUPED_GAITS[gait]
@@ -85,6 +121,12 @@ class QuadrupedFlat(Task):
         self.waypoints = _as_waypoints(goal)
         self.waypoint_index = 0
         self.clock = GaitClock(self.gait.cadence)
+        #: Gait timing in force (duty, cadence, lift): the gait's, or speed-adapted.
+        self.timing = (self.gait.duty, self.gait.cadence, self.gait.amplitude)
+        self.speed_gait = SpeedGait(cadence_gain, max_cadence, lift_gain, max_lift,
+                                    stand_speed, hip_radius)
+        self.reference = VelocityReference(lead)
+        self._command = np.zeros(3)
         unknown = set(weights or {}) - set(self.default_weights)
         if unknown:
             raise ValueError(f"unknown cost term(s) {', '.join(sorted(unknown))} in weights; "
@@ -93,11 +135,17 @@ class QuadrupedFlat(Task):
         w.update(weights or {})
         dims = self._term_dims(len(robot.motor_joints))
         self.terms = [CostTerm(k, dims[k], self.norms[k], self.default_params[k], float(w[k]))
-                      for k in self.default_weights]
+                      for k in self.default_weights
+                      if k not in VELOCITY_TERMS or self.velocity_mode]
+
+    @property
+    def velocity_mode(self) -> bool:
+        return self.mode == "velocity"
 
     def _term_dims(self, nu: int) -> dict[str, int]:
         return {"upright": 3, "height": 1, "position": 2, "gait": len(self.robot.feet),
-                "balance": 2, "effort": nu, "posture": nu}
+                "balance": 2, "effort": nu, "posture": nu, "velocity": 3,
+                "yaw": 2}
 
     @property
     def support_feet(self) -> tuple[int, ...]:
@@ -128,6 +176,14 @@ class QuadrupedFlat(Task):
         for act in spec.actuators:
             spec.add_sensor(name=f"{act.name}_angle", type=S.mjSENS_JOINTPOS,
                             objtype=mujoco.mjtObj.mjOBJ_JOINT, objname=act.target)
+        if self.velocity_mode:
+            spec.add_sensor(name="base_linvel", type=S.mjSENS_VELOCIMETER, objtype=site,
+                            objname="imu")
+            spec.add_sensor(name="base_angvel", type=S.mjSENS_GYRO, objtype=site,
+                            objname="imu")
+            if "base_xaxis" not in [x.name for x in spec.sensors]:
+                spec.add_sensor(name="base_xaxis", type=S.mjSENS_FRAMEXAXIS, objtype=site,
+                                objname="imu")
 
     def bind(self, model: mujoco.MjModel) -> None:
         super().bind(model)
@@ -180,14 +236,32 @@ class QuadrupedFlat(Task):
         gains = self.posture_gains(model)
         G[r : r + nu, first.start : first.start + nu] = np.diag(gains)
         c[r : r + nu] = -gains * self.home_angles
+        # velocity (command subtracted at evaluation)
+        if self.velocity_mode:
+            r = sl["velocity"].start
+            lin, ang = self.sensor("base_linvel"), self.sensor("base_angvel")
+            G[r : r + 2, lin.start : lin.start + 2] = np.eye(2)
+            G[r + 2, ang.start + 2] = 1.0
+            self._velocity_rows = sl["velocity"]
+            r = sl["yaw"].start
+            x = self.sensor("base_xaxis")
+            G[r : r + 2, x.start : x.start + 2] = np.eye(2)
+            self._yaw_rows = sl["yaw"]
         self._G, self._c = G, c
         self._gait_rows = sl["gait"]
         self._position_rows = sl["position"]
 
     # --- residual --------------------------------------------------------------------------
     def _swing_targets(self, time: np.ndarray) -> np.ndarray:
-        g = self.gait
-        return step_height(self.clock.phase(time), np.array(g.offsets), g.duty, g.amplitude)
+        duty, _, lift = self.timing
+        return step_height(self.clock.phase(time), np.array(self.gait.offsets), duty, lift)
+
+    def position_target(self, time: np.ndarray) -> np.ndarray:
+        """Target of the position term (..., 2) at times (...): the goal, or in velocity
+        mode the reference g(t) integrated from the command."""
+        if not self.velocity_mode:
+            return self.goal
+        return self.reference.position(time)
 
     def planned_stance(self, time: float) -> np.ndarray:
         """Feet without a swing target at ``time``."""
@@ -195,7 +269,11 @@ class QuadrupedFlat(Task):
 
     def residual(self, sensordata: np.ndarray, time: np.ndarray) -> np.ndarray:
         r = sensordata @ self._G.T + self._c
-        r[..., self._position_rows] -= self.goal
+        r[..., self._position_rows] -= self.position_target(time)
+        if self.velocity_mode:
+            r[..., self._velocity_rows] -= self._command
+            heading = self.reference.heading(time)
+            r[..., self._yaw_rows] -= np.stack((np.cos(heading), np.sin(heading)), axis=-1)
         step = self._swing_targets(time)
         gait = r[..., self._gait_rows]
         r[..., self._gait_rows] = np.where(step > 0, gait - self.foot_radius - step, 0.0)
@@ -210,14 +288,28 @@ class QuadrupedFlat(Task):
 
     # --- task state ------------------------------------------------------------------------
     @property
-    def goal(self) -> np.ndarray:
-        return self.waypoints[self.waypoint_index]
+    def goal(self) -> np.ndarray | None:
+        return None if self.velocity_mode else self.waypoints[self.waypoint_index]
 
     def set_goal(self, xy) -> None:
+        if self.velocity_mode:
+            raise NotImplementedError("velocity mode has no goal")
         self.waypoints[self.waypoint_index] = np.asarray(xy, dtype=float)[:2]
 
+    @property
+    def command(self) -> np.ndarray | None:
+        return self._command.copy() if self.velocity_mode else None
+
+    def set_command(self, command) -> None:
+        if not self.velocity_mode:
+            raise NotImplementedError(f"task {self.name} is in {self.mode} mode")
+        self._command = np.asarray(command, dtype=float).copy()
+
     def update(self, time: float, qpos: np.ndarray, qvel: np.ndarray) -> None:
-        self.clock.set_cadence(self.gait.cadence, time)
+        if self.velocity_mode:
+            self.reference.advance(time, qpos, self._command)
+            self.timing = self.speed_gait.timing(self.gait, self._command)
+        self.clock.set_cadence(self.timing[1], time)
         last = len(self.waypoints) - 1
         if (self.waypoint_index < last
                 and np.linalg.norm(qpos[:2] - self.goal) < self.waypoint_tolerance):

@@ -45,7 +45,8 @@ class QuadrupedBiped(QuadrupedFlat):
 
     #: Bounds of the options, read by mpc.schema.check_kwargs (see mpc/schema.py).
     RANGES: ClassVar[dict[str, dict[str, float]]] = {
-        **{k: v for k, v in QuadrupedFlat.RANGES.items() if k != "waypoint_tolerance"},
+        **{k: v for k, v in QuadrupedFlat.RANGES.items()
+           if k in ("goal", "height", "foot_radius", "effort_scale", "weights")},
         "heading": {"min": -math.tau, "max": math.tau},
     }
 

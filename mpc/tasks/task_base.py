@@ -146,6 +146,28 @@ class Task(ABC):
         """Move the current goal (e.g. dragged in the viewer)."""
         raise NotImplementedError(f"task {self.name} has no goal")
 
+    @property
+    def velocity_mode(self) -> bool:
+        """Whether the task tracks a velocity command (see :meth:`set_command`)."""
+        return False
+
+    @property
+    def command(self) -> np.ndarray | None:
+        """The velocity command (v_x, v_y, ω_z) tracked (velocity mode), else None."""
+        return None
+
+    def set_command(self, command) -> None:
+        """Track body-frame velocity ``command`` (v_x, v_y, ω_z) from the next plan on."""
+        raise NotImplementedError(f"task {self.name} has no velocity mode")
+
+
+def body_velocity(qpos: np.ndarray, qvel: np.ndarray) -> np.ndarray:
+    """The base's body-frame twist (v_x, v_y, ω_z) from a floating-base state: MuJoCo's free
+    joint velocity is linear in the world frame (qvel[0:3], rotated by Rᵀ) and angular in the
+    body frame (qvel[3:6])."""
+    v = base_axes(qpos).T @ np.asarray(qvel[:3], dtype=float)
+    return np.array((v[0], v[1], float(qvel[5])))
+
 
 def base_axes(qpos: np.ndarray) -> np.ndarray:
     """Rotation matrix of the floating base (columns: its x, y, z axes in the world) from the

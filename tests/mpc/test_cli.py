@@ -101,3 +101,19 @@ def test_run_directory_contents(short_run):
                 "plan_term_costs", "plan_timings"):
         assert key in series
     assert series["state_qpos"].shape[1] == 19
+
+
+def test_velocity_mode_bad_input_is_one_line(tmp_path):
+    assert_usage_error(mpc_run("configs/a1_trot.yaml", "--set", "task.mode=velocity"),
+                       "task.mode velocity needs 'command.source.type'")
+    assert_usage_error(mpc_run("configs/a1_velocity.yaml", "--set", "command.source.type=joy"),
+                       "unknown command source 'joy'")
+    assert_usage_error(mpc_run("configs/a1_velocity.yaml", "--set",
+                               "command.source.profile=[[0, 1]]"), "profile")
+    assert_usage_error(mpc_run("configs/a1_velocity.yaml", "--set",
+                               "command.source={type: keyboard}", "--duration", "0.1"),
+                       "keyboard needs --viewer")
+    assert_usage_error(mpc_run("configs/a1_velocity.yaml", "--set",
+                               "command.source={type: unitree_remote}", "--mode", "lockstep",
+                               "--duration", "0.1", "--out", str(tmp_path / "r")),
+                       "needs a Unitree robot plant")

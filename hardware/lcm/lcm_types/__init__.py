@@ -9,3 +9,4 @@ from .mocap_pose_t import mocap_pose_t as mocap_pose_t
 from .planner_telemetry_t import planner_telemetry_t as planner_telemetry_t
 from .robot_state_t import robot_state_t as robot_state_t
 from .sim_step_t import sim_step_t as sim_step_t
+from .velocity_command_t import velocity_command_t as velocity_command_t

@@ -1,0 +1,72 @@
+"""Velocity commands from lab software over LCM (``command.source.type: lcm``).
+
+Messages are ``lcm_types.velocity_command_t`` (hardware/lcm/lcm_types/velocity_command_t.lcm)
+on ``channel``. A background thread receives them; each is stamped on arrival, and
+:meth:`LcmCommand.read` at plant time t reports it with stamp t − (its age on this machine's
+monotonic clock), so the command filter's dead-man rule sees how long the sender has been
+silent, in lockstep and in real time alike. A URL that LCM cannot open is a one-line error at
+start; a sender that never speaks leaves the robot standing (the dead-man rule).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time as _time
+
+import lcm
+
+from hardware.lcm.lcm_types import velocity_command_t
+from mpc.commands.command_base import CommandSource, VelocityCommand
+
+log = logging.getLogger(__name__)
+
+DEFAULT_URL = "udpm://239.255.76.67:7667?ttl=0"
+
+
+class LcmCommand(CommandSource):
+    name = "lcm"
+
+    def __init__(self, lcm_url: str = DEFAULT_URL, channel: str = "MPC_VELOCITY_COMMAND"):
+        self.check_options({"lcm_url": lcm_url, "channel": channel})
+        try:
+            self._lcm = lcm.LCM(lcm_url)
+        except Exception as e:  # the lcm module raises RuntimeError/OSError variants
+            raise ValueError(f"command.source: cannot open LCM URL {lcm_url!r}: {e}") from None
+        self._latest: tuple[float, float, float, float] | None = None  # vx, vy, wz, arrival
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._subscription = self._lcm.subscribe(channel, self._on_message)
+        self._thread = threading.Thread(target=self._receive, name="lcm-command", daemon=True)
+        self._thread.start()
+
+    @classmethod
+    def check_options(cls, options: dict) -> None:
+        if not options.get("lcm_url", DEFAULT_URL) or not options.get("channel", "x"):
+            raise ValueError("command.source: lcm_url and channel must not be empty")
+
+    def _receive(self) -> None:
+        while not self._stop.is_set():
+            self._lcm.handle_timeout(50)
+
+    def _on_message(self, channel: str, data: bytes) -> None:
+        try:
+            msg = velocity_command_t.decode(data)
+        except ValueError:
+            log.warning("command.source lcm: undecodable message on %s", channel)
+            return
+        with self._lock:
+            self._latest = (msg.vx, msg.vy, msg.yaw_rate, _time.monotonic())
+
+    def read(self, time: float) -> VelocityCommand | None:
+        with self._lock:
+            latest = self._latest
+        if latest is None:
+            return None
+        vx, vy, wz, arrival = latest
+        return VelocityCommand(vx, vy, wz, time - (_time.monotonic() - arrival))
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(1.0)
+        self._lcm.unsubscribe(self._subscription)

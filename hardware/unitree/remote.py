@@ -1,0 +1,121 @@
+"""The Unitree wireless remote as a velocity command source (``command.source.type:
+unitree_remote``), and its 40-byte block.
+
+Layout of the block (the legacy ``wirelessRemote`` of A1/Go1 LowState and the SDK2
+``wireless_remote`` of Go2/H1 LowState_ are the same 40 bytes; Unitree's SDKs describe them as
+the struct ``xRockerBtnDataStruct`` in their joystick headers), little-endian:
+
+    bytes  0-1   head (unused here)
+    bytes  2-3   buttons, u16: bit i is ``REMOTE_BUTTONS[i]`` (R1, L1, start, select, R2, L2,
+                 F1, F2, A, B, X, Y, up, right, down, left)
+    bytes  4-7   lx, f32   left stick, right positive, in [−1, 1]
+    bytes  8-11  rx, f32   right stick, right positive
+    bytes 12-15  ry, f32   right stick, up positive
+    bytes 16-19  L2, f32   left trigger, [0, 1]
+    bytes 20-23  ly, f32   left stick, up positive
+    bytes 24-39  unused
+
+Driving, as on the robots' own walking mode: left stick up/down is forward speed, left stick
+left/right sideways speed, right stick left/right the yaw rate:
+
+    v_x = s_x dz(ly),   v_y = −s_y dz(lx),   ω_z = −s_ω dz(rx),
+    dz(a) = sign(a) max(|a| − d, 0) / (1 − d)   (dead band d, then full range again)
+
+with s the ``scale`` per axis. The command is stamped with the plant time it is read at: the
+block arrives with every robot state, and a robot link that goes silent trips the bridge's
+state timeout (damping) long before anything else. The e-stop buttons keep priority: the
+bridge trips on them whatever the sticks say, and while they are held this source commands
+zero.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+import numpy as np
+
+from hardware.unitree.lowlevel import REMOTE_BUTTONS, remote_mask
+from mpc.commands.command_base import CommandSource, VelocityCommand
+
+REMOTE_SIZE = 40
+_STICKS = struct.Struct("<H5f")  # buttons, lx, rx, ry, L2, ly from byte 2
+
+
+@dataclass(frozen=True)
+class RemoteState:
+    """The decoded remote: button bits and stick/trigger values."""
+
+    buttons: int
+    lx: float
+    rx: float
+    ry: float
+    l2: float
+    ly: float
+
+    def held(self) -> list[str]:
+        """Names of the buttons held."""
+        return [n for i, n in enumerate(REMOTE_BUTTONS) if self.buttons >> i & 1]
+
+
+def decode_remote(block: bytes) -> RemoteState:
+    """A 40-byte block (layout in the module docstring) decoded."""
+    if len(block) != REMOTE_SIZE:
+        raise ValueError(f"a wireless-remote block has {REMOTE_SIZE} bytes, got {len(block)}")
+    return RemoteState(*_STICKS.unpack_from(block, 2))
+
+
+def encode_remote(buttons=(), lx: float = 0.0, ly: float = 0.0, rx: float = 0.0,
+                  ry: float = 0.0, l2: float = 0.0) -> bytes:
+    """A 40-byte block with ``buttons`` held and the sticks at the given values."""
+    block = bytearray(REMOTE_SIZE)
+    _STICKS.pack_into(block, 2, remote_mask(buttons), lx, rx, ry, l2, ly)
+    return bytes(block)
+
+
+def dead_band(a: float, d: float) -> float:
+    """dz(a): zero within ``d`` of centre, then rescaled to reach ±1 at full deflection."""
+    return float(np.sign(a) * max(abs(a) - d, 0.0) / (1.0 - d))
+
+
+class RemoteCommand(CommandSource):
+    name = "unitree_remote"
+
+    def __init__(self, plant, scale: list[float] = (1.0, 0.5, 1.0), dead_band: float = 0.08,
+                 estop_buttons: list[str] = ("L2", "B")):
+        """``plant`` must expose the robot's remote (``wireless_remote()``: a Unitree plant)."""
+        if not callable(getattr(plant, "wireless_remote", None)):
+            raise ValueError("command.source.type unitree_remote needs a Unitree robot plant "
+                             "(plant.type unitree_udp or unitree_dds), which reads the remote")
+        self.check_options({"scale": scale, "dead_band": dead_band,
+                            "estop_buttons": estop_buttons})
+        self.plant = plant
+        self.scale = np.asarray(scale, dtype=float)
+        self.dead_band = float(dead_band)
+        self.estop_mask = remote_mask(estop_buttons)
+
+    @classmethod
+    def check_options(cls, options: dict) -> None:
+        scale = np.asarray(options.get("scale", (1.0, 0.5, 1.0)), dtype=float)
+        if scale.shape != (3,) or np.any(scale < 0) or not np.all(np.isfinite(scale)):
+            raise ValueError("command.source.scale needs 3 values >= 0 (vx, vy, yaw rate at "
+                             "full stick)")
+        if not 0.0 <= float(options.get("dead_band", 0.08)) < 1.0:
+            raise ValueError("command.source.dead_band must be in [0, 1)")
+        unknown = [b for b in options.get("estop_buttons", ()) if b not in REMOTE_BUTTONS]
+        if unknown:
+            raise ValueError(f"command.source.estop_buttons: unknown button(s) "
+                             f"{', '.join(unknown)}; buttons: {', '.join(REMOTE_BUTTONS)}")
+
+    @classmethod
+    def build(cls, options: dict, plant) -> RemoteCommand:
+        return cls(plant, **options)
+
+    def read(self, time: float) -> VelocityCommand:
+        r = decode_remote(self.plant.wireless_remote())
+        if self.estop_mask and r.buttons & self.estop_mask == self.estop_mask:
+            return VelocityCommand(0.0, 0.0, 0.0, time)
+        d = self.dead_band
+        sx, sy, sw = self.scale
+        return VelocityCommand(sx * dead_band(r.ly, d), -sy * dead_band(r.lx, d),
+                               -sw * dead_band(r.rx, d), time)

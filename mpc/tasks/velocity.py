@@ -1,0 +1,65 @@
+"""The reference pose a velocity-mode task follows, integrated from the command.
+
+With the command ĉ = (ĉ_x, ĉ_y, ĉ_ω) set at plan time t_u and the base's yaw ψ there, the
+reference over the plan's horizon is
+
+    g(t) = p_ref + R(ψ) (ĉ_x, ĉ_y) (t − t_u)         (position, world xy)
+    θ(t) = θ_ref + ĉ_ω (t − t_u)                      (heading, for tasks that have one)
+
+and at the next plan (p_ref, θ_ref) ← (g(t), θ(t)), kept within ``lead`` metres of the base's
+position and ``lead_angle`` radians of its yaw: a robot that lags is pulled along by a bounded
+error, never dragged by an error that grew while it could not follow. At zero command the
+reference stands still, which holds the robot in place.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mpc.tasks.task_base import base_axes
+
+
+class VelocityReference:
+    """(p_ref, θ_ref) advanced by the command from plan to plan."""
+
+    def __init__(self, lead: float, lead_angle: float = 0.3):
+        self.lead = float(lead)
+        self.lead_angle = float(lead_angle)
+        self.position0: np.ndarray | None = None  # p_ref
+        self.heading0 = 0.0                       # θ_ref
+        self.velocity = np.zeros(2)               # R(ψ) (ĉ_x, ĉ_y)
+        self.yaw_rate = 0.0                       # ĉ_ω
+        self.time0 = 0.0                          # t_u
+
+    def advance(self, time: float, qpos: np.ndarray, command: np.ndarray) -> None:
+        """Move the reference to plan time ``time`` and take the new ``command``."""
+        xy = np.asarray(qpos[:2], dtype=float)
+        yaw = base_yaw(qpos)
+        if self.position0 is None:
+            self.position0, self.heading0 = xy.copy(), yaw
+        else:
+            self.position0, self.heading0 = self.position(time), float(self.heading(time))
+        offset = self.position0 - xy
+        dist = float(np.linalg.norm(offset))
+        if dist > self.lead:
+            self.position0 = xy + offset * (self.lead / dist)
+        turn = (self.heading0 - yaw + np.pi) % (2 * np.pi) - np.pi
+        self.heading0 = yaw + float(np.clip(turn, -self.lead_angle, self.lead_angle))
+        c, s = np.cos(yaw), np.sin(yaw)
+        self.velocity = np.array(((c, -s), (s, c))) @ np.asarray(command[:2], dtype=float)
+        self.yaw_rate = float(command[2])
+        self.time0 = float(time)
+
+    def position(self, time) -> np.ndarray:
+        """g (..., 2) at times (...)."""
+        return self.position0 + self.velocity * (np.asarray(time)[..., None] - self.time0)
+
+    def heading(self, time) -> np.ndarray:
+        """θ (...) at times (...)."""
+        return self.heading0 + self.yaw_rate * (np.asarray(time) - self.time0)
+
+
+def base_yaw(qpos: np.ndarray) -> float:
+    """Yaw ψ of the base: the angle of its x-axis projected on the ground."""
+    x = base_axes(qpos)[:2, 0]
+    return float(np.arctan2(x[1], x[0]))

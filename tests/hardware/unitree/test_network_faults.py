@@ -28,9 +28,10 @@ from hardware.unitree.legacy_packets import PacketError
 from hardware.unitree.lowlevel import LowState, MotorCommand
 from hardware.unitree.udp_plant import UnitreeUdpPlant
 
-# Loose (the robot's is 30 ms): fake robot and bridge share one interpreter on a busy machine.
-STATE_TIMEOUT = 0.2
-SILENCE_AT, SILENCE_FOR = 2.0, 0.6
+# Loose (the robot's is 30 ms; its timing is tested in test_bridge_udp/dds): fake robot and
+# bridge share one interpreter here, on a shared machine that has starved both for 0.3 s.
+STATE_TIMEOUT = 0.5
+SILENCE_AT, SILENCE_FOR = 2.0, 1.2
 # Mild but all at once: 20 % loss, 5-15 ms delay, duplicates, reordering, corruption.
 MILD = dict(loss=0.2, delay=0.01, jitter=0.005, duplicate=0.05, reorder=0.05, corrupt=0.03)
 
@@ -145,8 +146,8 @@ def test_bridge_holds_under_faults_and_damps_when_the_link_goes_silent(fake_robo
         assert bridge.damping_reason is None, (bridge.damping_reason, str(fake.summary()))
         assert wait_for(lambda: bridge.damping_reason is not None, SILENCE_FOR)
         assert bridge.damping_reason.startswith("stale state")
-        assert bridge.damping_time - silence < STATE_TIMEOUT + 0.1
-        time.sleep(max(0.0, silence + SILENCE_FOR + 0.2 - time.monotonic()))
+        assert bridge.damping_time - silence < STATE_TIMEOUT + 0.2
+        time.sleep(max(0.0, silence + SILENCE_FOR + 0.4 - time.monotonic()))
         assert bridge.phase == "damping"
         corrupted_states = to_bridge.counts["corrupted"]
     finally:
@@ -172,4 +173,4 @@ def test_bridge_holds_under_faults_and_damps_when_the_link_goes_silent(fake_robo
         assert np.isfinite(got[field][:, used]).all()
     # The silence cuts both ways: the robot hears nothing until it ends, then damping (the bridge
     # does not resume on a link that came back).
-    assert first_damping(fake, silence, safety.damping_kd) < silence + SILENCE_FOR + 0.1
+    assert first_damping(fake, silence, safety.damping_kd) < silence + SILENCE_FOR + 0.3

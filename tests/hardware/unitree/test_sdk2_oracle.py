@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 import pytest
-from unitree_helpers import ROOT, domain_id
+from unitree_helpers import ROOT, domain_id, wait_for
 from unitree_sdk2py.idl.unitree_go.msg.dds_ import LowCmd_ as SdkLowCmd
 from unitree_sdk2py.idl.unitree_go.msg.dds_ import LowState_ as SdkLowState
 from unitree_sdk2py.utils.crc import CRC
@@ -155,7 +155,8 @@ def test_a_process_running_unitrees_sdk_exchanges_lowstate_and_lowcmd_with_the_b
                                  safety=SafetyConfig(ramp_time=0.4, state_timeout=0.5)).bridge
         try:
             bridge.prepare()
-            time.sleep(1.0)
+            # Time enough on a loaded machine: 200 states and commands (0.4 s at 500 Hz).
+            wait_for(lambda: min(bridge.counts["states"], bridge.counts["commands"]) > 200, 20.0)
             counts = dict(bridge.counts)
             assert bridge.damping_reason is None
         finally:

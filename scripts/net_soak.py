@@ -15,7 +15,8 @@ silenced ``--silence-at`` seconds after the bridge's first packet. Columns:
   robot refused; corrupted: what the faults corrupted (to bridge / to robot);
 - non-finite: commands the controller handed the bridge that were refused as non-finite, and
   commands the robot received with a non-finite value (both must be 0);
-- latency: from the robot publishing a state to it receiving the command computed from it.
+- latency: from the robot publishing a state to it receiving the command computed from it;
+- mpc_ended_by: the last line ``mpc-run`` printed when it failed without a trip of the bridge.
 
 Writes ``net_soak.csv`` and ``net_soak.md`` (with the machine load) to ``--out``; exits 1 if any
 command reaching the robot was non-finite or a fault other than silence ended in damping.
@@ -94,6 +95,8 @@ def row(robot: str, fault: str, r: dict, out: Path) -> dict:
         "nonfinite_at_robot": nonfinite_at_robot(out / "fake.npz"),
         "e2e_median_ms": e2e.get("median"), "e2e_p95_ms": e2e.get("p95"),
         "mpc_exit": r["mpc_exit"],
+        "mpc_ended_by": "-" if r["mpc_exit"] == 0 or trip else
+        (r["mpc_stderr_tail"] or ["?"])[-1][-70:],
     }
 
 

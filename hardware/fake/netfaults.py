@@ -53,9 +53,11 @@ class Faults:
         for name in ("loss", "duplicate", "reorder", "corrupt"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"fault {name} is a probability, got {getattr(self, name)}")
-        for name in ("delay", "jitter", "silence_at", "silence_for"):
-            if not 0.0 <= getattr(self, name) <= 10.0:
-                raise ValueError(f"fault {name} must be within 0..10 s, got {getattr(self, name)}")
+        for name, most in (("delay", 1.0), ("jitter", 1.0), ("silence_at", 3600.0),
+                           ("silence_for", 60.0)):
+            if not 0.0 <= getattr(self, name) <= most:
+                raise ValueError(f"fault {name} must be within 0..{most:g} s, got "
+                                 f"{getattr(self, name)}")
 
     @classmethod
     def parse(cls, spec: str) -> Faults:

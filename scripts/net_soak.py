@@ -110,6 +110,8 @@ def main() -> int:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--port", type=int, default=18107)
     p.add_argument("--domain", type=int, default=67)
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="mpc-run override, e.g. runtime.policy_timeout=1.0 on a loaded machine")
     p.add_argument("--out", default=None)
     args = p.parse_args()
     out = Path(args.out or tempfile.mkdtemp(prefix="net_soak_"))
@@ -121,7 +123,7 @@ def main() -> int:
             spec = FAULTS[fault].format(silence_at=silence_at)
             spec = ",".join(filter(None, [spec, f"seed={args.seed}"]))
             fake_arg = [f"--net-faults={spec}"]
-            sets = []
+            sets = list(args.set)
             if WIRE[robot] == "udp":
                 proxy = args.port + 2
                 fake_arg.append(f"--proxy-port={proxy}")
@@ -135,7 +137,8 @@ def main() -> int:
             rows.append(row(robot, fault, result, run_out))
             print(rows[-1], flush=True)
     load_after = os.getloadavg()
-    note = (f"{args.duration:g} s per fault, seed {args.seed}, silence at {silence_at:g} s; "
+    note = (f"{args.duration:g} s per fault, seed {args.seed}, silence at {silence_at:g} s, "
+            f"overrides {args.set or 'none'}; "
             f"load average (1/5/15 min) before {load_before[0]:.1f}/{load_before[1]:.1f}/"
             f"{load_before[2]:.1f}, after {load_after[0]:.1f}/{load_after[1]:.1f}/"
             f"{load_after[2]:.1f} on {os.cpu_count()} cores")

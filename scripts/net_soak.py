@@ -10,7 +10,8 @@ hardware config, simulated base state, the loopback allowance on the stale-state
 silent-controller limits) with ``mpc-fake-robot --net-faults``. A link that goes silent is
 silenced ``--silence-at`` seconds after the bridge's first packet. Columns:
 
-- outcome: walked (stood, no trip, > 0.2 m forward), held (no trip, did not walk), or damped;
+- outcome: walked (stood, no trip, > 0.2 m forward), held (no trip, did not walk), damped (the
+  bridge tripped), or mpc-run failed (it ended with an error before or without a trip);
 - trip: the bridge's damping reason; bad packets: states the bridge refused, commands the
   robot refused; corrupted: what the faults corrupted (to bridge / to robot);
 - non-finite: commands the controller handed the bridge that were refused as non-finite, and
@@ -80,7 +81,12 @@ def row(robot: str, fault: str, r: dict, out: Path) -> dict:
     faults = fake.get("net_faults", {})
     to_bridge = faults.get("to_bridge", faults.get("outbound", {}))
     to_robot = faults.get("to_robot", faults.get("inbound", {}))
-    outcome = "damped" if trip else ("walked" if r["walked"] else "held")
+    if trip:
+        outcome = "damped"
+    elif r["walked"]:
+        outcome = "walked"
+    else:
+        outcome = "held" if r["mpc_exit"] == 0 else "mpc-run failed"
     e2e = r.get("end_to_end_ms") or {}
     return {
         "robot": robot, "fault": fault, "outcome": outcome,

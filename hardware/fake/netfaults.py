@@ -62,7 +62,7 @@ class Faults:
     @classmethod
     def parse(cls, spec: str) -> Faults:
         """``"loss=0.3,delay=0.02,jitter=0.01,seed=1"`` (empty: no faults)."""
-        known = {f.name: f.type for f in fields(cls)}
+        known = [f.name for f in fields(cls)]
         values: dict[str, float | int] = {}
         for item in filter(None, (s.strip() for s in spec.split(","))):
             key, sep, value = item.partition("=")
@@ -100,7 +100,7 @@ class FaultInjector:
         c["packets"] += 1
         if self.from_bridge and not self.clock:
             self.clock.append(now)
-        draws = rng.random(5)  # a fixed number per packet keeps one fault's draws unchanged
+        draws = rng.random(5)  # five draws a packet (two more to corrupt one)
         if self.silent(now):
             c["silenced"] += 1
             return

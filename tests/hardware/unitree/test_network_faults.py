@@ -60,6 +60,13 @@ def test_injector_is_seeded_and_counts_every_fault():
     assert REORDER_HOLD > 0.002  # a held packet falls behind at least one successor
 
 
+def test_fault_specs_are_checked():
+    assert Faults.parse("loss=0.3,delay=0.02,seed=4") == Faults(loss=0.3, delay=0.02, seed=4)
+    for bad in ("los=0.3", "loss", "loss=1.5", "delay=-0.01", "jitter=2"):
+        with pytest.raises(ValueError):
+            Faults.parse(bad)
+
+
 def test_silence_is_timed_from_the_bridges_first_packet():
     clock: list[float] = []
     up = FaultInjector(Faults(silence_at=1.0, silence_for=0.5), 0, clock, from_bridge=True)

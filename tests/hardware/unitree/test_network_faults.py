@@ -153,7 +153,9 @@ def test_bridge_holds_under_faults_and_damps_when_the_link_goes_silent(fake_robo
         assert bridge.damping_reason is None, (bridge.damping_reason, str(fake.summary()))
         assert wait_for(lambda: bridge.damping_reason is not None, SILENCE_FOR)
         assert bridge.damping_reason.startswith("stale state")
-        assert bridge.damping_time - silence < STATE_TIMEOUT + 0.2
+        # Within the silence (the limit plus up to 0.7 s of a starved link thread): the
+        # watchdog's own timing is tested in test_bridge_udp/dds.
+        assert STATE_TIMEOUT <= bridge.damping_time - silence < SILENCE_FOR
         time.sleep(max(0.0, silence + SILENCE_FOR + 0.4 - time.monotonic()))
         assert bridge.phase == "damping"
         corrupted_states = to_bridge.counts["corrupted"]

@@ -17,6 +17,10 @@ $(STAMP): pyproject.toml
 	# Unitree's Go1 SDK, the independent peer of the legacy UDP interop tests; its declared
 	# dependencies are build tools, so it is installed on its own without them.
 	$(BIN)/python -m pip install --quiet --no-deps unitree-legged-sdk==3.8.20231105
+	# Unitree's unitree_sdk2_python (a fork that accepts cyclonedds 11 and ships the compiled
+	# CRC library), the SDK2 protocol oracle; its declared dependencies include opencv, which
+	# nothing here uses.
+	$(BIN)/python -m pip install --quiet --no-deps unitree-sdk2py-dimos==1.0.3
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 

@@ -5,6 +5,7 @@
                    [--gantry] [--duration S] [--command-timeout S] [--log FILE.npz]
                    [--stop-state-at S] [--corrupt-state-every N] [--estop-at S]
                    [--sticks "T:LX,LY,RX;..."]
+                   [--net-faults SPEC [--proxy-port N]]
 
 Runs until --duration, SIGINT or SIGTERM; then prints a one-line JSON summary (counts, rates,
 final base position, whether it fell). Bad input prints one line and exits with code 2.
@@ -55,6 +56,13 @@ def _parser() -> argparse.ArgumentParser:
                    help="the remote's sticks: from T seconds after start hold the left stick "
                         "at (LX, LY) and the right stick's x at RX, each in [-1, 1] (up and "
                         "right positive), e.g. \"2:0,0.5,0;8:0,0,0\"")
+    p.add_argument("--net-faults", metavar="SPEC", default="",
+                   help="test only: faults on the wire, e.g. loss=0.3,delay=0.02,jitter=0.01,"
+                   "duplicate=0.05,reorder=0.1,corrupt=0.01,silence_at=5,silence_for=1,seed=1 "
+                   "(see hardware/fake/netfaults.py); DDS: on this robot's samples both ways; "
+                   "UDP: through a relay on --proxy-port, where the bridge must send")
+    p.add_argument("--proxy-port", type=int, default=0, metavar="N",
+                   help="UDP port of the fault relay (with --net-faults and transport udp)")
     p.add_argument("--quiet", action="store_true", help="no log lines, only the summary")
     return p
 
@@ -80,6 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
                         format="fake-robot %(levelname)s: %(message)s")
     import robots
+    from hardware.fake import netfaults
     from hardware.fake.server import FakeRobot
 
     try:
@@ -88,9 +97,18 @@ def main(argv: list[str] | None = None) -> int:
                          domain_id=args.domain_id, interface=args.interface,
                          truth_port=args.truth_port, start=args.start,
                          command_timeout=args.command_timeout, gantry=args.gantry)
+        faults = netfaults.Faults.parse(args.net_faults) if args.net_faults else None
+        if faults is not None and args.transport == "udp" and not args.proxy_port:
+            raise ValueError("--net-faults over UDP needs --proxy-port")
     except (ValueError, OSError) as e:
         print(f"mpc-fake-robot: error: {e}", file=sys.stderr)
         return EXIT_USAGE
+    faulty: netfaults.UdpFaultProxy | netfaults.FaultyDdsLink | None = None
+    if faults is not None and args.transport == "udp":
+        faulty = netfaults.UdpFaultProxy((args.host, args.port), faults, faults,
+                                         port=args.proxy_port).start()
+    elif faults is not None:
+        faulty = fake.link = netfaults.FaultyDdsLink(fake.link, faults, faults)
     # A signal handler may run while the main thread holds a lock (an Event's, say), so it
     # only appends to a list: setting an Event from it can deadlock the program.
     stopping: list[bool] = []
@@ -111,9 +129,14 @@ def main(argv: list[str] | None = None) -> int:
                 events[i] = (None, action)
         _time.sleep(0.005)
     fake.stop()
+    if isinstance(faulty, netfaults.UdpFaultProxy):
+        faulty.stop()
     if args.log:
         fake.write_log(args.log)
-    print(json.dumps(fake.summary()), flush=True)
+    summary = fake.summary()
+    if faulty is not None:
+        summary["net_faults"] = faulty.counts()
+    print(json.dumps(summary), flush=True)
     return EXIT_OK
 
 

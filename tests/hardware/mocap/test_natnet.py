@@ -196,3 +196,32 @@ def test_client_times_out_without_server():
     client = NatNetClient(multicast_group="", command_port=free_udp_port())
     with pytest.raises(TimeoutError, match="no NatNet server"):
         client.connect(timeout=0.3)
+
+
+@pytest.mark.parametrize("version", [(3, 0, 0, 0), (3, 1, 0, 0), (4, 0, 0, 0), (4, 1, 0, 0)])
+def test_pypi_natnet_decodes_our_frames_of_every_supported_version(version):
+    """PyPI ``natnet``'s own frame parser (written by others, with its own version rules: 4.1
+    list sizes, assets) reads every version our encoder writes. It stops before the trailing
+    end-of-data word, and it predates 4.1's precision timestamp (two u32 before the frame
+    parameters): for 4.1 it checks everything up to the high-resolution stamps."""
+    from natnet.data_frame import DataFrame
+    from natnet.packet_buffer import PacketBuffer
+    from natnet.version import Version
+
+    frame = sample_frame(number=4242)
+    message_id, payload = pk.decode_packet(pk.encode_frame(frame, version))
+    assert message_id == pk.FRAME_OF_DATA
+    buffer = PacketBuffer(bytes(payload))
+    theirs = DataFrame.read_from_buffer(buffer, Version(*version))
+    unread = 4 + (8 if version[:2] >= (4, 1) else 0)  # end-of-data; 4.1: see the docstring
+    assert buffer.pointer == len(payload) - unread
+    assert theirs.prefix.frame_number == 4242
+    assert theirs.suffix.timestamp == frame.timestamp
+    assert (theirs.suffix.stamp_camera_mid_exposure, theirs.suffix.stamp_data_received,
+            theirs.suffix.stamp_transmit) == (1_000_000, 1_020_000, 1_050_000)
+    assert len(theirs.rigid_bodies) == len(frame.rigid_bodies)
+    for got, sent in zip(theirs.rigid_bodies, frame.rigid_bodies, strict=True):
+        assert got.id_num == sent.id and got.tracking_valid == sent.tracking_valid
+        np.testing.assert_allclose(got.pos, sent.pos, rtol=1e-6)
+        np.testing.assert_allclose(got.rot, sent.quat_xyzw, rtol=1e-6)
+        assert got.marker_error == pytest.approx(sent.error, rel=1e-6)

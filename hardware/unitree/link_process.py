@@ -89,12 +89,27 @@ class SharedBlock:
             self._damp_seen = self.damp_seq[0]
             bridge.damp(bytes(self.reason).rstrip(b"\0").decode(errors="replace")
                         or "damping requested by the controller")
-        seq = self.control[0]
-        if seq != self._ctrl_seen and seq % 2 == 0:
+        c = self.read_control()
+        if c is not None:
+            bridge.accept(c[3:], float(c[1]), int(c[2]))
+
+    def read_control(self, tries: int = 3) -> np.ndarray | None:
+        """The controller's newest control block if it is new and whole, else None.
+
+        The sequence is read before and again after the copy: a write that began during the
+        copy changes it (or leaves it odd), and that copy may mix two controls, so it is thrown
+        away and the read retried (at worst the control waits for the next tick)."""
+        for _ in range(tries):
+            seq = self.control[0]
+            if seq == self._ctrl_seen:
+                return None
+            if seq % 2:
+                continue
             c = self.control.copy()
-            if c[0] == seq:
+            if self.control[0] == seq:
                 self._ctrl_seen = seq
-                bridge.accept(c[3:], float(c[1]), int(c[2]))
+                return c
+        return None
 
     # --- controller side -----------------------------------------------------------------------
     def read_state(self) -> tuple[PlantState, float, int]:

@@ -4,6 +4,8 @@
                    [--domain-id N] [--interface NAME] [--truth-port N] [--start lying|standing]
                    [--gantry] [--duration S] [--command-timeout S] [--log FILE.npz]
                    [--stop-state-at S] [--corrupt-state-every N] [--estop-at S]
+                   [--joint-speed-at S [--joint-speed RAD_S]] [--nan-state-at S]
+                   [--tilt-at S [--tilt-roll DEG] [--tilt-pitch DEG]]
 
 Runs until --duration, SIGINT or SIGTERM; then prints a one-line JSON summary (counts, rates,
 final base position, whether it fell). Bad input prints one line and exits with code 2.
@@ -14,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import signal
 import sys
 import time as _time
@@ -50,6 +53,17 @@ def _parser() -> argparse.ArgumentParser:
                    help="fault: corrupt the checksum of every N-th state")
     p.add_argument("--estop-at", type=float, metavar="S",
                    help="fault: hold the remote's L2+B from S seconds after start")
+    p.add_argument("--joint-speed-at", type=float, metavar="S",
+                   help="fault: from S seconds after start, the first motor reports "
+                        "--joint-speed rad/s")
+    p.add_argument("--joint-speed", type=float, default=60.0, metavar="RAD_S")
+    p.add_argument("--nan-state-at", type=float, metavar="S",
+                   help="fault: from S seconds after start, the first motor reports a NaN angle")
+    p.add_argument("--tilt-at", type=float, metavar="S",
+                   help="fault: from S seconds after start, the IMU reports the base turned by "
+                        "--tilt-roll and --tilt-pitch")
+    p.add_argument("--tilt-roll", type=float, default=0.0, metavar="DEG")
+    p.add_argument("--tilt-pitch", type=float, default=0.0, metavar="DEG")
     p.add_argument("--quiet", action="store_true", help="no log lines, only the summary")
     return p
 
@@ -79,8 +93,12 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("fake").info("serving %s over %s", robot.name, args.transport)
     fake.start()
     t0 = _time.monotonic()
-    events = [(args.stop_state_at, fake.stop_publishing), (args.estop_at,
-                                                           lambda: fake.press(["L2", "B"]))]
+    events = [(args.stop_state_at, fake.stop_publishing),
+              (args.estop_at, lambda: fake.press(["L2", "B"])),
+              (args.joint_speed_at, lambda: fake.report_joint_speed(args.joint_speed)),
+              (args.nan_state_at, fake.report_nan_angle),
+              (args.tilt_at, lambda: fake.report_tilt(math.radians(args.tilt_roll),
+                                                      math.radians(args.tilt_pitch)))]
     while not stopping and fake.thread.is_alive() and _time.monotonic() - t0 < args.duration:
         for i, (at, action) in enumerate(events):
             if at is not None and _time.monotonic() - t0 >= at:

@@ -21,9 +21,10 @@ import numpy as np
 
 from hardware.fake.robot import FakeRobotSim
 from hardware.fake.sim_truth import pack_truth
+from hardware.rotations import euler_zyx, quat_exp, quat_mul
 from hardware.unitree import legacy_packets, sdk2_messages
 from hardware.unitree.legacy_packets import PacketError
-from hardware.unitree.lowlevel import remote_block
+from hardware.unitree.lowlevel import LowState, remote_block
 from robots.info import RobotInfo
 
 log = logging.getLogger(__name__)
@@ -70,6 +71,13 @@ class FakeRobot:
         # Fault injection (set from any thread)
         self.publishing = True
         self.corrupt_every = 0
+        #: What the first used motor's encoder reports instead of the truth (None: the truth).
+        self.fake_joint_speed: float | None = None
+        self.fake_joint_angle: float | None = None
+        #: World-frame rotation (w, x, y, z) applied to the published IMU orientation.
+        self.imu_turn: np.ndarray | None = None
+        #: When the first state carrying an injected value was sent (monotonic; inf: none).
+        self.fault_sent = float("inf")
         self._stop = threading.Event()
         self.thread: threading.Thread | None = None
         self.wall_start = 0.0
@@ -87,6 +95,41 @@ class FakeRobot:
     def press(self, buttons=()) -> None:
         """Hold ``buttons`` on the remote from now on."""
         self.sim.remote = remote_block(buttons)
+
+    def report_joint_speed(self, speed: float) -> float:
+        """From now on the first used motor reports ``speed`` rad/s (a runaway joint, or an
+        encoder gone wrong); returns the time it happened."""
+        self.fake_joint_speed = speed
+        return _time.monotonic()
+
+    def report_nan_angle(self) -> float:
+        """From now on the first used motor reports a NaN angle (a corrupted state with a
+        valid checksum); returns the time it happened."""
+        self.fake_joint_angle = float("nan")
+        return _time.monotonic()
+
+    def report_tilt(self, roll: float, pitch: float) -> float:
+        """From now on the IMU reports the base turned by ``roll`` about the world's x axis
+        and then by ``pitch`` about its y axis (rad); returns the time it happened."""
+        self.imu_turn = quat_mul(quat_exp(np.array([0.0, pitch, 0.0])),
+                                 quat_exp(np.array([roll, 0.0, 0.0])))
+        return _time.monotonic()
+
+    def _faulty(self, state: LowState, now: float) -> LowState:
+        """``state`` as the injected faults make the robot report it."""
+        faults = (self.fake_joint_speed, self.fake_joint_angle, self.imu_turn)
+        if all(f is None for f in faults):
+            return state
+        self.fault_sent = min(self.fault_sent, now)
+        slot = int(np.min(self.sim.slots))
+        if self.fake_joint_speed is not None:
+            state.dq[slot] = self.fake_joint_speed
+        if self.fake_joint_angle is not None:
+            state.q[slot] = self.fake_joint_angle
+        if self.imu_turn is not None:
+            state.quat = quat_mul(self.imu_turn, state.quat)
+            state.rpy = np.array(euler_zyx(state.quat))
+        return state
 
     # --- running -----------------------------------------------------------------------------
     def start(self) -> FakeRobot:
@@ -157,7 +200,7 @@ class FakeRobot:
         self._watch_fall()
         if not self.publishing or (self.transport == "udp" and self.client is None):
             return  # a legacy robot talks only to whoever commands it
-        state = self.sim.state()
+        state = self._faulty(self.sim.state(), now)
         if self.truth is not None:
             self.truth.sendto(pack_truth(state.tick, d.time, d.qpos, d.qvel), self.truth_addr)
         if self.transport == "udp":

@@ -2,6 +2,7 @@
 
     mpc-fake-robot --robot {a1,go1,go2,h1} --transport {udp,dds} [--host IP] [--port N]
                    [--domain-id N] [--interface NAME] [--truth-port N] [--start lying|standing]
+                   [--controller IP:PORT]
                    [--gantry] [--duration S] [--command-timeout S] [--log FILE.npz]
                    [--stop-state-at S] [--corrupt-state-every N] [--estop-at S]
                    [--joint-speed-at S [--joint-speed RAD_S]] [--nan-state-at S]
@@ -43,6 +44,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="lying: motors off, folded on the floor (as a robot at rest)")
     p.add_argument("--gantry", action="store_true",
                    help="hang the base from a stiff spring at its home pose")
+    p.add_argument("--controller", metavar="IP:PORT",
+                   help="UDP: obey only commands from this address (others refused, counted)")
     p.add_argument("--duration", type=float, default=float("inf"), metavar="S")
     p.add_argument("--command-timeout", type=float, default=0.1, metavar="S",
                    help="no valid command for this long: motors to damping")
@@ -68,6 +71,16 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _address(text: str | None) -> tuple[str, int] | None:
+    """``IP:PORT`` as a socket address; ValueError if it is not one."""
+    if text is None:
+        return None
+    ip, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"--controller {text!r} is not IP:PORT")
+    return ip, int(port)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
@@ -80,7 +93,8 @@ def main(argv: list[str] | None = None) -> int:
         fake = FakeRobot(robot, args.transport, host=args.host, port=args.port,
                          domain_id=args.domain_id, interface=args.interface,
                          truth_port=args.truth_port, start=args.start,
-                         command_timeout=args.command_timeout, gantry=args.gantry)
+                         command_timeout=args.command_timeout, gantry=args.gantry,
+                         controller=_address(args.controller))
     except (ValueError, OSError) as e:
         print(f"mpc-fake-robot: error: {e}", file=sys.stderr)
         return EXIT_USAGE

@@ -34,8 +34,14 @@ class FakeRobot:
     def __init__(self, robot: RobotInfo, transport: str, *, host: str = "127.0.0.1",
                  port: int = 8007, domain_id: int = 0, interface: str = "lo",
                  truth_port: int | None = None, start: str = "lying",
-                 command_timeout: float = 0.1, gantry: bool = False):
+                 command_timeout: float = 0.1, gantry: bool = False,
+                 controller: tuple[str, int] | None = None):
         self.robot = robot
+        #: UDP: the only (address, port) whose commands are obeyed (None: anyone's, and the
+        #: state goes to whoever sent the last valid command, as a legacy robot does).
+        self.controller = controller
+        if controller is not None and transport != "udp":
+            raise ValueError("a controller address applies to the UDP transport only")
         self.transport = transport
         self.sim = FakeRobotSim(robot, start=start, command_timeout=command_timeout,
                                 gantry=gantry)
@@ -64,7 +70,8 @@ class FakeRobot:
             self.truth = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
             self.truth_addr = ("127.0.0.1", truth_port)
         self._last_raw = b""
-        self.counts = {"states_sent": 0, "commands": 0, "bad_checksum": 0, "bad_packets": 0}
+        self.counts = {"states_sent": 0, "commands": 0, "bad_checksum": 0, "bad_packets": 0,
+                       "refused": 0}
         self.log: dict[str, list] = {k: [] for k in (
             "cmd_t", "cmd_crc", "cmd_mode", "cmd_q", "cmd_dq", "cmd_tau", "cmd_kp", "cmd_kd",
             "state_t", "state_tick", "base_qpos")}
@@ -149,8 +156,8 @@ class FakeRobot:
         end = self.wall_start + duration
         try:
             while not self._stop.is_set() and _time.monotonic() < end:
-                for raw in self._receive(max(0.0, next_step - _time.monotonic())):
-                    self._on_command(raw, _time.monotonic())
+                for raw, sender in self._receive(max(0.0, next_step - _time.monotonic())):
+                    self._on_command(raw, sender, _time.monotonic())
                 now = _time.monotonic()
                 if now < next_step:
                     continue
@@ -164,14 +171,16 @@ class FakeRobot:
             if self.truth is not None:
                 self.truth.close()
 
-    def _receive(self, timeout: float) -> list[bytes]:
+    def _receive(self, timeout: float) -> list[tuple[bytes, tuple[str, int] | None]]:
+        """Commands that arrived, with their senders (UDP; None over DDS)."""
         if self.transport == "udp":
-            items = self.link.receive(timeout)
-            self._senders = [addr for _, addr in items]
-            return [data for data, _ in items]
-        return self.link.receive(timeout)
+            return self.link.receive(timeout)
+        return [(raw, None) for raw in self.link.receive(timeout)]
 
-    def _on_command(self, raw: bytes, now: float) -> None:
+    def _on_command(self, raw: bytes, sender: tuple[str, int] | None, now: float) -> None:
+        if self.controller is not None and sender != self.controller:
+            self.counts["refused"] += 1
+            return
         if raw == self._last_raw:  # the bridge repeats a command until the next one: decoded
             cmd = self.sim.cmd
         else:
@@ -185,7 +194,7 @@ class FakeRobot:
                 return
             self._last_raw = raw
         if self.transport == "udp":
-            self.client = self._senders[-1]
+            self.client = sender
         self.counts["commands"] += 1
         self.sim.command(cmd, now)
         lg = self.log

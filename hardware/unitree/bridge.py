@@ -120,7 +120,8 @@ class UnitreeBridge(Plant):
         self.ramp_start = 0.0
         self.ramp_from = self.map.home.copy()
         self.counts = {"states": 0, "bad_checksum": 0, "bad_packets": 0, "commands": 0,
-                       "controller_commands": 0, "nonfinite_commands": 0}
+                       "controller_commands": 0, "nonfinite_commands": 0,
+                       "refused_packets": 0}  # from others than the robot (UDP)
         self.latencies: deque[float] = deque(maxlen=100_000)
         self.log_file = log_file
         self.log: dict[str, deque] = {k: deque(maxlen=self.log_rows) for k in (

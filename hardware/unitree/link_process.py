@@ -23,6 +23,7 @@ default), or the bridge itself in this process (tests).
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import importlib
 import logging
 import multiprocessing
@@ -43,6 +44,73 @@ from robots.info import RobotInfo
 log = logging.getLogger(__name__)
 
 REASON_BYTES = 256
+
+
+#: Bytes reserved for the lifeline's pthread mutex (40 on x86-64 and aarch64 glibc).
+MUTEX_BYTES = 64
+_EOWNERDEAD = 130  # Linux
+
+
+class Lifeline:
+    """A robust, process-shared pthread mutex in the shared memory that a thread of the
+    controller's process holds for the whole run: when that process dies, however it dies, the
+    kernel releases the mutex as its threads exit (before it tears down the process's memory)
+    and wakes the link process waiting for it with EOWNERDEAD. Closing the controller's pipe
+    and reparenting its children come only after that teardown, 100-200 ms for a process as
+    large as ``mpc-run`` on a busy machine, longer than the command timeout; this comes at
+    once."""
+
+    def __init__(self, shm: SharedMemory, offset: int):
+        self._libc = ctypes.CDLL(None, use_errno=True)
+        self._cell = (ctypes.c_char * MUTEX_BYTES).from_buffer(shm.buf, offset)
+        self._mutex = ctypes.addressof(self._cell)
+        self._release = threading.Event()
+        self._holder: threading.Thread | None = None
+
+    def initialize(self) -> None:
+        """Controller side, before the link process starts: a robust, process-shared mutex."""
+        attr = ctypes.create_string_buffer(64)
+        libc = self._libc
+        for call in (lambda: libc.pthread_mutexattr_init(attr),
+                     lambda: libc.pthread_mutexattr_setpshared(attr, 1),  # PROCESS_SHARED
+                     lambda: libc.pthread_mutexattr_setrobust(attr, 1),  # ROBUST
+                     lambda: libc.pthread_mutex_init(ctypes.c_void_p(self._mutex), attr)):
+            if call() != 0:
+                raise OSError("cannot set up the link process's lifeline mutex")
+        libc.pthread_mutexattr_destroy(attr)
+
+    def hold(self) -> None:
+        """Controller side: a thread takes the mutex and keeps it until :meth:`release`."""
+        locked = threading.Event()
+
+        def keep() -> None:
+            self._libc.pthread_mutex_lock(ctypes.c_void_p(self._mutex))
+            locked.set()
+            self._release.wait()
+            self._libc.pthread_mutex_unlock(ctypes.c_void_p(self._mutex))
+
+        self._holder = threading.Thread(target=keep, name="link-lifeline", daemon=True)
+        self._holder.start()
+        locked.wait()
+
+    def release(self) -> None:
+        """Controller side, once the link process has ended: let go of the mutex."""
+        self._release.set()
+        if self._holder is not None:
+            self._holder.join(timeout=1.0)
+
+    def watch(self, on_death) -> None:
+        """Link side: a thread waits for the mutex and calls ``on_death()`` if its holder's
+        process died (an ordinary release, at the end of a run, calls nothing)."""
+        def wait() -> None:
+            if self._libc.pthread_mutex_lock(ctypes.c_void_p(self._mutex)) == _EOWNERDEAD:
+                on_death()
+
+        threading.Thread(target=wait, name="link-lifeline", daemon=True).start()
+
+    def close(self) -> None:
+        """Drop the view into the shared memory (it must go before the memory is closed)."""
+        self._cell = None
 
 
 class SharedBlock:
@@ -72,6 +140,11 @@ class SharedBlock:
 
     @classmethod
     def size(cls, nq: int, nv: int, nu: int) -> int:
+        return cls.lifeline_offset(nq, nv, nu) + MUTEX_BYTES
+
+    @classmethod
+    def lifeline_offset(cls, nq: int, nv: int, nu: int) -> int:
+        """Where the :class:`Lifeline` mutex lives (8-byte aligned, after the reason)."""
         return 8 * cls.words(nq, nv, nu) + REASON_BYTES
 
     # --- child side (the bridge's link thread) ------------------------------------------------
@@ -151,6 +224,10 @@ class LinkProcessPlant(Plant):
         self.block.state[:] = 0.0
         self.block.control[:] = 0.0
         self.block.damp_seq[:] = 0.0
+        self.lifeline = Lifeline(self.shm, SharedBlock.lifeline_offset(model.nq, model.nv,
+                                                                        model.nu))
+        self.lifeline.initialize()
+        self.lifeline.hold()
         ctx = multiprocessing.get_context("spawn")
         self.conn, child_conn = ctx.Pipe()
         self.pipe_lock = threading.Lock()
@@ -267,6 +344,8 @@ class LinkProcessPlant(Plant):
         if self.proc.is_alive():
             self.proc.kill()
         self.conn.close()
+        self.lifeline.release()
+        self.lifeline.close()
         self.shm.close()
         with contextlib.suppress(FileNotFoundError):
             self.shm.unlink()
@@ -326,6 +405,7 @@ def serve(target: str, robot_name: str, options: dict, shm_name: str, conn, pare
         signal.signal(sig, lambda signum, _f: holder["bridge"].request_damping(
             f"e-stop: {signal.Signals(signum).name}") if "bridge" in holder else None)
     shm = SharedMemory(name=shm_name)
+    lifeline: Lifeline | None = None
     try:
         module, cls_name = target.split(":")
         cls = getattr(importlib.import_module(module), cls_name)
@@ -340,9 +420,13 @@ def serve(target: str, robot_name: str, options: dict, shm_name: str, conn, pare
         block.publish_state(bridge._plant_state(latest), latest[0], latest[1].tick)
         bridge.shared = block
         holder["bridge"] = bridge
+        lifeline = Lifeline(shm, SharedBlock.lifeline_offset(model.nq, model.nv, model.nu))
+        lifeline.watch(lambda: bridge.damp("the controller's process is gone"))
         conn.send(("ready",))
         _serve_loop(bridge, conn, parent)
     finally:
+        if lifeline is not None:
+            lifeline.close()
         shm.close()
 
 

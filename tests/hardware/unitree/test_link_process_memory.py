@@ -13,7 +13,7 @@ from unitree_helpers import ROOT, wait_for
 
 from hardware.safety.layer import SafetyConfig
 from hardware.unitree.bridge import UnitreeBridge
-from hardware.unitree.link_process import SharedBlock
+from hardware.unitree.link_process import MUTEX_BYTES, Lifeline, SharedBlock
 
 #: A wide control block: the copy takes microseconds, so a concurrent write lands inside it
 #: often; every value a writer puts in one control is the same number, so a mix shows.
@@ -24,7 +24,7 @@ import sys, time
 import numpy as np
 from multiprocessing import resource_tracker
 from multiprocessing.shared_memory import SharedMemory
-from hardware.unitree.link_process import SharedBlock
+from hardware.unitree.link_process import MUTEX_BYTES, Lifeline, SharedBlock
 shm = SharedMemory(name=sys.argv[1])
 resource_tracker.unregister(shm._name, "shared_memory")  # the test owns (and unlinks) it
 block = SharedBlock(shm, {nq}, {nv}, {nu})
@@ -102,3 +102,56 @@ def test_bridge_logs_keep_only_the_newest_rows(fake_robot, udp_bridge, monkeypat
     plant.close()
     saved = np.load(path)
     assert all(len(saved[k]) == 200 for k in saved.files)
+
+
+HOLDER = """
+import sys, time
+from multiprocessing import resource_tracker
+from multiprocessing.shared_memory import SharedMemory
+from hardware.unitree.link_process import Lifeline
+shm = SharedMemory(name=sys.argv[1])
+resource_tracker.unregister(shm._name, "shared_memory")  # the test owns (and unlinks) it
+lifeline = Lifeline(shm, 0)
+lifeline.initialize()
+lifeline.hold()
+print("holding", flush=True)
+if sys.argv[2] == "release":
+    lifeline.release()
+    print("released", flush=True)
+time.sleep(60)
+"""
+
+
+def test_lifeline_reports_the_death_of_the_controllers_process_not_its_release():
+    """A process holds the lifeline and is killed: the watcher hears of it within
+    milliseconds; a process that lets go of it in the ordinary way raises no alarm."""
+    results = {}
+    for how in ("release", "kill"):
+        shm = SharedMemory(create=True, size=MUTEX_BYTES)
+        holder = subprocess.Popen([sys.executable, "-c", HOLDER, shm.name, how], cwd=ROOT,
+                                  stdout=subprocess.PIPE, text=True)
+        died: list[float] = []
+        lifeline = Lifeline(shm, 0)
+        try:
+            assert holder.stdout.readline().strip() == "holding"
+            lifeline.watch(lambda d=died: d.append(time.monotonic()))
+            if how == "release":
+                assert holder.stdout.readline().strip() == "released"
+                time.sleep(0.3)
+                results[how] = died
+            else:
+                time.sleep(0.1)
+                assert not died
+                killed = time.monotonic()
+                holder.kill()
+                assert wait_for(lambda d=died: bool(d), 2.0)
+                results[how] = died[0] - killed
+        finally:
+            holder.kill()
+            holder.wait()
+            lifeline.close()
+            shm.close()
+            shm.unlink()
+    assert results["release"] == []
+    print(f"\nlifeline: death noticed {results['kill'] * 1e3:.1f} ms after the kill")
+    assert results["kill"] < 0.05

@@ -9,6 +9,12 @@ message``). Commands are joint targets with the motor gains that make the motors
 the planning model's actuators: for position actuators kp = the actuator's gain and kd = its
 velocity gain (override with ``kp``/``kd``), for motor actuators a feedforward torque.
 
+In real time the plant watches its inputs (every 10 ms): no robot state for ``state_timeout``
+(the robot process froze or died; its clock stops with it, so nothing else would notice), or with
+mocap the newest fused pose older than ``max_pose_age``, puts it in damping, which ends the run
+with the reason. Every command carries the run's ``session`` (random unless set); the robot
+side obeys one session, so another controller on the LCM network cannot command the robot.
+
 ``sync: true`` runs in lockstep with a simulated robot: :meth:`step` asks it for one physics
 step (``sim_step_t``) and waits for the resulting state, so ``runtime.mode: lockstep`` works
 over LCM. Mocap poses must then be stamped in the simulation's clock (``mocap.clock: stream``).

@@ -8,12 +8,15 @@ it through shared memory:
 - state: the child publishes every state it receives (planning-model qpos/qvel, its receipt
   time and tick) under a sequence lock;
 - commands: the controller writes each control (and the time and tick of the state it was
-  computed from) under a sequence lock; the child picks it up at its next command tick;
+  computed from) under a sequence lock; the child picks it up at its next command tick, and
+  keeps a copy only if the sequence is even and unchanged after the copy;
 - damping: the controller raises a flag with a reason; the child's trips come back over a pipe.
 
 The child owns every safety decision (watchdogs, trips, damping), runs at raised priority where
 the system allows (``link_nice``), and puts the robot in damping if the controller's process
-disappears. Both processes share CLOCK_MONOTONIC, so times cross the boundary unchanged.
+disappears: at once through the :class:`Lifeline` mutex the controller holds, and through the
+pipe and the parent's pid as a backstop. Both processes share CLOCK_MONOTONIC, so times cross
+the boundary unchanged.
 
 :class:`UnitreePlant`, the base of the plants the configs name, makes that choice explicitly:
 the bridge in a child process behind a :class:`LinkProcessPlant` (``link_process``, the

@@ -156,3 +156,43 @@ def test_commands_of_another_session_are_refused_and_counted(udpm_url):
     assert damping == 0 or "no command for" in err, (err, tail, plant.damping_reason)
     refused = re.search(r"(\d+) refused from other sessions", tail)
     assert refused and int(refused.group(1)) == SENT, tail
+
+
+def test_mpc_run_ends_cleanly_when_the_robot_process_freezes(udpm_url, tmp_path):
+    """``mpc-run`` on the LCM + mocap config, the robot process frozen at the controller's
+    first command: the run ends with exit code 1 and the stale-state reason, after publishing
+    damping, instead of running on with a plan that never looks expired."""
+    robot = FakeRobotProcess(udpm_url, False, "--command-timeout", "0.5")
+    listener = CommandListener(udpm_url, robot.channels["COMMAND"])
+    sets = {"plant.lcm_url": udpm_url, "telemetry.lcm_url": udpm_url,
+            "plant.state_channel": robot.channels["STATE"],
+            "plant.command_channel": robot.channels["COMMAND"],
+            "plant.mocap.command_port": robot.command_port,
+            "plant.mocap.data_port": robot.data_port}
+    args = [a for k, v in sets.items() for a in ("--set", f"{k}={v}")]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mpc.cli", "configs/a1_lcm_mocap.yaml", "--quiet", "--duration",
+         "60", "--out", str(tmp_path / "run"), *args],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    frozen = np.inf
+    try:
+        deadline = time.monotonic() + 400  # a first run compiles the planner's kernels
+        while not listener.got and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.001)
+        os.kill(robot.proc.pid, signal.SIGSTOP)
+        frozen = time.monotonic()
+        _out, err = proc.communicate(timeout=60)
+        ended = time.monotonic()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.kill(robot.proc.pid, signal.SIGCONT)
+        listener.close()
+        close_robot(robot)
+    assert proc.returncode == 1, err
+    assert "mpc-run: the robot was put in damping: stale state" in err, err
+    assert "Traceback" not in err
+    damped = listener.first_damping(frozen) - frozen
+    print(f"\nmpc-run, LCM robot frozen: damping published after {damped * 1e3:.0f} ms, "
+          f"exit after {(ended - frozen) * 1e3:.0f} ms")
+    assert damped < 0.1 + 0.05  # the default state_timeout, the watch period and load

@@ -195,4 +195,4 @@ def test_mpc_run_ends_cleanly_when_the_robot_process_freezes(udpm_url, tmp_path)
     damped = listener.first_damping(frozen) - frozen
     print(f"\nmpc-run, LCM robot frozen: damping published after {damped * 1e3:.0f} ms, "
           f"exit after {(ended - frozen) * 1e3:.0f} ms")
-    assert damped < 0.1 + 0.05  # the default state_timeout, the watch period and load
+    assert damped < 0.1 + 0.1  # the default state_timeout, the watch period and load

@@ -124,7 +124,7 @@ cmd.session, cmd.num_joints, cmd.damping = 12345, 12, 1
 cmd.q = cmd.dq = cmd.kp = cmd.kd = cmd.tau = [0.0] * 12
 for _ in range(int(sys.argv[3])):
     lc.publish(sys.argv[2], cmd.encode())
-    time.sleep(0.002)
+    time.sleep(0.005)
 """
 SENT = 100
 
@@ -136,7 +136,7 @@ def test_commands_of_another_session_are_refused_and_counted(udpm_url):
     assert "ttl=0" in DEFAULT_URL  # the default keeps LCM on this host
     # its own command timeout loose: a busy machine may delay a command by tens of ms
     robot = FakeRobotProcess(udpm_url, False, "--command-timeout", "0.5")
-    plant = robot.plant()
+    plant = robot.plant(state_timeout=1.0, max_pose_age=2.0)  # this test is not about them
     try:
         plant.read_state()
         assert drive_until_tripped(plant, 0.3) == np.inf  # the robot now obeys this session
@@ -146,7 +146,7 @@ def test_commands_of_another_session_are_refused_and_counted(udpm_url):
         while intruder.poll() is None:
             assert drive_until_tripped(plant, 0.05) == np.inf
         assert intruder.returncode == 0, intruder.stderr.read()
-        assert drive_until_tripped(plant, 0.2) == np.inf
+        assert drive_until_tripped(plant, 1.0) == np.inf  # time to handle what is queued
         damping = plant.health()["robot_damping"]
     finally:
         plant.close()
@@ -154,8 +154,10 @@ def test_commands_of_another_session_are_refused_and_counted(udpm_url):
     # the intruder's damping was not obeyed (the robot's own watchdog may fire on a machine
     # so busy that this test's commands pause for 0.5 s; it says so)
     assert damping == 0 or "no command for" in err, (err, tail, plant.damping_reason)
+    # every one that arrived: a robot process starved of the processor (real-time factor 0.2
+    # was seen) may lose datagrams or not get to them
     refused = re.search(r"(\d+) refused from other sessions", tail)
-    assert refused and int(refused.group(1)) == SENT, tail
+    assert refused and 0.5 * SENT <= int(refused.group(1)) <= SENT, tail
 
 
 def test_mpc_run_ends_cleanly_when_the_robot_process_freezes(udpm_url, tmp_path):

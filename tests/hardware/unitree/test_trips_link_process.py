@@ -18,9 +18,9 @@ from hardware.unitree.link_process import LinkProcessPlant
 from hardware.unitree.udp_plant import UnitreeUdpPlant
 
 #: A trip must reach the robot as damping within this long of the first state that shows the
-#: fault (the bridge sends damping from that state, typically within 2-3 ms; the margin is for
-#: a machine shared with other work).
-TRIP_TO_DAMPING = 0.25
+#: fault. The bridge sends damping from that state, within 2-4 ms here; the bound is loose
+#: because three processes share a machine that other work may load (400 ms was seen once).
+TRIP_TO_DAMPING = 0.5
 
 
 @pytest.fixture

@@ -49,6 +49,9 @@ log = logging.getLogger(__name__)
 REASON_BYTES = 256
 
 
+#: Shared memory of closed plants, kept mapped (see :meth:`LinkProcessPlant._shutdown`).
+_RETIRED: list[SharedMemory] = []
+
 #: Bytes reserved for the lifeline's pthread mutex (40 on x86-64 and aarch64 glibc).
 MUTEX_BYTES = 64
 _EOWNERDEAD = 130  # Linux
@@ -65,8 +68,10 @@ class Lifeline:
 
     def __init__(self, shm: SharedMemory, offset: int):
         self._libc = ctypes.CDLL(None, use_errno=True)
-        self._cell = (ctypes.c_char * MUTEX_BYTES).from_buffer(shm.buf, offset)
-        self._mutex = ctypes.addressof(self._cell)
+        cell = (ctypes.c_char * MUTEX_BYTES).from_buffer(shm.buf, offset)
+        self._mutex = ctypes.addressof(cell)
+        del cell  # no export is held, so the memory can always be closed: whoever closes it
+        # must know that no thread still uses the mutex (see LinkProcessPlant._shutdown)
         self._release = threading.Event()
         self._holder: threading.Thread | None = None
 
@@ -110,10 +115,6 @@ class Lifeline:
                 on_death()
 
         threading.Thread(target=wait, name="link-lifeline", daemon=True).start()
-
-    def close(self) -> None:
-        """Drop the view into the shared memory (it must go before the memory is closed)."""
-        self._cell = None
 
 
 class SharedBlock:
@@ -348,8 +349,10 @@ class LinkProcessPlant(Plant):
             self.proc.kill()
         self.conn.close()
         self.lifeline.release()
-        self.lifeline.close()
-        self.shm.close()
+        # Unlinked but left mapped until this process ends: a thread that outlives the run
+        # (a planner iteration longer than the loop's join timeout, the lifeline's holder on a
+        # starved machine) may still touch it, and unmapped memory would crash the process.
+        _RETIRED.append(self.shm)
         with contextlib.suppress(FileNotFoundError):
             self.shm.unlink()
 
@@ -408,7 +411,6 @@ def serve(target: str, robot_name: str, options: dict, shm_name: str, conn, pare
         signal.signal(sig, lambda signum, _f: holder["bridge"].request_damping(
             f"e-stop: {signal.Signals(signum).name}") if "bridge" in holder else None)
     shm = SharedMemory(name=shm_name)
-    lifeline: Lifeline | None = None
     try:
         module, cls_name = target.split(":")
         cls = getattr(importlib.import_module(module), cls_name)
@@ -428,8 +430,6 @@ def serve(target: str, robot_name: str, options: dict, shm_name: str, conn, pare
         conn.send(("ready",))
         _serve_loop(bridge, conn, parent)
     finally:
-        if lifeline is not None:
-            lifeline.close()
         shm.close()
 
 

@@ -69,7 +69,7 @@ def drive_until_tripped(plant, timeout: float) -> float:
 
 def test_frozen_robot_process_means_damping_within_the_state_timeout(udpm_url):
     robot = FakeRobotProcess(udpm_url, False)
-    plant = robot.plant(state_timeout=0.05)
+    plant = robot.plant(state_timeout=0.2)  # a busy machine may starve the robot 50 ms
     listener = CommandListener(udpm_url, robot.channels["COMMAND"])
     try:
         plant.read_state()
@@ -78,12 +78,12 @@ def test_frozen_robot_process_means_damping_within_the_state_timeout(udpm_url):
         frozen = time.monotonic()
         tripped = drive_until_tripped(plant, 2.0)
         assert tripped < np.inf, plant.health()
-        assert re.fullmatch(r"stale state: none for \d+ ms \(limit 50 ms\)",
+        assert re.fullmatch(r"stale state: none for \d+ ms \(limit 200 ms\)",
                             plant.damping_reason), plant.damping_reason
         time.sleep(0.05)
         damped = listener.first_damping(frozen)
         print(f"\nLCM robot frozen: damping sent after {(damped - frozen) * 1e3:.0f} ms")
-        assert damped - frozen < 0.05 + 0.05  # the limit, plus the 10 ms watch period and load
+        assert damped - frozen < 0.2 + 0.1  # the limit, plus the 10 ms watch period and load
     finally:
         os.kill(robot.proc.pid, signal.SIGCONT)
         listener.close()

@@ -149,7 +149,7 @@ def test_lifeline_reports_the_death_of_the_controllers_process_not_its_release()
         finally:
             holder.kill()
             holder.wait()
-            lifeline.close()
+            time.sleep(0.05)  # the watching thread is done with the mutex
             shm.close()
             shm.unlink()
     assert results["release"] == []

@@ -2,10 +2,13 @@
 
     mpc-fake-robot --robot {a1,go1,go2,h1} --transport {udp,dds} [--host IP] [--port N]
                    [--domain-id N] [--interface NAME] [--truth-port N] [--start lying|standing]
+                   [--controller IP:PORT]
                    [--gantry] [--duration S] [--command-timeout S] [--log FILE.npz]
                    [--stop-state-at S] [--corrupt-state-every N] [--estop-at S]
                    [--sticks "T:LX,LY,RX;..."]
                    [--net-faults SPEC [--proxy-port N]]
+                   [--joint-speed-at S [--joint-speed RAD_S]] [--nan-state-at S]
+                   [--tilt-at S [--tilt-roll DEG] [--tilt-pitch DEG]]
 
 Runs until --duration, SIGINT or SIGTERM; then prints a one-line JSON summary (counts, rates,
 final base position, whether it fell). Bad input prints one line and exits with code 2.
@@ -16,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import signal
 import sys
 import time as _time
@@ -42,6 +46,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="lying: motors off, folded on the floor (as a robot at rest)")
     p.add_argument("--gantry", action="store_true",
                    help="hang the base from a stiff spring at its home pose")
+    p.add_argument("--controller", metavar="IP:PORT",
+                   help="UDP: obey only commands from this address (others refused, counted)")
     p.add_argument("--duration", type=float, default=float("inf"), metavar="S")
     p.add_argument("--command-timeout", type=float, default=0.1, metavar="S",
                    help="no valid command for this long: motors to damping")
@@ -63,6 +69,17 @@ def _parser() -> argparse.ArgumentParser:
                    "UDP: through a relay on --proxy-port, where the bridge must send")
     p.add_argument("--proxy-port", type=int, default=0, metavar="N",
                    help="UDP port of the fault relay (with --net-faults and transport udp)")
+    p.add_argument("--joint-speed-at", type=float, metavar="S",
+                   help="fault: from S seconds after start, the first motor reports "
+                        "--joint-speed rad/s")
+    p.add_argument("--joint-speed", type=float, default=60.0, metavar="RAD_S")
+    p.add_argument("--nan-state-at", type=float, metavar="S",
+                   help="fault: from S seconds after start, the first motor reports a NaN angle")
+    p.add_argument("--tilt-at", type=float, metavar="S",
+                   help="fault: from S seconds after start, the IMU reports the base turned by "
+                        "--tilt-roll and --tilt-pitch")
+    p.add_argument("--tilt-roll", type=float, default=0.0, metavar="DEG")
+    p.add_argument("--tilt-pitch", type=float, default=0.0, metavar="DEG")
     p.add_argument("--quiet", action="store_true", help="no log lines, only the summary")
     return p
 
@@ -83,6 +100,16 @@ def sticks_profile(text: str) -> list[tuple[float, float, float, float]]:
     return rows
 
 
+def _address(text: str | None) -> tuple[str, int] | None:
+    """``IP:PORT`` as a socket address; ValueError if it is not one."""
+    if text is None:
+        return None
+    ip, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"--controller {text!r} is not IP:PORT")
+    return ip, int(port)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
@@ -96,7 +123,8 @@ def main(argv: list[str] | None = None) -> int:
         fake = FakeRobot(robot, args.transport, host=args.host, port=args.port,
                          domain_id=args.domain_id, interface=args.interface,
                          truth_port=args.truth_port, start=args.start,
-                         command_timeout=args.command_timeout, gantry=args.gantry)
+                         command_timeout=args.command_timeout, gantry=args.gantry,
+                         controller=_address(args.controller))
         faults = netfaults.Faults.parse(args.net_faults) if args.net_faults else None
         if faults is not None and args.transport == "udp" and not args.proxy_port:
             raise ValueError("--net-faults over UDP needs --proxy-port")
@@ -118,8 +146,12 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("fake").info("serving %s over %s", robot.name, args.transport)
     fake.start()
     t0 = _time.monotonic()
-    events = [(args.stop_state_at, fake.stop_publishing), (args.estop_at,
-                                                           lambda: fake.press(["L2", "B"]))]
+    events = [(args.stop_state_at, fake.stop_publishing),
+              (args.estop_at, lambda: fake.press(["L2", "B"])),
+              (args.joint_speed_at, lambda: fake.report_joint_speed(args.joint_speed)),
+              (args.nan_state_at, fake.report_nan_angle),
+              (args.tilt_at, lambda: fake.report_tilt(math.radians(args.tilt_roll),
+                                                      math.radians(args.tilt_pitch)))]
     events += [(at, lambda lx=lx, ly=ly, rx=rx: fake.set_sticks(lx, ly, rx))
                for at, lx, ly, rx in args.sticks]
     while not stopping and fake.thread.is_alive() and _time.monotonic() - t0 < args.duration:

@@ -2,7 +2,8 @@
 closed-loop estimator run.
 
     python -m hardware.fake.lcm_robot --robot a1 [--sync] [--lcm-url URL] [--truth-channel CH]
-                                      [--mocap-latency S] [--dropout-every S] ...
+                                      [--mocap-latency S] [--dropout-every S]
+                                      [--session N] [--mocap-stop-at S] ...
 
 MuJoCo simulates the robot. Every physics step the process publishes ``robot_state_t`` with
 what a real robot reports (joint encoders, estimated torques, IMU with optional noise; *no* base
@@ -10,9 +11,11 @@ state) and applies the latest ``joint_command_t`` with the motor law
 tau = kp (q* - q) + kd (dq* - dq) + tau_ff, clamped to the actuator's force range. Before the
 first command it holds the home pose with the model's own gains (as a robot that a start-up
 ramp has stood up); a damping command, or no command for ``command_timeout``, puts the motors
-in damping (tau = -3 dq). It streams the base pose as a fake OptiTrack Motive (NatNet, Y-up,
-with latency, noise and optional dropouts) and, with ``--truth-channel``, publishes the true
-state (base included) on that channel for evaluation only.
+in damping (tau = -3 dq). It obeys one controller session (``--session``, or the first
+command's): commands of any other are refused and counted. It streams the base pose as a fake
+OptiTrack Motive (NatNet, Y-up, with latency, noise, optional dropouts and a stop) and, with
+``--truth-channel``, publishes the true state (base included) on that channel for evaluation
+only.
 
 By default the simulation follows the wall clock; with ``--sync`` it steps only when a
 ``sim_step_t`` asks (lockstep), and all its clocks, the mocap stamps included, are simulation
@@ -128,8 +131,12 @@ class FakeLcmRobot:
     def __init__(self, sim: SimulatedRobot, lc: lcm.LCM, replay: MocapReplay | None = None,
                  state_channel: str = "ROBOT_STATE", command_channel: str = "JOINT_COMMAND",
                  step_channel: str = "SIM_STEP", truth_channel: str = "",
-                 command_timeout: float = 0.05):
+                 command_timeout: float = 0.05, session: int = 0,
+                 mocap_stop_at: float = np.inf):
         self.sim = sim
+        #: The controller session obeyed (0: the first command's session, then only that one).
+        self.session = session
+        self.mocap_stop_at = mocap_stop_at
         self.lc = lc
         self.replay = replay
         self.channels = (state_channel, truth_channel)
@@ -137,7 +144,7 @@ class FakeLcmRobot:
         self.command: MotorCommand | None = None
         self.command_time = -np.inf
         self.damping = False
-        self.commands = self.steps = self.bad_commands = 0
+        self.commands = self.steps = self.bad_commands = self.refused_commands = 0
         self.seq = 0
         self.pending_steps = 0
         self.last: Snapshot | None = None
@@ -146,6 +153,11 @@ class FakeLcmRobot:
 
     def _on_command(self, channel: str, data: bytes) -> None:
         msg = joint_command_t.decode(data)
+        if self.session == 0 and msg.session != 0:
+            self.session = msg.session
+        if msg.session != self.session:  # another controller, or none identified
+            self.refused_commands += 1
+            return
         values = [np.array(v, float) for v in (msg.q, msg.dq, msg.kp, msg.kd, msg.tau)]
         if msg.num_joints != self.sim.nu or not all(np.all(np.isfinite(v)) for v in values):
             self.bad_commands += 1
@@ -175,7 +187,7 @@ class FakeLcmRobot:
         snap = self.sim.step(self._active_command())
         self.steps += 1
         self.last = snap
-        if self.replay is not None:
+        if self.replay is not None and snap.time < self.mocap_stop_at:
             self.replay.tick(snap.time, snap.qpos[0:3], snap.qpos[3:7])
         self.publish(snap)
 
@@ -253,6 +265,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--mocap-latency", type=float, default=0.01)
     p.add_argument("--mocap-pos-noise", type=float, default=0.0005)
     p.add_argument("--mocap-rot-noise", type=float, default=0.002)
+    p.add_argument("--session", type=int, default=0,
+                   help="obey only commands of this controller session (0: the first one's)")
+    p.add_argument("--mocap-stop-at", type=float, default=np.inf, metavar="S",
+                   help="fault: the mocap stream stops at simulated time S")
     p.add_argument("--dropout-every", type=float, default=0.0)
     p.add_argument("--dropout-duration", type=float, default=0.1)
     args = p.parse_args(argv)
@@ -273,7 +289,8 @@ def main(argv: list[str] | None = None) -> int:
             args.dropout_every, args.dropout_duration, rigid_body_id=args.rigid_body,
             seed=args.seed))
     robot = FakeLcmRobot(sim, lc, replay, args.state_channel, args.command_channel,
-                         args.step_channel, args.truth_channel, args.command_timeout)
+                         args.step_channel, args.truth_channel, args.command_timeout,
+                         args.session, args.mocap_stop_at)
     stopping = []
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stopping.append(True))
@@ -290,7 +307,8 @@ def main(argv: list[str] | None = None) -> int:
         if server is not None:
             server.close()
     print(f"fake-lcm-robot: {robot.steps} steps to t={sim.data.time:.3f} s, "
-          f"{robot.commands} commands ({robot.bad_commands} bad), "
+          f"{robot.commands} commands ({robot.bad_commands} bad, {robot.refused_commands} "
+          f"refused from other sessions), "
           f"{server.sent if server else 0} mocap frames"
           + (f", real-time factor {rtf:.3f}" if rtf is not None else ""), flush=True)
     return 0

@@ -15,8 +15,8 @@ the motor's Kd, which now comes from the command. When commands stop coming for
 should be (an H1 under plain joint PD falls within a second or two otherwise).
 
 State (IMU from the simulated base, joints per motor slot, foot contact forces in N, the remote)
-is what the robot publishes. Faults can be injected: stop publishing, corrupt checksums, hold
-the remote's e-stop buttons.
+is what the robot publishes. Faults are injected on the wire (:mod:`hardware.fake.server`): stop
+publishing, corrupt checksums, hold the e-stop buttons, a runaway joint, a NaN, a tilted IMU.
 """
 
 from __future__ import annotations

@@ -21,9 +21,10 @@ import numpy as np
 
 from hardware.fake.robot import FakeRobotSim
 from hardware.fake.sim_truth import pack_truth
+from hardware.rotations import euler_zyx, quat_exp, quat_mul
 from hardware.unitree import legacy_packets, sdk2_messages
 from hardware.unitree.legacy_packets import PacketError
-from hardware.unitree.lowlevel import remote_block
+from hardware.unitree.lowlevel import LowState, remote_block
 from hardware.unitree.remote import decode_remote, encode_remote
 from robots.info import RobotInfo
 
@@ -34,8 +35,14 @@ class FakeRobot:
     def __init__(self, robot: RobotInfo, transport: str, *, host: str = "127.0.0.1",
                  port: int = 8007, domain_id: int = 0, interface: str = "lo",
                  truth_port: int | None = None, start: str = "lying",
-                 command_timeout: float = 0.1, gantry: bool = False):
+                 command_timeout: float = 0.1, gantry: bool = False,
+                 controller: tuple[str, int] | None = None):
         self.robot = robot
+        #: UDP: the only (address, port) whose commands are obeyed (None: anyone's, and the
+        #: state goes to whoever sent the last valid command, as a legacy robot does).
+        self.controller = controller
+        if controller is not None and transport != "udp":
+            raise ValueError("a controller address applies to the UDP transport only")
         self.transport = transport
         self.sim = FakeRobotSim(robot, start=start, command_timeout=command_timeout,
                                 gantry=gantry)
@@ -64,13 +71,21 @@ class FakeRobot:
             self.truth = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
             self.truth_addr = ("127.0.0.1", truth_port)
         self._last_raw = b""
-        self.counts = {"states_sent": 0, "commands": 0, "bad_checksum": 0, "bad_packets": 0}
+        self.counts = {"states_sent": 0, "commands": 0, "bad_checksum": 0, "bad_packets": 0,
+                       "refused": 0}
         self.log: dict[str, list] = {k: [] for k in (
             "cmd_t", "cmd_crc", "cmd_mode", "cmd_q", "cmd_dq", "cmd_tau", "cmd_kp", "cmd_kd",
             "state_t", "state_tick", "base_qpos")}
         # Fault injection (set from any thread)
         self.publishing = True
         self.corrupt_every = 0
+        #: What the first used motor's encoder reports instead of the truth (None: the truth).
+        self.fake_joint_speed: float | None = None
+        self.fake_joint_angle: float | None = None
+        #: World-frame rotation (w, x, y, z) applied to the published IMU orientation.
+        self.imu_turn: np.ndarray | None = None
+        #: When the first state carrying an injected value was sent (monotonic; inf: none).
+        self.fault_sent = float("inf")
         self._stop = threading.Event()
         self.thread: threading.Thread | None = None
         self.wall_start = 0.0
@@ -95,6 +110,41 @@ class FakeRobot:
         held = decode_remote(self.sim.remote).held()
         self.sim.remote = encode_remote(held, lx=lx, ly=ly, rx=rx, ry=ry)
 
+    def report_joint_speed(self, speed: float) -> float:
+        """From now on the first used motor reports ``speed`` rad/s (a runaway joint, or an
+        encoder gone wrong); returns the time it happened."""
+        self.fake_joint_speed = speed
+        return _time.monotonic()
+
+    def report_nan_angle(self) -> float:
+        """From now on the first used motor reports a NaN angle (a corrupted state with a
+        valid checksum); returns the time it happened."""
+        self.fake_joint_angle = float("nan")
+        return _time.monotonic()
+
+    def report_tilt(self, roll: float, pitch: float) -> float:
+        """From now on the IMU reports the base turned by ``roll`` about the world's x axis
+        and then by ``pitch`` about its y axis (rad); returns the time it happened."""
+        self.imu_turn = quat_mul(quat_exp(np.array([0.0, pitch, 0.0])),
+                                 quat_exp(np.array([roll, 0.0, 0.0])))
+        return _time.monotonic()
+
+    def _faulty(self, state: LowState, now: float) -> LowState:
+        """``state`` as the injected faults make the robot report it."""
+        faults = (self.fake_joint_speed, self.fake_joint_angle, self.imu_turn)
+        if all(f is None for f in faults):
+            return state
+        self.fault_sent = min(self.fault_sent, now)
+        slot = int(np.min(self.sim.slots))
+        if self.fake_joint_speed is not None:
+            state.dq[slot] = self.fake_joint_speed
+        if self.fake_joint_angle is not None:
+            state.q[slot] = self.fake_joint_angle
+        if self.imu_turn is not None:
+            state.quat = quat_mul(self.imu_turn, state.quat)
+            state.rpy = np.array(euler_zyx(state.quat))
+        return state
+
     # --- running -----------------------------------------------------------------------------
     def start(self) -> FakeRobot:
         self.thread = threading.Thread(target=self.run, name="fake-robot", daemon=True)
@@ -113,8 +163,8 @@ class FakeRobot:
         end = self.wall_start + duration
         try:
             while not self._stop.is_set() and _time.monotonic() < end:
-                for raw in self._receive(max(0.0, next_step - _time.monotonic())):
-                    self._on_command(raw, _time.monotonic())
+                for raw, sender in self._receive(max(0.0, next_step - _time.monotonic())):
+                    self._on_command(raw, sender, _time.monotonic())
                 now = _time.monotonic()
                 if now < next_step:
                     continue
@@ -128,14 +178,16 @@ class FakeRobot:
             if self.truth is not None:
                 self.truth.close()
 
-    def _receive(self, timeout: float) -> list[bytes]:
+    def _receive(self, timeout: float) -> list[tuple[bytes, tuple[str, int] | None]]:
+        """Commands that arrived, with their senders (UDP; None over DDS)."""
         if self.transport == "udp":
-            items = self.link.receive(timeout)
-            self._senders = [addr for _, addr in items]
-            return [data for data, _ in items]
-        return self.link.receive(timeout)
+            return self.link.receive(timeout)
+        return [(raw, None) for raw in self.link.receive(timeout)]
 
-    def _on_command(self, raw: bytes, now: float) -> None:
+    def _on_command(self, raw: bytes, sender: tuple[str, int] | None, now: float) -> None:
+        if self.controller is not None and sender != self.controller:
+            self.counts["refused"] += 1
+            return
         if raw == self._last_raw:  # the bridge repeats a command until the next one: decoded
             cmd = self.sim.cmd
         else:
@@ -149,7 +201,7 @@ class FakeRobot:
                 return
             self._last_raw = raw
         if self.transport == "udp":
-            self.client = self._senders[-1]
+            self.client = sender
         self.counts["commands"] += 1
         self.sim.command(cmd, now)
         lg = self.log
@@ -164,7 +216,7 @@ class FakeRobot:
         self._watch_fall()
         if not self.publishing or (self.transport == "udp" and self.client is None):
             return  # a legacy robot talks only to whoever commands it
-        state = self.sim.state()
+        state = self._faulty(self.sim.state(), now)
         if self.truth is not None:
             self.truth.sendto(pack_truth(state.tick, d.time, d.qpos, d.qvel), self.truth_addr)
         if self.transport == "udp":

@@ -9,6 +9,12 @@ message``). Commands are joint targets with the motor gains that make the motors
 the planning model's actuators: for position actuators kp = the actuator's gain and kd = its
 velocity gain (override with ``kp``/``kd``), for motor actuators a feedforward torque.
 
+In real time the plant watches its inputs (every 10 ms): no robot state for ``state_timeout``
+(the robot process froze or died; its clock stops with it, so nothing else would notice), or with
+mocap the newest fused pose older than ``max_pose_age``, puts it in damping, which ends the run
+with the reason. Every command carries the run's ``session`` (random unless set); the robot
+side obeys one session, so another controller on the LCM network cannot command the robot.
+
 ``sync: true`` runs in lockstep with a simulated robot: :meth:`step` asks it for one physics
 step (``sim_step_t``) and waits for the resulting state, so ``runtime.mode: lockstep`` works
 over LCM. Mocap poses must then be stamped in the simulation's clock (``mocap.clock: stream``).
@@ -17,6 +23,7 @@ over LCM. Mocap poses must then be stamped in the simulation's clock (``mocap.cl
 from __future__ import annotations
 
 import logging
+import secrets
 import threading
 import time
 from typing import ClassVar
@@ -38,6 +45,8 @@ log = logging.getLogger(__name__)
 
 #: LCM's default multicast group; ttl=0 keeps the traffic on this host.
 DEFAULT_URL = "udpm://239.255.76.67:7667?ttl=0"
+#: How often the LCM thread checks the watchdogs, at the latest (ms).
+WATCH_PERIOD_MS = 10
 
 
 def options_from(cls, values: dict | None, section: str):
@@ -86,9 +95,20 @@ class LcmPlant(Plant):
                  estimator: dict | None = None, kp: list[float] | None = None,
                  kd: list[float] | None = None, sync: bool = False,
                  step_channel: str = "SIM_STEP", settle_poses: int = 10,
-                 connect_timeout: float = 5.0):
+                 connect_timeout: float = 5.0, state_timeout: float = 0.1,
+                 max_pose_age: float = 0.25, session: int = 0):
         if base_state not in ("mocap", "message"):
             raise ValueError(f"plant.base_state must be mocap or message, got {base_state!r}")
+        for name, value, top in (("state_timeout", state_timeout, 1.0),
+                                 ("max_pose_age", max_pose_age, 2.0)):
+            if not 0.005 <= value <= top:
+                raise ValueError(f"plant.{name} must be within 0.005..{top:g} s, got {value}")
+        if not 0 <= session < 2**63:
+            raise ValueError(f"plant.session must be within 0..2^63-1, got {session}")
+        #: Stamped on every command; the robot side obeys one session (0: a new one per run).
+        self.session = session or secrets.randbits(62) + 1
+        self.state_timeout = state_timeout
+        self.max_pose_age = max_pose_age
         self.robot = robot
         self.model = robots.load_model(robot.name)
         joints = self.model.actuator_trnid[:, 0]
@@ -149,7 +169,24 @@ class LcmPlant(Plant):
     # --- receiving ---------------------------------------------------------------------------
     def _handle_lcm(self) -> None:
         while not self._stop.is_set():
-            self._lcm.handle_timeout(50)
+            self._lcm.handle_timeout(WATCH_PERIOD_MS)
+            self._watch()
+
+    def _watch(self) -> None:
+        """The watchdogs of a real-time run, every ``WATCH_PERIOD_MS`` at the latest: no
+        robot state for ``state_timeout`` (the robot process froze or died: its clock stops,
+        so without this the plan never looks expired and the run never ends), or with mocap
+        the newest fused pose older than ``max_pose_age`` (the stream stopped or lost the
+        body): damping, and the run ends with the reason."""
+        if not self._ready or self.sync or self.damping_reason is not None:
+            return
+        h = self.health()
+        if h["state_age"] > self.state_timeout:
+            self.damp(f"stale state: none for {h['state_age'] * 1e3:.0f} ms (limit "
+                      f"{self.state_timeout * 1e3:.0f} ms)")
+        elif self.base_state == "mocap" and h["pose_age"] > self.max_pose_age:
+            self.damp(f"stale mocap: newest pose {h['pose_age'] * 1e3:.0f} ms old (limit "
+                      f"{self.max_pose_age * 1e3:.0f} ms)")
 
     def _robot_time(self, local_time: float) -> float | None:
         return self.clock.to_robot(local_time) if self.clock.ready else None
@@ -253,6 +290,7 @@ class LcmPlant(Plant):
             msg = self._state
         if msg is not None:
             cmd.utime, cmd.state_seq = msg.utime, msg.seq
+        cmd.session = self.session
         cmd.num_joints = self.nu
         cmd.q = cmd.dq = cmd.kp = cmd.kd = cmd.tau = [0.0] * self.nu
         return cmd

@@ -26,7 +26,7 @@ class SafePlant(Plant):
         self.realtime_only = plant.realtime_only
         self.clamps = ClampLog()
         self.withheld = 0
-        self.damping_reason: str | None = None
+        self._reason: str | None = None
         joints = model.actuator_trnid[:, 0]
         if robot.control == "position":
             lo, hi = model.jnt_range[joints].T
@@ -38,6 +38,12 @@ class SafePlant(Plant):
             by_joint = dict(zip(robot.motor_joints, robot.torque_limit, strict=True))
             limit = np.array([by_joint[model.joint(j).name] for j in joints])
             self.lo, self.hi = -limit, limit
+
+    @property
+    def damping_reason(self) -> str | None:
+        """This layer's trip, else the wrapped plant's own (an LCM plant's watchdogs): either
+        ends the run."""
+        return self._reason or self.plant.damping_reason
 
     @property
     def model(self):
@@ -80,8 +86,8 @@ class SafePlant(Plant):
         self.plant.send(ctrl)
 
     def damp(self, reason: str) -> None:
-        if self.damping_reason is None:
-            self.damping_reason = reason
+        if self._reason is None:
+            self._reason = reason
         self.plant.damp(reason)
 
     def prepare(self) -> None:

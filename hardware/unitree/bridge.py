@@ -74,6 +74,9 @@ class UnitreeBridge(Plant):
     #: Shared memory with the controller when this bridge runs in a process of its own (see
     #: :mod:`hardware.unitree.link_process`); None when the controller is in this process.
     shared = None
+    #: Rows kept per log column while ``log_file`` is set: the newest ten minutes at 500 Hz
+    #: (older rows are dropped), so a long run cannot exhaust the link process's memory.
+    log_rows = 300_000
 
     def __init__(self, robot: RobotInfo, *, servo_family: str, rate: float,
                  connect_timeout: float, kp: list[float] | None, kd: list[float] | None,
@@ -117,11 +120,12 @@ class UnitreeBridge(Plant):
         self.ramp_start = 0.0
         self.ramp_from = self.map.home.copy()
         self.counts = {"states": 0, "bad_checksum": 0, "bad_packets": 0, "commands": 0,
-                       "controller_commands": 0, "nonfinite_commands": 0}
+                       "controller_commands": 0, "nonfinite_commands": 0,
+                       "refused_packets": 0}  # from others than the robot (UDP)
         self.latencies: deque[float] = deque(maxlen=100_000)
         self.log_file = log_file
-        self.log: dict[str, list] = {"state_t": [], "state_tick": [], "cmd_t": [],
-                                     "cmd_crc": [], "cmd_tick": [], "cmd_phase": []}
+        self.log: dict[str, deque] = {k: deque(maxlen=self.log_rows) for k in (
+            "state_t", "state_tick", "cmd_t", "cmd_crc", "cmd_tick", "cmd_phase")}
         self._stop = threading.Event()
         self.thread = threading.Thread(target=self._link_loop, name="unitree-link", daemon=True)
         self.thread.start()

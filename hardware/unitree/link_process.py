@@ -8,12 +8,15 @@ it through shared memory:
 - state: the child publishes every state it receives (planning-model qpos/qvel, its receipt
   time and tick) under a sequence lock;
 - commands: the controller writes each control (and the time and tick of the state it was
-  computed from) under a sequence lock; the child picks it up at its next command tick;
+  computed from) under a sequence lock; the child picks it up at its next command tick, and
+  keeps a copy only if the sequence is even and unchanged after the copy;
 - damping: the controller raises a flag with a reason; the child's trips come back over a pipe.
 
 The child owns every safety decision (watchdogs, trips, damping), runs at raised priority where
 the system allows (``link_nice``), and puts the robot in damping if the controller's process
-disappears. Both processes share CLOCK_MONOTONIC, so times cross the boundary unchanged.
+disappears: at once through the :class:`Lifeline` mutex the controller holds, and through the
+pipe and the parent's pid as a backstop. Both processes share CLOCK_MONOTONIC, so times cross
+the boundary unchanged.
 
 :class:`UnitreePlant`, the base of the plants the configs name, makes that choice explicitly:
 the bridge in a child process behind a :class:`LinkProcessPlant` (``link_process``, the
@@ -23,6 +26,7 @@ default), or the bridge itself in this process (tests).
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import importlib
 import logging
 import multiprocessing
@@ -44,6 +48,74 @@ log = logging.getLogger(__name__)
 
 REASON_BYTES = 256
 REMOTE_BYTES = 40
+
+
+#: Shared memory of closed plants, kept mapped (see :meth:`LinkProcessPlant._shutdown`).
+_RETIRED: list[SharedMemory] = []
+
+#: Bytes reserved for the lifeline's pthread mutex (40 on x86-64 and aarch64 glibc).
+MUTEX_BYTES = 64
+_EOWNERDEAD = 130  # Linux
+
+
+class Lifeline:
+    """A robust, process-shared pthread mutex in the shared memory that a thread of the
+    controller's process holds for the whole run: when that process dies, however it dies, the
+    kernel releases the mutex as its threads exit (before it tears down the process's memory)
+    and wakes the link process waiting for it with EOWNERDEAD. Closing the controller's pipe
+    and reparenting its children come only after that teardown, 100-200 ms for a process as
+    large as ``mpc-run`` on a busy machine, longer than the command timeout; this comes at
+    once."""
+
+    def __init__(self, shm: SharedMemory, offset: int):
+        self._libc = ctypes.CDLL(None, use_errno=True)
+        cell = (ctypes.c_char * MUTEX_BYTES).from_buffer(shm.buf, offset)
+        self._mutex = ctypes.addressof(cell)
+        del cell  # no export is held, so the memory can always be closed: whoever closes it
+        # must know that no thread still uses the mutex (see LinkProcessPlant._shutdown)
+        self._release = threading.Event()
+        self._holder: threading.Thread | None = None
+
+    def initialize(self) -> None:
+        """Controller side, before the link process starts: a robust, process-shared mutex."""
+        attr = ctypes.create_string_buffer(64)
+        libc = self._libc
+        for call in (lambda: libc.pthread_mutexattr_init(attr),
+                     lambda: libc.pthread_mutexattr_setpshared(attr, 1),  # PROCESS_SHARED
+                     lambda: libc.pthread_mutexattr_setrobust(attr, 1),  # ROBUST
+                     lambda: libc.pthread_mutex_init(ctypes.c_void_p(self._mutex), attr)):
+            if call() != 0:
+                raise OSError("cannot set up the link process's lifeline mutex")
+        libc.pthread_mutexattr_destroy(attr)
+
+    def hold(self) -> None:
+        """Controller side: a thread takes the mutex and keeps it until :meth:`release`."""
+        locked = threading.Event()
+
+        def keep() -> None:
+            self._libc.pthread_mutex_lock(ctypes.c_void_p(self._mutex))
+            locked.set()
+            self._release.wait()
+            self._libc.pthread_mutex_unlock(ctypes.c_void_p(self._mutex))
+
+        self._holder = threading.Thread(target=keep, name="link-lifeline", daemon=True)
+        self._holder.start()
+        locked.wait()
+
+    def release(self) -> None:
+        """Controller side, once the link process has ended: let go of the mutex."""
+        self._release.set()
+        if self._holder is not None:
+            self._holder.join(timeout=1.0)
+
+    def watch(self, on_death) -> None:
+        """Link side: a thread waits for the mutex and calls ``on_death()`` if its holder's
+        process died (an ordinary release, at the end of a run, calls nothing)."""
+        def wait() -> None:
+            if self._libc.pthread_mutex_lock(ctypes.c_void_p(self._mutex)) == _EOWNERDEAD:
+                on_death()
+
+        threading.Thread(target=wait, name="link-lifeline", daemon=True).start()
 
 
 class SharedBlock:
@@ -76,6 +148,12 @@ class SharedBlock:
 
     @classmethod
     def size(cls, nq: int, nv: int, nu: int) -> int:
+        return cls.lifeline_offset(nq, nv, nu) + MUTEX_BYTES
+
+    @classmethod
+    def lifeline_offset(cls, nq: int, nv: int, nu: int) -> int:
+        """Where the :class:`Lifeline` mutex lives (8-byte aligned, after the reason and the
+        remote's bytes)."""
         return 8 * cls.words(nq, nv, nu) + REASON_BYTES + REMOTE_BYTES
 
     # --- child side (the bridge's link thread) ------------------------------------------------
@@ -95,12 +173,27 @@ class SharedBlock:
             self._damp_seen = self.damp_seq[0]
             bridge.damp(bytes(self.reason).rstrip(b"\0").decode(errors="replace")
                         or "damping requested by the controller")
-        seq = self.control[0]
-        if seq != self._ctrl_seen and seq % 2 == 0:
+        c = self.read_control()
+        if c is not None:
+            bridge.accept(c[3:], float(c[1]), int(c[2]))
+
+    def read_control(self, tries: int = 3) -> np.ndarray | None:
+        """The controller's newest control block if it is new and whole, else None.
+
+        The sequence is read before and again after the copy: a write that began during the
+        copy changes it (or leaves it odd), and that copy may mix two controls, so it is thrown
+        away and the read retried (at worst the control waits for the next tick)."""
+        for _ in range(tries):
+            seq = self.control[0]
+            if seq == self._ctrl_seen:
+                return None
+            if seq % 2:
+                continue
             c = self.control.copy()
-            if c[0] == seq:
+            if self.control[0] == seq:
                 self._ctrl_seen = seq
-                bridge.accept(c[3:], float(c[1]), int(c[2]))
+                return c
+        return None
 
     # --- controller side -----------------------------------------------------------------------
     def read_state(self) -> tuple[PlantState, float, int]:
@@ -150,6 +243,10 @@ class LinkProcessPlant(Plant):
         self.block.state[:] = 0.0
         self.block.control[:] = 0.0
         self.block.damp_seq[:] = 0.0
+        self.lifeline = Lifeline(self.shm, SharedBlock.lifeline_offset(model.nq, model.nv,
+                                                                        model.nu))
+        self.lifeline.initialize()
+        self.lifeline.hold()
         ctx = multiprocessing.get_context("spawn")
         self.conn, child_conn = ctx.Pipe()
         self.pipe_lock = threading.Lock()
@@ -270,7 +367,11 @@ class LinkProcessPlant(Plant):
         if self.proc.is_alive():
             self.proc.kill()
         self.conn.close()
-        self.shm.close()
+        self.lifeline.release()
+        # Unlinked but left mapped until this process ends: a thread that outlives the run
+        # (a planner iteration longer than the loop's join timeout, the lifeline's holder on a
+        # starved machine) may still touch it, and unmapped memory would crash the process.
+        _RETIRED.append(self.shm)
         with contextlib.suppress(FileNotFoundError):
             self.shm.unlink()
 
@@ -348,6 +449,8 @@ def serve(target: str, robot_name: str, options: dict, shm_name: str, conn, pare
                             latest[1].wireless_remote)
         bridge.shared = block
         holder["bridge"] = bridge
+        lifeline = Lifeline(shm, SharedBlock.lifeline_offset(model.nq, model.nv, model.nu))
+        lifeline.watch(lambda: bridge.damp("the controller's process is gone"))
         conn.send(("ready",))
         _serve_loop(bridge, conn, parent)
     finally:

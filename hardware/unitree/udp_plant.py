@@ -9,6 +9,9 @@ system allows it; see :mod:`hardware.unitree.bridge` and :mod:`hardware.unitree.
 
 from __future__ import annotations
 
+import logging
+import math
+import time
 from typing import ClassVar
 
 from hardware.estimation.sources import check_spec
@@ -19,6 +22,8 @@ from hardware.unitree.link_process import UnitreePlant
 from hardware.unitree.lowlevel import LowState, MotorCommand
 from hardware.unitree.udp_link import UdpLink, check_addresses
 from robots.info import RobotInfo
+
+log = logging.getLogger(__name__)
 
 
 class UnitreeUdpPlant(UnitreePlant):
@@ -74,6 +79,7 @@ class UdpBridge(UnitreeBridge):
         safety = common.get("safety")
         self.dry_run = bool(safety and safety.dry_run)
         self.link = UdpLink(robot_ip, robot_port, local_port, local_ip)
+        self.refused_logged = -math.inf
         try:
             super().__init__(robot, servo_family="legacy", send_while_connecting=True, **common)
         except Exception:
@@ -91,7 +97,20 @@ class UdpBridge(UnitreeBridge):
         self.link.send(packet)
 
     def _receive(self, timeout: float) -> list[bytes]:
-        return [data for data, _ in self.link.receive(timeout)]
+        """The datagrams the robot sent; any other sender's are refused and counted (anyone
+        on the network could otherwise feed the controller and the trips a state)."""
+        out = []
+        for data, sender in self.link.receive(timeout):
+            if sender == self.link.peer:
+                out.append(data)
+            else:
+                self.counts["refused_packets"] += 1
+                now = time.monotonic()
+                if now - self.refused_logged >= 1.0:  # at most once a second
+                    self.refused_logged = now
+                    log.warning("refused a packet from %s:%d, not the robot at %s:%d (%d so "
+                                "far)", *sender, *self.link.peer, self.counts["refused_packets"])
+        return out
 
     def _decode(self, raw: bytes) -> LowState:
         return legacy_packets.decode_low_state(self.fmt, raw)

@@ -14,11 +14,11 @@ class joint_command_t(object):
     Joints in the model's actuator order; units SI.
     """
 
-    __slots__ = ["utime", "state_seq", "num_joints", "q", "dq", "kp", "kd", "tau", "damping"]
+    __slots__ = ["utime", "state_seq", "session", "num_joints", "q", "dq", "kp", "kd", "tau", "damping"]
 
-    __typenames__ = ["int64_t", "int64_t", "int32_t", "double", "double", "double", "double", "double", "int8_t"]
+    __typenames__ = ["int64_t", "int64_t", "int64_t", "int32_t", "double", "double", "double", "double", "double", "int8_t"]
 
-    __dimensions__ = [None, None, None, ["num_joints"], ["num_joints"], ["num_joints"], ["num_joints"], ["num_joints"], None]
+    __dimensions__ = [None, None, None, None, ["num_joints"], ["num_joints"], ["num_joints"], ["num_joints"], ["num_joints"], None]
 
     def __init__(self):
         self.utime = 0
@@ -29,9 +29,15 @@ class joint_command_t(object):
         LCM Type: int64_t
         """
 
-        self.num_joints = 0
+        self.session = 0
         """
         seq of that state (for latency and loss accounting)
+        LCM Type: int64_t
+        """
+
+        self.num_joints = 0
+        """
+        the controller's run: the robot side obeys one session only
         LCM Type: int32_t
         """
 
@@ -75,7 +81,7 @@ class joint_command_t(object):
         return buf.getvalue()
 
     def _encode_one(self, buf):
-        buf.write(struct.pack(">qqi", self.utime, self.state_seq, self.num_joints))
+        buf.write(struct.pack(">qqqi", self.utime, self.state_seq, self.session, self.num_joints))
         buf.write(struct.pack('>%dd' % self.num_joints, *self.q[:self.num_joints]))
         buf.write(struct.pack('>%dd' % self.num_joints, *self.dq[:self.num_joints]))
         buf.write(struct.pack('>%dd' % self.num_joints, *self.kp[:self.num_joints]))
@@ -96,7 +102,7 @@ class joint_command_t(object):
     @staticmethod
     def _decode_one(buf):
         self = joint_command_t()
-        self.utime, self.state_seq, self.num_joints = struct.unpack(">qqi", buf.read(20))
+        self.utime, self.state_seq, self.session, self.num_joints = struct.unpack(">qqqi", buf.read(28))
         self.q = struct.unpack('>%dd' % self.num_joints, buf.read(self.num_joints * 8))
         self.dq = struct.unpack('>%dd' % self.num_joints, buf.read(self.num_joints * 8))
         self.kp = struct.unpack('>%dd' % self.num_joints, buf.read(self.num_joints * 8))
@@ -108,7 +114,7 @@ class joint_command_t(object):
     @staticmethod
     def _get_hash_recursive(parents):
         if joint_command_t in parents: return 0
-        tmphash = (0x9976dcfbcb538f9) & 0xffffffffffffffff
+        tmphash = (0x41614803604ec01b) & 0xffffffffffffffff
         tmphash  = (((tmphash<<1)&0xffffffffffffffff) + (tmphash>>63)) & 0xffffffffffffffff
         return tmphash
     _packed_fingerprint = None

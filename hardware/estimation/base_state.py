@@ -46,6 +46,10 @@ class BaseStateSource(ABC):
     def update(self, imu: ImuSample, joint_q: np.ndarray, joint_dq: np.ndarray) -> None:
         """Feed one low-level state (joint order of the model's actuated joints)."""
 
+    def observe_feet(self, foot_force: np.ndarray) -> None:  # noqa: B027
+        """The foot-force readings (robot foot order) that go with the next :meth:`update`;
+        sources that do not use them ignore them."""
+
     @abstractmethod
     def estimate(self) -> BaseState | None:
         """The current estimate, or None before the first complete one."""

@@ -7,6 +7,8 @@ are checked against its keyword parameters, like a plant's. A new source registe
 
 from __future__ import annotations
 
+import importlib
+
 import mujoco
 
 from hardware.estimation.base_state import BaseStateSource
@@ -15,6 +17,7 @@ from robots.info import RobotInfo
 from robots.registry import Registry
 
 SOURCES: Registry[BaseStateSource] = Registry("base-state source", {
+    "kalman": "hardware.estimation.kalman:LegKalman",
     "leg_odometry": "hardware.estimation.leg_odometry:LegOdometry",
     # Test aid: reads the fake Unitree robot's simulated truth (``mpc-fake-robot --truth-port``).
     "sim_truth": "hardware.fake.sim_truth:SimTruth",
@@ -22,17 +25,23 @@ SOURCES: Registry[BaseStateSource] = Registry("base-state source", {
 
 
 def check_spec(spec: dict | None) -> None:
-    """ValueError unless ``spec`` names a known source (its options are checked when it is
-    built)."""
+    """ValueError (or ConfigError) naming the key unless ``spec`` names a known source with
+    valid options (checked here, in the controller's process, before a link process builds
+    the source)."""
     if spec is not None:
-        SOURCES.get(dict(spec).get("type", "leg_odometry"))
+        options = dict(spec)
+        cls = SOURCES.get(options.pop("type", "kalman"))
+        check_kwargs(cls, options, "config", "plant.base_state.", exclude=("model", "robot"))
+        bounds = getattr(importlib.import_module(cls.__module__), "check_options", None)
+        if bounds is not None:
+            bounds(options)
 
 
 def make_source(spec: dict, model: mujoco.MjModel, robot: RobotInfo,
                 where: str = "plant.base_state") -> BaseStateSource:
     """Build the source described by ``spec`` (``{"type": NAME, **options}``)."""
     options = dict(spec)
-    name = options.pop("type", "leg_odometry")
+    name = options.pop("type", "kalman")
     cls = SOURCES.get(name)
     options = check_kwargs(cls, options, "config", f"{where}.", exclude=("model", "robot"))
     return cls(model, robot, **options)

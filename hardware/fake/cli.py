@@ -4,6 +4,7 @@
                    [--domain-id N] [--interface NAME] [--truth-port N] [--start lying|standing]
                    [--gantry] [--duration S] [--command-timeout S] [--log FILE.npz]
                    [--stop-state-at S] [--corrupt-state-every N] [--estop-at S]
+                   [--sensors realistic|ideal] [--sensor KEY=VALUE ...] [--seed N]
 
 Runs until --duration, SIGINT or SIGTERM; then prints a one-line JSON summary (counts, rates,
 final base position, whether it fell). Bad input prints one line and exits with code 2.
@@ -50,8 +51,27 @@ def _parser() -> argparse.ArgumentParser:
                    help="fault: corrupt the checksum of every N-th state")
     p.add_argument("--estop-at", type=float, metavar="S",
                    help="fault: hold the remote's L2+B from S seconds after start")
+    p.add_argument("--sensors", choices=("realistic", "ideal"), default="realistic",
+                   help="realistic (default): the robot's sensor noise, bias, quantization and "
+                        "latency (mpc.sensors); ideal: the simulation's exact values")
+    p.add_argument("--sensor", action="append", default=[], metavar="KEY=VALUE",
+                   help="override one sensor figure (a field of mpc.sensors.SensorSpec)")
+    p.add_argument("--seed", type=int, default=0, help="sensor noise seed")
     p.add_argument("--quiet", action="store_true", help="no log lines, only the summary")
     return p
+
+
+def _sensor_options(args) -> dict:
+    """``--sensors``/``--sensor KEY=VALUE`` as SensorSpec fields; ValueError names the key."""
+    import yaml
+
+    out: dict = {"enabled": args.sensors == "realistic"}
+    for item in args.sensor:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise ValueError(f"--sensor {item!r}: expected KEY=VALUE")
+        out[key.strip()] = yaml.safe_load(value)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -59,14 +79,17 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
                         format="fake-robot %(levelname)s: %(message)s")
     import robots
+    from hardware.fake.robot import default_sensors
     from hardware.fake.server import FakeRobot
 
     try:
         robot = robots.info(args.robot)
+        sensors = default_sensors(robot.name, _sensor_options(args))
         fake = FakeRobot(robot, args.transport, host=args.host, port=args.port,
                          domain_id=args.domain_id, interface=args.interface,
                          truth_port=args.truth_port, start=args.start,
-                         command_timeout=args.command_timeout, gantry=args.gantry)
+                         command_timeout=args.command_timeout, gantry=args.gantry,
+                         sensors=sensors, seed=args.seed)
     except (ValueError, OSError) as e:
         print(f"mpc-fake-robot: error: {e}", file=sys.stderr)
         return EXIT_USAGE

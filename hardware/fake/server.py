@@ -24,6 +24,7 @@ from hardware.fake.sim_truth import pack_truth
 from hardware.unitree import legacy_packets, sdk2_messages
 from hardware.unitree.legacy_packets import PacketError
 from hardware.unitree.lowlevel import remote_block
+from mpc.sensors import SensorSpec
 from robots.info import RobotInfo
 
 log = logging.getLogger(__name__)
@@ -33,11 +34,12 @@ class FakeRobot:
     def __init__(self, robot: RobotInfo, transport: str, *, host: str = "127.0.0.1",
                  port: int = 8007, domain_id: int = 0, interface: str = "lo",
                  truth_port: int | None = None, start: str = "lying",
-                 command_timeout: float = 0.1, gantry: bool = False):
+                 command_timeout: float = 0.1, gantry: bool = False,
+                 sensors: SensorSpec | None = None, seed: int = 0):
         self.robot = robot
         self.transport = transport
         self.sim = FakeRobotSim(robot, start=start, command_timeout=command_timeout,
-                                gantry=gantry)
+                                gantry=gantry, sensors=sensors, seed=seed)
         if transport == "udp":
             if robot.name not in legacy_packets.FORMATS:
                 raise ValueError(f"{robot.name} does not speak the legacy UDP protocol "
@@ -66,7 +68,7 @@ class FakeRobot:
         self.counts = {"states_sent": 0, "commands": 0, "bad_checksum": 0, "bad_packets": 0}
         self.log: dict[str, list] = {k: [] for k in (
             "cmd_t", "cmd_crc", "cmd_mode", "cmd_q", "cmd_dq", "cmd_tau", "cmd_kp", "cmd_kd",
-            "state_t", "state_tick", "base_qpos")}
+            "state_t", "state_tick", "base_qpos", "base_qvel")}
         # Fault injection (set from any thread)
         self.publishing = True
         self.corrupt_every = 0
@@ -175,6 +177,7 @@ class FakeRobot:
         self.log["state_t"].append(now)
         self.log["state_tick"].append(state.tick)
         self.log["base_qpos"].append(d.qpos[:7].copy())
+        self.log["base_qvel"].append(d.qvel[:6].copy())
 
     def _watch_fall(self) -> None:
         """A fall: after standing up, the base tilts beyond the robot's fall tilt, or drops

@@ -6,8 +6,9 @@
 Runs the config on ``plant.type: sim_estimated`` (noisy sensors, the estimator in the loop).
 ``--feedback truth`` closes the loop on the simulator's state while the estimator runs beside it
 (the estimator's error without its closed-loop consequences: a diagnostic, not the product).
-Prints one JSON line per seed: whether it fell, the distance to the goal, and the estimation
-errors (RMS of base linear velocity per axis, height, roll/pitch; drift of x, y and yaw at the end).
+Prints one JSON line per seed: whether it fell, the distance to the goal, the largest true
+joint speed (the hardware configs trip at safety.max_joint_speed), and the estimation errors
+(RMS of base linear velocity per axis, height, roll/pitch; drift of x, y and yaw at the end).
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ class Recorder(EstimatedSimPlant):
         if e is not None:
             self.log.append((t.time, t.qpos[0:7].copy(), t.qvel[0:6].copy(),
                              np.r_[e.pos, e.quat], np.r_[e.linvel, e.angvel]))
+            self.max_joint_speed = max(getattr(self, "max_joint_speed", 0.0),
+                                       float(np.abs(t.qvel[6:]).max()))
 
     def read_state(self):
         return self.true_state() if self.feedback == "truth" else super().read_state()
@@ -86,7 +89,7 @@ def main() -> int:
         out = {"seed": seed, "feedback": args.feedback, "fell": summary["fell"],
                "goal_distance_end_m": summary["goal_distance_end_m"],
                "trip": summary.get("trip_reason") or summary.get("damping_reason"),
-               **errors(plant.log)}
+               "max_joint_speed_radps": round(plant.max_joint_speed, 1), **errors(plant.log)}
         results.append(out)
         print(json.dumps(out), flush=True)
     return 0 if not any(r["fell"] for r in results) else 1

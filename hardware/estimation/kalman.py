@@ -45,7 +45,7 @@ import mujoco
 import numpy as np
 
 from hardware.estimation.base_state import BaseState, BaseStateSource, ImuSample
-from hardware.rotations import euler_zyx, quat_mul
+from hardware.rotations import euler_zyx
 from robots.info import RobotInfo
 
 GRAVITY = np.array([0.0, 0.0, -9.81])
@@ -105,7 +105,7 @@ class LegKalman(BaseStateSource):
         self.foot_height = (resting_foot_height(model, robot) if foot_height is None
                             else float(foot_height))
         self.zero_yaw, self.initial_xy = zero_yaw, list(initial_xy or (0.0, 0.0))
-        self.yaw0: float | None = None
+        self.yaw0: np.ndarray | None = None  # the quaternion removing the initial yaw
         self.x = np.zeros(self.dim)
         self.P = np.eye(self.dim)
         self.time: float | None = None
@@ -129,6 +129,8 @@ class LegKalman(BaseStateSource):
             H[r + 3:r + 6, 3:6] = np.eye(3)
             H[r + 6, c + 2] = 1.0
         self.H = H
+        self.rows = np.arange(7 * n).reshape(n, 7)
+        self.var7 = np.repeat(self.sigma, (3, 3, 1)) ** 2
 
     # --- optional inputs ---------------------------------------------------------------------
     def observe_feet(self, foot_force: np.ndarray) -> None:
@@ -174,12 +176,14 @@ class LegKalman(BaseStateSource):
 
     def update(self, imu: ImuSample, joint_q: np.ndarray, joint_dq: np.ndarray) -> None:
         quat = np.asarray(imu.quat, float)
-        quat = quat / np.linalg.norm(quat)
+        quat = quat / math.sqrt(quat @ quat)
         if self.zero_yaw:
             if self.yaw0 is None:
-                self.yaw0 = euler_zyx(quat)[2]
-            h = -0.5 * self.yaw0
-            quat = quat_mul(np.array([math.cos(h), 0.0, 0.0, math.sin(h)]), quat)
+                h = -0.5 * euler_zyx(quat)[2]
+                self.yaw0 = np.array([math.cos(h), 0.0, 0.0, math.sin(h)])
+            out = np.empty(4)
+            mujoco.mju_mulQuat(out, self.yaw0, quat)
+            quat = out
         gyro = np.asarray(imu.gyro, float)
         rel, rel_vel = self._kinematics(quat, gyro, joint_q, joint_dq)
         n = self.n
@@ -203,19 +207,22 @@ class LegKalman(BaseStateSource):
         q_diag[3:6] = self.sigma_a ** 2 * dt
         q_diag[6:] = np.repeat(self.sigma_f ** 2 * dt / c, 3)
         P[np.diag_indices(self.dim)] += q_diag
-        # Correct.
-        z = np.empty(7 * n)
-        z[0::7], z[1::7], z[2::7] = rel[:, 0], rel[:, 1], rel[:, 2]
-        z[3::7], z[4::7], z[5::7] = -rel_vel[:, 0], -rel_vel[:, 1], -rel_vel[:, 2]
-        z[6::7] = self.foot_height
-        std = np.tile(np.repeat(self.sigma, (3, 3, 1)), n) / np.repeat(np.sqrt(c), 7)
-        H = self.H
-        PHt = P @ H.T
-        S = H @ PHt + np.diag(std ** 2)
-        K = np.linalg.solve(S, PHt.T).T
-        x += K @ (z - H @ x)
-        P -= K @ PHt.T
-        self.P = 0.5 * (P + P.T)
+        # Correct, with the rows of the feet believed down (a swing foot's rows, at noise
+        # divided by sqrt(contact_min), would carry nothing).
+        down = np.flatnonzero(c > self.c_min)
+        if down.size:
+            z = np.empty((n, 7))
+            z[:, 0:3], z[:, 3:6], z[:, 6] = rel, -rel_vel, self.foot_height
+            rows = self.rows[down].ravel()
+            var = (self.var7[None, :] / c[down, None]).ravel()
+            H = self.H[rows]
+            PHt = P @ H.T
+            S = H @ PHt
+            S[np.diag_indices(len(rows))] += var
+            K = np.linalg.solve(S, PHt.T).T
+            x += K @ (z[down].ravel() - H @ x)
+            P -= K @ PHt.T
+            self.P = 0.5 * (P + P.T)
         self.last = BaseState(imu.time, x[0:3].copy(), quat, x[3:6].copy(), gyro.copy())
 
     def _initialize(self, rel: np.ndarray) -> None:
@@ -240,13 +247,13 @@ class LegKalman(BaseStateSource):
             self.unexplained = keep * self.unexplained + (implied - self.implied
                                                           - self.accel_world * dt)
         self.implied = implied
-        slip = np.linalg.norm(self.unexplained, axis=1) / self.gate
-        c = c * np.exp(-0.5 * slip ** 2)
+        slip2 = (self.unexplained ** 2).sum(axis=1) / self.gate ** 2
+        c = c * np.exp(-0.5 * slip2)
         # A foot sliding steadily passes that test; it fails this one: its implied velocity
         # disagrees with the prediction by more than ``innovation_gate``. If no foot has
         # agreed for 0.2 s, the prediction is what is wrong: the test is suspended.
-        far = np.linalg.norm(implied - self.x[3:6], axis=1) > self.innovation_gate
-        if np.any((c > 0.5) & ~far):
+        far = ((implied - self.x[3:6]) ** 2).sum(axis=1) > self.innovation_gate ** 2
+        if ((c > 0.5) & ~far).any():
             self.unsupported = 0.0
         else:
             self.unsupported += dt

@@ -2,8 +2,8 @@
 
 A Unitree robot's low-level state carries joint encoders and an IMU but no base position or
 linear velocity, which the planner needs (qpos[0:3], qvel[0:3]). A :class:`BaseStateSource`
-supplies them: from motion capture fused with the IMU and encoders, from leg odometry, or, in
-tests only, from a fake robot's simulated truth.
+supplies them: from the IMU and stance legs in a Kalman filter, from motion capture fused with
+the IMU and encoders, from leg odometry, or, in tests only, from a fake robot's simulated truth.
 
 Conventions are MuJoCo's free joint: position and quaternion (w, x, y, z) in the world frame,
 linear velocity in the world frame, angular velocity in the body frame.

@@ -20,7 +20,10 @@ translation held still, so J_i [0, w, dq] is the foot's velocity relative to the
     p_i - p = k_i                                 (noise kin_pos_noise)
     v      = -J_i [0, w, dq]                      (the stance foot does not slide; kin_vel_noise)
     p_i,z  = foot_height                          (flat ground; height_noise)
-each standard deviation divided by sqrt(c_i): a foot believed in swing says nothing.
+where the velocity is that of the point a foot radius below the foot site (a round foot rolls
+about it) and foot_height defaults to the planning model's resting foot height
+(:func:`resting_foot_height`); each standard deviation is divided by sqrt(c_i), and the feet
+believed in swing (c_i = contact_min) are left out of the correction.
 
 Contact belief c_i in [c_min, 1]: the product of
 - a kinematic cue: the foot is within ``stance_band`` of the lowest foot (world-aligned);

@@ -8,6 +8,8 @@ from robots.registry import Registry
 
 PLANTS: Registry[Plant] = Registry("plant type", {
     "sim": "mpc.sim_plant:SimPlant",
+    # The simulation seen through noisy sensors and the hardware configs' base-state estimator.
+    "sim_estimated": "hardware.estimation.sim_plant:EstimatedSimPlant",
     "unitree_udp": "hardware.unitree.udp_plant:UnitreeUdpPlant",
     "unitree_dds": "hardware.unitree.dds_plant:UnitreeDdsPlant",
     "lcm": "hardware.lcm.plant:LcmPlant",

@@ -1,8 +1,15 @@
 """End to end on loopback: a fake robot in one process, ``mpc-run`` on a hardware config in
 another, over the real protocol; reports rates, latency and whether the fake robot walked.
 
-    .venv/bin/python scripts/hw_loopback.py --robot go1 [--duration 15] [--base-state truth]
-        [--config NAME] [--set KEY=VALUE ...] [--out DIR]
+    .venv/bin/python scripts/hw_loopback.py --robot go1 [--duration 15]
+        [--base-state estimator|odometry|truth] [--config NAME] [--set KEY=VALUE ...]
+        [--out DIR]
+
+``--base-state estimator`` (the default) runs the config's own estimator on the fake robot's
+realistic sensors and reports its error against the fake robot's simulated truth (matched by
+state tick) from 4 s after the first state (after the startup ramp): RMS of the base linear
+velocity, height and roll/pitch, and the drift of position and yaw after 15 s (or at the end);
+``odometry`` runs leg odometry instead; ``truth`` the simulated truth.
 
 Measurements (all clocks are CLOCK_MONOTONIC, shared by the two processes):
 - command and state rates: at the fake robot (what it received and sent);
@@ -37,6 +44,8 @@ from report import markdown_table
 
 ROOT = Path(__file__).resolve().parent.parent
 WIRE = {"a1": "udp", "go1": "udp", "go2": "dds", "h1": "dds"}
+#: The hardware configs' goals (relative to the start pose).
+GOAL = {"a1": (2.0, 0.0), "go1": (2.0, 0.0), "go2": (2.0, 0.0), "h1": (0.0, 0.0)}
 
 
 def loopback_overrides(robot: str, port: int, domain: int, truth_port: int | None) -> list[str]:
@@ -50,6 +59,43 @@ def loopback_overrides(robot: str, port: int, domain: int, truth_port: int | Non
     if truth_port is not None:
         out.append(f"plant.base_state={{type: sim_truth, port: {truth_port}}}")
     return out
+
+
+def estimation_error(bridge_log: Path, fake_log: Path) -> dict:
+    """The bridge's logged estimates against the fake robot's truth at the same state ticks."""
+    from hardware.rotations import euler_zyx
+
+    b, f = np.load(bridge_log), np.load(fake_log)
+    if "est_tick" not in b.files or len(b["est_tick"]) == 0:
+        return {}
+    index = {t: i for i, t in enumerate(f["state_tick"].tolist())}
+    pairs = [(i, index[t]) for i, t in enumerate(b["est_tick"].tolist()) if t in index]
+    if len(pairs) < 10:
+        return {}
+    ie, it = np.array(pairs).T
+    # From 4 s on: the robot lies on the floor, then stands up over the 3 s startup ramp, and
+    # the estimator's world is the standing one (a lying robot's feet are not its support).
+    settled = it >= it[0] + int(4.0 / 0.002)
+    ie, it = ie[settled], it[settled]
+    if len(ie) < 10:
+        return {}
+    eq, ev = b["est_qpos"][ie], b["est_qvel"][ie]
+    tq, tv = f["base_qpos"][it], f["base_qvel"][it]
+    # The estimator's frame starts at the start pose: compare displacements from the start of
+    # the run (the fake robot stands up first, so the two origins differ by its start pose).
+    rms = lambda x: float(np.sqrt(np.mean(np.square(x))))  # noqa: E731
+    te = np.array([euler_zyx(q) for q in tq[:, 3:7]])
+    ee = np.array([euler_zyx(q) for q in eq[:, 3:7]])
+    yaw = np.angle(np.exp(1j * ((ee[:, 2] - ee[0, 2]) - (te[:, 2] - te[0, 2]))))
+    dxy = (eq[:, :2] - eq[0, :2]) - (tq[:, :2] - tq[0, :2])
+    t = (it - it[0]) * 0.002
+    at = min(int(np.searchsorted(t, 15.0)), len(t) - 1)
+    return {"vel_rms_mps": round(rms(np.linalg.norm(ev[:, :3] - tv[:, :3], axis=1)), 4),
+            "height_rms_m": round(rms(eq[:, 2] - tq[:, 2]), 4),
+            "roll_pitch_rms_deg": round(float(np.degrees(rms(ee[:, :2] - te[:, :2]))), 3),
+            "xy_drift_m": round(float(np.linalg.norm(dxy[at])), 3),
+            "yaw_drift_deg": round(float(np.degrees(yaw[at])), 2),
+            "drift_over_s": round(float(t[at]), 1)}
 
 
 def fake_command(robot: str, port: int, domain: int, truth_port: int | None, log: Path,
@@ -121,7 +167,9 @@ def run_once(args, out: Path) -> dict:
     with fake_robot(args.robot, args.port, args.domain, truth, fake_log, args.fake_arg) as fake:
         allowance = (["safety.state_timeout=0.05", "safety.command_timeout=0.2"]
                      if args.allowance else [])
-        sets = [*loopback_overrides(args.robot, args.port, args.domain, truth),
+        odometry = (["plant.base_state={type: leg_odometry}"]
+                    if args.base_state == "odometry" else [])
+        sets = [*loopback_overrides(args.robot, args.port, args.domain, truth), *odometry,
                 f"plant.log_file={bridge_log}", *allowance, *args.set]
         run = subprocess.run(
             [sys.executable, "-m", "mpc.cli", f"configs/{args.config or args.robot + '_hw'}.yaml",
@@ -142,7 +190,15 @@ def run_once(args, out: Path) -> dict:
                                                 "goal_distance_end_m", "final_base_xy", "fell")}
     if bridge_log.is_file() and fake_log.is_file():
         result.update(latency(bridge_log, fake_log))
+        if args.base_state != "truth":
+            result["estimation"] = estimation_error(bridge_log, fake_log)
     fake_summary = result["fake"] if isinstance(result["fake"], dict) else {}
+    if fake_log.is_file():  # the goal, 2 m ahead of where the robot stood when MPC started
+        f = np.load(fake_log)
+        if len(f["base_qpos"]) and result.get("mpc"):
+            start = f["base_qpos"][0, :2]
+            result["true_goal_distance_m"] = round(float(np.linalg.norm(
+                f["base_qpos"][-1, :2] - start - GOAL.get(args.robot, (0.0, 0.0)))), 3)
     result["walked"] = bool(run.returncode == 0 and fake_summary.get("stood")
                             and not fake_summary.get("fell")
                             and fake_summary.get("base_xyz", [0])[0] > 0.2)
@@ -154,7 +210,11 @@ def table_row(r: dict) -> dict:
     mpc = r.get("mpc") or {}
     e2e = r.get("end_to_end_ms") or {}
     ended = "-" if r["walked"] else (r["mpc_stderr_tail"] or ["?"])[-1][-70:]
+    est = r.get("estimation") or {}
     return {"walked": "yes" if r["walked"] else "NO",
+            "true_goal_m": r.get("true_goal_distance_m"),
+            "vel_rms": est.get("vel_rms_mps"), "height_rms": est.get("height_rms_m"),
+            "tilt_rms_deg": est.get("roll_pitch_rms_deg"),
             "goal_end_m": mpc.get("goal_distance_end_m"),
             "planning_hz": mpc.get("planning_rate_hz"),
             "commands_hz": fake.get("command_rate_hz"), "states_hz": fake.get("state_rate_hz"),
@@ -169,7 +229,8 @@ def main() -> int:
     p.add_argument("--config", help="shipped config name (default: ROBOT_hw), e.g. "
                    "go1_hw_velocity with --fake-arg=--sticks --fake-arg=...")
     p.add_argument("--repeats", type=int, default=1, help="runs, then a Markdown table")
-    p.add_argument("--base-state", choices=("truth", "odometry"), default="truth")
+    p.add_argument("--base-state", choices=("estimator", "odometry", "truth"),
+                   default="estimator")
     p.add_argument("--port", type=int, default=18007)
     p.add_argument("--domain", type=int, default=57)
     p.add_argument("--truth-port", type=int, default=17020)

@@ -107,8 +107,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--mocap-latency", type=float, default=0.01)
     p.add_argument("--dropout-every", type=float, default=0.0)
     p.add_argument("--dropout-duration", type=float, default=0.1)
-    p.add_argument("--gyro-noise", type=float, default=0.005)
-    p.add_argument("--accel-noise", type=float, default=0.05)
+    # The fake robot's realistic sensors (mpc.sensors) are on; these add white noise on top.
+    p.add_argument("--gyro-noise", type=float, default=0.0)
+    p.add_argument("--accel-noise", type=float, default=0.0)
     p.add_argument("--goal-tolerance", type=float, default=0.25)
     p.add_argument("--out", help="run directory (default: a temporary one)")
     p.add_argument("--set", action="append", default=[], help="extra mpc-run overrides")

@@ -2,8 +2,8 @@
 
 A Unitree robot's low-level state carries joint encoders and an IMU but no base position or
 linear velocity, which the planner needs (qpos[0:3], qvel[0:3]). A :class:`BaseStateSource`
-supplies them: from motion capture fused with the IMU and encoders, from leg odometry, or, in
-tests only, from a fake robot's simulated truth.
+supplies them: from the IMU and stance legs in a Kalman filter, from motion capture fused with
+the IMU and encoders, from leg odometry, or, in tests only, from a fake robot's simulated truth.
 
 Conventions are MuJoCo's free joint: position and quaternion (w, x, y, z) in the world frame,
 linear velocity in the world frame, angular velocity in the body frame.
@@ -45,6 +45,10 @@ class BaseStateSource(ABC):
     @abstractmethod
     def update(self, imu: ImuSample, joint_q: np.ndarray, joint_dq: np.ndarray) -> None:
         """Feed one low-level state (joint order of the model's actuated joints)."""
+
+    def observe_feet(self, foot_force: np.ndarray) -> None:  # noqa: B027
+        """The foot-force readings (robot foot order) that go with the next :meth:`update`;
+        sources that do not use them ignore them."""
 
     @abstractmethod
     def estimate(self) -> BaseState | None:

@@ -15,6 +15,7 @@ from robots.info import RobotInfo
 from robots.registry import Registry
 
 SOURCES: Registry[BaseStateSource] = Registry("base-state source", {
+    "kalman": "hardware.estimation.kalman:LegKalman",
     "leg_odometry": "hardware.estimation.leg_odometry:LegOdometry",
     # Test aid: reads the fake Unitree robot's simulated truth (``mpc-fake-robot --truth-port``).
     "sim_truth": "hardware.fake.sim_truth:SimTruth",
@@ -22,11 +23,12 @@ SOURCES: Registry[BaseStateSource] = Registry("base-state source", {
 
 
 def check_spec(spec: dict | None, where: str = "plant.base_state") -> None:
-    """ValueError unless ``spec`` names a known source; ConfigError unless its options fit the
-    source's keyword parameters and bounds (checked with the config, before connecting)."""
+    """ValueError unless ``spec`` names a known source; ConfigError naming the key unless its
+    options fit the source's keyword parameters and bounds (checked with the config, in the
+    controller's process, before a link process builds the source)."""
     if spec is not None:
         options = dict(spec)
-        name = check_value(options.pop("type", "leg_odometry"), str, "config", f"{where}.type")
+        name = check_value(options.pop("type", "kalman"), str, "config", f"{where}.type")
         cls = SOURCES.get(name)
         check_kwargs(cls, options, "config", f"{where}.", exclude=("model", "robot"))
 
@@ -35,7 +37,7 @@ def make_source(spec: dict, model: mujoco.MjModel, robot: RobotInfo,
                 where: str = "plant.base_state") -> BaseStateSource:
     """Build the source described by ``spec`` (``{"type": NAME, **options}``)."""
     options = dict(spec)
-    name = options.pop("type", "leg_odometry")
+    name = options.pop("type", "kalman")
     cls = SOURCES.get(name)
     options = check_kwargs(cls, options, "config", f"{where}.", exclude=("model", "robot"))
     return cls(model, robot, **options)

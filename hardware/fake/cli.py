@@ -9,6 +9,7 @@
                    [--net-faults SPEC [--proxy-port N]]
                    [--joint-speed-at S [--joint-speed RAD_S]] [--nan-state-at S]
                    [--tilt-at S [--tilt-roll DEG] [--tilt-pitch DEG]]
+                   [--sensors realistic|ideal] [--sensor KEY=VALUE ...] [--seed N]
 
 Runs until --duration, SIGINT or SIGTERM; then prints a one-line JSON summary (counts, rates,
 final base position, whether it fell). Bad input prints one line and exits with code 2.
@@ -80,6 +81,12 @@ def _parser() -> argparse.ArgumentParser:
                         "--tilt-roll and --tilt-pitch")
     p.add_argument("--tilt-roll", type=float, default=0.0, metavar="DEG")
     p.add_argument("--tilt-pitch", type=float, default=0.0, metavar="DEG")
+    p.add_argument("--sensors", choices=("realistic", "ideal"), default="realistic",
+                   help="realistic (default): the robot's sensor noise, bias, quantization and "
+                        "latency (mpc.sensors); ideal: the simulation's exact values")
+    p.add_argument("--sensor", action="append", default=[], metavar="KEY=VALUE",
+                   help="override one sensor figure (a field of mpc.sensors.SensorSpec)")
+    p.add_argument("--seed", type=int, default=0, help="sensor noise seed")
     p.add_argument("--quiet", action="store_true", help="no log lines, only the summary")
     return p
 
@@ -110,21 +117,37 @@ def _address(text: str | None) -> tuple[str, int] | None:
     return ip, int(port)
 
 
+def _sensor_options(args) -> dict:
+    """``--sensors``/``--sensor KEY=VALUE`` as SensorSpec fields; ValueError names the key."""
+    import yaml
+
+    out: dict = {"enabled": args.sensors == "realistic"}
+    for item in args.sensor:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise ValueError(f"--sensor {item!r}: expected KEY=VALUE")
+        out[key.strip()] = yaml.safe_load(value)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
                         format="fake-robot %(levelname)s: %(message)s")
     import robots
     from hardware.fake import netfaults
+    from hardware.fake.robot import default_sensors
     from hardware.fake.server import FakeRobot
 
     try:
         robot = robots.info(args.robot)
+        sensors = default_sensors(robot.name, _sensor_options(args))
         fake = FakeRobot(robot, args.transport, host=args.host, port=args.port,
                          domain_id=args.domain_id, interface=args.interface,
                          truth_port=args.truth_port, start=args.start,
                          command_timeout=args.command_timeout, gantry=args.gantry,
-                         controller=_address(args.controller))
+                         controller=_address(args.controller),
+                         sensors=sensors, seed=args.seed)
         faults = netfaults.Faults.parse(args.net_faults) if args.net_faults else None
         if faults is not None and args.transport == "udp" and not args.proxy_port:
             raise ValueError("--net-faults over UDP needs --proxy-port")

@@ -34,12 +34,14 @@ from dataclasses import dataclass
 import lcm
 import mujoco
 import numpy as np
+import yaml
 
 import robots
 from hardware.fake.natnet_server import FakeNatNetServer, MocapReplay, ReplaySettings
 from hardware.lcm.lcm_types import joint_command_t, robot_state_t, sim_step_t
 from hardware.lcm.plant import DEFAULT_URL, model_gains
 from hardware.mocap.frames import MocapFrame
+from mpc.sensors import SensorModel, SensorSpec
 from robots.info import RobotInfo
 
 DAMPING_KD = 3.0
@@ -73,7 +75,8 @@ class SimulatedRobot:
     and a gyro and accelerometer at its ``imu`` site."""
 
     def __init__(self, robot: RobotInfo, timestep: float = 0.002, gyro_noise: float = 0.0,
-                 accel_noise: float = 0.0, seed: int = 0, keyframe: str = "home"):
+                 accel_noise: float = 0.0, seed: int = 0, keyframe: str = "home",
+                 sensors: SensorSpec | None = None):
         spec = mujoco.MjSpec.from_file(str(robots.model_path(robot.name)))
         spec.option.timestep = timestep
         for kind in (mujoco.mjtSensor.mjSENS_GYRO, mujoco.mjtSensor.mjSENS_ACCELEROMETER):
@@ -98,6 +101,10 @@ class SimulatedRobot:
         m.actuator_biasprm[:] = 0.0
         self.noise = (gyro_noise, accel_noise)
         self._rng = np.random.default_rng(seed)
+        # The robot's sensors (mpc.sensors; foot force is not on this wire); gyro_noise and
+        # accel_noise add white noise on top.
+        self.sensors = SensorModel(sensors or SensorSpec(enabled=False), timestep,
+                                   len(robot.feet), seed + 1)
 
     def snapshot(self) -> Snapshot:
         """The current state with its sensors, without stepping (no torque applied yet)."""
@@ -119,10 +126,19 @@ class SimulatedRobot:
         d.qfrc_applied[self.dadr] = tau
         snapshot_state = (d.time, d.qpos.copy(), d.qvel.copy())
         mujoco.mj_step(self.model, d)  # sensors are evaluated at the pre-step state
-        gyro = d.sensordata[0:3] + self.noise[0] * self._rng.standard_normal(3)
-        accel = d.sensordata[3:6] + self.noise[1] * self._rng.standard_normal(3)
         t, qpos, qvel = snapshot_state
-        return Snapshot(t, q, dq, tau, gyro, accel, qpos, qvel)
+        r = self.sensors.measure(t, qpos[3:7], d.sensordata[0:3], d.sensordata[3:6], q, dq,
+                                 np.zeros(len(self.sensors.ff_offset)))
+        gyro = r.gyro + self.noise[0] * self._rng.standard_normal(3)
+        accel = r.accel + self.noise[1] * self._rng.standard_normal(3)
+        return Snapshot(t, r.q, r.dq, tau, gyro, accel, qpos, qvel)
+
+
+def _key_value(item: str) -> tuple[str, object]:
+    key, sep, value = item.partition("=")
+    if not sep:
+        raise ValueError(f"--sensor {item!r}: expected KEY=VALUE")
+    return key.strip(), yaml.safe_load(value)
 
 
 class FakeLcmRobot:
@@ -255,6 +271,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--gyro-noise", type=float, default=0.0, help="rad/s, standard deviation")
     p.add_argument("--accel-noise", type=float, default=0.0, help="m/s^2, standard deviation")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--sensors", choices=("realistic", "ideal"), default="realistic",
+                   help="realistic (default): IMU noise and bias, encoder quantization, joint "
+                        "speed noise, latency (mpc.sensors); ideal: exact values")
+    p.add_argument("--sensor", action="append", default=[], metavar="KEY=VALUE",
+                   help="override one sensor figure (a field of mpc.sensors.SensorSpec)")
     p.add_argument("--no-mocap", action="store_true", help="do not stream NatNet")
     p.add_argument("--natnet-bind", default="127.0.0.1")
     p.add_argument("--natnet-command-port", type=int, default=1510)
@@ -273,8 +294,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dropout-duration", type=float, default=0.1)
     args = p.parse_args(argv)
 
+    try:
+        sensors = SensorSpec.build({"enabled": args.sensors == "realistic",
+                                    **dict(_key_value(item) for item in args.sensor)})
+    except ValueError as e:
+        print(f"fake-lcm-robot: error: {e}", file=sys.stderr)
+        return 2
     sim = SimulatedRobot(robots.info(args.robot), args.timestep, args.gyro_noise,
-                         args.accel_noise, args.seed)
+                         args.accel_noise, args.seed, sensors=sensors)
     try:
         lc = lcm.LCM(args.lcm_url)
     except Exception as e:  # the binding raises a bare RuntimeError

@@ -6,7 +6,10 @@ gains assume no delay at all. This plant reproduces that path deterministically,
 the controls become the motor commands a hardware bridge would send (:class:`MotorMap`: joint
 targets with the bridge's PD gains, unseen joints held at home), which the fake robot's motors
 apply (:class:`FakeRobotSim`: PD law within the torque limits) ``delay`` seconds later. The
-state reported is the simulation's true base state and the joints' encoders.
+state reported is the simulation's true base state and the joints' encoders, or with
+``base_state`` (a hardware config's ``plant.base_state``) what a bridge would report: that
+estimator fed the fake robot's sensor readings (realistic by default), joints as the encoders
+report them.
 
 Used by ``scripts/eval_latency.py`` to measure what delay a hardware config tolerates.
 """
@@ -19,6 +22,8 @@ from collections import deque
 import numpy as np
 
 import robots
+from hardware.estimation.base_state import ImuSample
+from hardware.estimation.sources import make_source
 from hardware.fake.robot import FAMILY, FakeRobotSim
 from hardware.safety.layer import SafetyConfig
 from hardware.unitree.motor_map import MotorMap
@@ -29,11 +34,14 @@ log = logging.getLogger(__name__)
 
 
 class FakeMotorPlant(Plant):
-    def __init__(self, robot: RobotInfo, delay: float = 0.0):
+    def __init__(self, robot: RobotInfo, delay: float = 0.0, base_state: dict | None = None,
+                 seed: int = 0):
         if not 0.0 <= delay <= 0.1:
             raise ValueError(f"delay must be within 0..0.1 s, got {delay}")
-        self.sim = FakeRobotSim(robot, start="standing", command_timeout=np.inf)
+        self.sim = FakeRobotSim(robot, start="standing", command_timeout=np.inf, seed=seed)
         model = robots.load_planning_model(robot.name)
+        self.source = make_source(base_state, model, robot) if base_state else None
+        self.low_state = None
         self.nq, self.nv, self.na = model.nq, model.nv, model.na
         self.map = MotorMap.build(robot, model, FAMILY[robot.name])
         self.delay_steps = round(delay / self.sim.timestep)
@@ -42,6 +50,8 @@ class FakeMotorPlant(Plant):
         self.damping_reason: str | None = None
         #: Fastest joint seen (rad/s), what the bridge's joint-speed trip watches.
         self.max_joint_speed = 0.0
+        if self.source is not None:
+            self._estimate()
 
     @property
     def timestep(self) -> float:
@@ -50,9 +60,22 @@ class FakeMotorPlant(Plant):
     def read_state(self) -> PlantState:
         d = self.sim.data
         qpos, qvel = np.zeros(self.nq), np.zeros(self.nv)
-        qpos[0:7], qvel[0:6] = d.qpos[0:7], d.qvel[0:6]
-        self.map.to_planning(qpos, qvel, *self.sim.joints())
+        if self.source is None:
+            qpos[0:7], qvel[0:6] = d.qpos[0:7], d.qvel[0:6]
+            self.map.to_planning(qpos, qvel, *self.sim.joints())
+        else:
+            est, st = self.source.estimate(), self.low_state
+            qpos[0:3], qpos[3:7], qvel[0:3], qvel[3:6] = est.pos, est.quat, est.linvel, est.angvel
+            self.map.to_planning(qpos, qvel, st.q, st.dq)
         return PlantState(float(d.time), qpos, qvel, np.zeros(self.na))
+
+    def _estimate(self) -> None:
+        """Feed the estimator the robot's state message, as a bridge does."""
+        st = self.low_state = self.sim.state()
+        slots = self.map.actuator_slots
+        self.source.observe_feet(st.foot_force)
+        self.source.update(ImuSample(float(self.sim.data.time), st.quat, st.gyro, st.accel),
+                           st.q[slots], st.dq[slots])
 
     def send(self, ctrl: np.ndarray) -> None:
         ctrl = np.asarray(ctrl, dtype=float)
@@ -73,6 +96,8 @@ class FakeMotorPlant(Plant):
         while len(self.in_flight) > self.delay_steps:
             self.sim.command(self.in_flight.popleft(), 0.0)
         self.sim.step(0.0)
+        if self.source is not None:
+            self._estimate()
         speed = float(np.abs(self.sim.data.qvel[self.sim.vadr]).max())
         self.max_joint_speed = max(self.max_joint_speed, speed)
 

@@ -15,8 +15,12 @@ the motor's Kd, which now comes from the command. When commands stop coming for
 should be (an H1 under plain joint PD falls within a second or two otherwise).
 
 State (IMU from the simulated base, joints per motor slot, foot contact forces in N, the remote)
-is what the robot publishes. Faults are injected on the wire (:mod:`hardware.fake.server`): stop
-publishing, corrupt checksums, hold the e-stop buttons, a runaway joint, a NaN, a tilted IMU.
+is what the robot publishes, through the robot's sensors: by default realistic ones
+(:mod:`mpc.sensors`: IMU noise and bias drift, AHRS attitude error, encoder quantization, joint
+speed noise, foot-force offsets, or for Go2/H1 foot-force readings barely tied to the load, and
+2 ms latency); ``sensors=SensorSpec(enabled=False)`` reports the simulation's exact values.
+Faults are injected on the wire (:mod:`hardware.fake.server`): stop publishing, corrupt
+checksums, hold the e-stop buttons, a runaway joint, a NaN, a tilted IMU.
 """
 
 from __future__ import annotations
@@ -30,16 +34,26 @@ import robots
 from hardware.rotations import euler_zyx
 from hardware.unitree.lowlevel import POS_STOP, SLOTS, VEL_STOP, LowState, MotorCommand
 from hardware.unitree.motor_map import MotorMap
+from mpc.sensors import SensorModel, SensorSpec
 from robots.info import RobotInfo
 
 FAMILY = {"a1": "legacy", "go1": "legacy", "go2": "go2", "h1": "h1"}
+#: How each robot's foot-force sensors behave (A1/Go1: strain gauges with an offset; Go2/H1:
+#: readings users report as unusable for contact).
+FOOT_FORCE = {"a1": "gauge", "go1": "gauge", "go2": "unreliable", "h1": "unreliable"}
+
+
+def default_sensors(robot: str, options: dict | None = None) -> SensorSpec:
+    """The robot's realistic sensors, with ``options`` (SensorSpec fields) overriding."""
+    return SensorSpec.build(options, foot_force=FOOT_FORCE[robot])
 
 
 class FakeRobotSim:
     """The simulation; :mod:`hardware.fake.server` puts it on a wire."""
 
     def __init__(self, robot: RobotInfo, start: str = "lying", command_timeout: float = 0.1,
-                 damping_kd: float = 3.0, settle_time: float = 1.5, gantry: bool = False):
+                 damping_kd: float = 3.0, settle_time: float = 1.5, gantry: bool = False,
+                 sensors: SensorSpec | None = None, seed: int = 0):
         self.robot = robot
         spec = mujoco.MjSpec.from_file(str(robots.model_path(robot.name)))
         base = spec.body(robot.base_body)
@@ -103,6 +117,9 @@ class FakeRobotSim:
             raise ValueError(f"start must be lying or standing, got {start!r}")
         self.data.time = 0.0
         mujoco.mj_forward(m, self.data)
+        self.sensors = SensorModel(sensors or default_sensors(robot.name), self.timestep,
+                                   len(robot.feet), seed)
+        self._sense()
 
     @property
     def timestep(self) -> float:
@@ -149,23 +166,33 @@ class FakeRobotSim:
         self.tau = tau
         d.ctrl[:] = tau
         mujoco.mj_step(self.model, d)
+        self._sense()
+
+    def _sense(self) -> None:
+        """Sample the sensors (every step, whether or not a state is published)."""
+        d = self.data
+        feet = self.foot_forces()
+        self.reading = self.sensors.measure(
+            d.time, d.qpos[3:7], d.qvel[3:6], d.sensordata[self.acc_adr:self.acc_adr + 3],
+            d.qpos[self.qadr], d.qvel[self.vadr], feet[:len(self.robot.feet)])
 
     def state(self) -> LowState:
         """What the robot publishes now."""
-        d = self.data
-        q, dq = self.joints()
+        r = self.reading
+        q, dq = np.zeros(SLOTS), np.zeros(SLOTS)
+        q[self.slots], dq[self.slots] = r.q, r.dq
         tau = np.zeros(SLOTS)
         tau[self.slots] = self.tau
         mode = self.cmd.mode if self.cmd is not None else self._no_mode
-        quat = d.qpos[3:7].copy()
-        return LowState(tick=round(d.time * 1e6), quat=quat, gyro=d.qvel[3:6].copy(),
-                        accel=d.sensordata[self.acc_adr:self.acc_adr + 3].copy(),
-                        rpy=np.array(euler_zyx(quat)), q=q, dq=dq, tau_est=tau, mode=mode,
-                        foot_force=self.foot_forces(), wireless_remote=self.remote)
+        feet = np.zeros(4)
+        feet[:len(r.foot_force)] = r.foot_force
+        return LowState(tick=round(self.data.time * 1e6), quat=r.quat, gyro=r.gyro,
+                        accel=r.accel, rpy=np.array(euler_zyx(r.quat)), q=q, dq=dq,
+                        tau_est=tau, mode=mode, foot_force=feet, wireless_remote=self.remote)
 
     def joints(self) -> tuple[np.ndarray, np.ndarray]:
-        """Joint angles and speeds per motor slot (zero in the slots the robot leaves unused),
-        as the encoders report them."""
+        """True joint angles and speeds per motor slot (zero in the slots the robot leaves
+        unused)."""
         q, dq = np.zeros(SLOTS), np.zeros(SLOTS)
         q[self.slots] = self.data.qpos[self.qadr]
         dq[self.slots] = self.data.qvel[self.vadr]

@@ -26,6 +26,7 @@ from hardware.unitree import legacy_packets, sdk2_messages
 from hardware.unitree.legacy_packets import PacketError
 from hardware.unitree.lowlevel import LowState, remote_block
 from hardware.unitree.remote import decode_remote, encode_remote
+from mpc.sensors import SensorSpec
 from robots.info import RobotInfo
 
 log = logging.getLogger(__name__)
@@ -36,7 +37,8 @@ class FakeRobot:
                  port: int = 8007, domain_id: int = 0, interface: str = "lo",
                  truth_port: int | None = None, start: str = "lying",
                  command_timeout: float = 0.1, gantry: bool = False,
-                 controller: tuple[str, int] | None = None):
+                 controller: tuple[str, int] | None = None,
+                 sensors: SensorSpec | None = None, seed: int = 0):
         self.robot = robot
         #: UDP: the only (address, port) whose commands are obeyed (None: anyone's, and the
         #: state goes to whoever sent the last valid command, as a legacy robot does).
@@ -45,7 +47,7 @@ class FakeRobot:
             raise ValueError("a controller address applies to the UDP transport only")
         self.transport = transport
         self.sim = FakeRobotSim(robot, start=start, command_timeout=command_timeout,
-                                gantry=gantry)
+                                gantry=gantry, sensors=sensors, seed=seed)
         if transport == "udp":
             if robot.name not in legacy_packets.FORMATS:
                 raise ValueError(f"{robot.name} does not speak the legacy UDP protocol "
@@ -75,7 +77,7 @@ class FakeRobot:
                        "refused": 0}
         self.log: dict[str, list] = {k: [] for k in (
             "cmd_t", "cmd_crc", "cmd_mode", "cmd_q", "cmd_dq", "cmd_tau", "cmd_kp", "cmd_kd",
-            "state_t", "state_tick", "base_qpos")}
+            "state_t", "state_tick", "base_qpos", "base_qvel")}
         # Fault injection (set from any thread)
         self.publishing = True
         self.corrupt_every = 0
@@ -234,6 +236,7 @@ class FakeRobot:
         self.log["state_t"].append(now)
         self.log["state_tick"].append(state.tick)
         self.log["base_qpos"].append(d.qpos[:7].copy())
+        self.log["base_qvel"].append(d.qvel[:6].copy())
 
     def _watch_fall(self) -> None:
         """A fall: after standing up, the base tilts beyond the robot's fall tilt, or drops

@@ -91,8 +91,7 @@ class UnitreeBridge(Plant):
         self.kp, self.kd = self._gains(kp, kd)
         self.limits = CommandLimits(self.map.lower, self.map.upper, self.map.torque_limit,
                                     self.safety)
-        self.source = make_source(base_state or {"type": "leg_odometry"}, self.model,
-                                             robot)
+        self.source = make_source(base_state or {"type": "kalman"}, self.model, robot)
         self.period = 1.0 / rate
         sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL))
         self.send_while_connecting = send_while_connecting
@@ -125,7 +124,8 @@ class UnitreeBridge(Plant):
         self.latencies: deque[float] = deque(maxlen=100_000)
         self.log_file = log_file
         self.log: dict[str, deque] = {k: deque(maxlen=self.log_rows) for k in (
-            "state_t", "state_tick", "cmd_t", "cmd_crc", "cmd_tick", "cmd_phase")}
+            "state_t", "state_tick", "cmd_t", "cmd_crc", "cmd_tick", "cmd_phase", "est_tick",
+            "est_qpos", "est_qvel")}
         self._stop = threading.Event()
         self.thread = threading.Thread(target=self._link_loop, name="unitree-link", daemon=True)
         self.thread.start()
@@ -324,11 +324,16 @@ class UnitreeBridge(Plant):
                                             st.gyro))).all() and st.quat @ st.quat > 0.25):
             self.damp("non-finite or invalid robot state")
             return
+        self.source.observe_feet(st.foot_force)
         self.source.update(ImuSample(now - self.t0, st.quat, st.gyro, st.accel),
                            st.q[m.actuator_slots], st.dq[m.actuator_slots])
         est = self.source.estimate()
         if est is None:
             return
+        if self.log_file:  # the estimate, to compare with a fake robot's logged truth
+            self.log["est_tick"].append(st.tick)
+            self.log["est_qpos"].append(np.r_[est.pos, est.quat])
+            self.log["est_qvel"].append(np.r_[est.linvel, est.angvel])
         with self.lock:
             self.latest = (now, st, est)
             self.last_state_time = now

@@ -8,11 +8,12 @@ from hardware.estimation.base_state import ImuSample
 from hardware.estimation.sources import make_source
 from hardware.fake.robot import FakeRobotSim
 from hardware.unitree.lowlevel import MotorCommand
+from mpc.sensors import SensorSpec
 
 
 def test_height_and_velocity_follow_the_truth():
     info = robots.info("go1")
-    sim = FakeRobotSim(info, start="standing")
+    sim = FakeRobotSim(info, start="standing", sensors=SensorSpec(enabled=False))  # the math
     model = robots.load_planning_model("go1")
     odo = make_source({"type": "leg_odometry", "velocity_filter": 0.5}, model, info)
     m = sim.map

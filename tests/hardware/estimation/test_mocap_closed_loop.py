@@ -27,4 +27,5 @@ def test_trot_on_estimated_base_state(udpm_url, tmp_path):
     assert est["position_m"]["max"] < 0.01
     assert est["orientation_deg"]["max"] < 1.0
     assert est["linvel_world_mps"]["rms"] < 0.06
-    assert est["angvel_body_radps"]["rms"] < 0.03  # the gyro's own noise: 0.005 rad/s per axis
+    # the fake robot's realistic gyro (mpc.sensors): mostly its 2 ms latency on a trotting body
+    assert est["angvel_body_radps"]["rms"] < 0.07

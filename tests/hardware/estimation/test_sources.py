@@ -16,5 +16,5 @@ def test_shipped_sources_resolve():
 
 def test_unknown_source_lists_the_available_ones():
     with pytest.raises(ValueError, match="unknown base-state source 'gps'; available: "
-                                         "leg_odometry, sim_truth"):
+                                         "kalman, leg_odometry, sim_truth"):
         check_spec({"type": "gps"})

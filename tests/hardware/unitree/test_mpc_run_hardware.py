@@ -53,6 +53,12 @@ def one_line_error(proc: subprocess.Popen, timeout: float = 400) -> str:
     (["configs/go1_hw.yaml", "--set", "safety.state_timeout=2"], "state_timeout"),
     (["configs/go1_hw.yaml", "--set", "plant.base_state={type: gps}"],
      "unknown base-state source 'gps'"),
+    (["configs/a1_hw.yaml", "--set", "plant.base_state={type: kalman, slip_gate: -1}"],
+     "'plant.base_state.slip_gate' must be >= 0.05"),
+    (["configs/a1_hw.yaml", "--set", "plant.base_state={type: kalman, slip_gat: 0.1}"],
+     "slip_gat"),
+    (["configs/a1_trot.yaml", "--set", "plant.type=sim_estimated", "--set",
+      "plant.sensors={gyro_noise: -2}"], "sensors.gyro_noise must be a finite number >= 0"),
 ])
 def test_bad_input_is_one_line(args, message, tmp_path):
     line = one_line_error(mpc_run(*args, "--out", str(tmp_path / "run")))
@@ -72,7 +78,8 @@ def test_unreachable_robot_network_is_one_line(tmp_path):
 def test_fake_robot_bad_input_is_one_line():
     for args in (["--robot", "b2", "--transport", "udp"],
                  ["--robot", "go2", "--transport", "udp"],
-                 ["--robot", "go2", "--transport", "dds", "--interface", "eth9"]):
+                 ["--robot", "go2", "--transport", "dds", "--interface", "eth9"],
+                 ["--robot", "a1", "--transport", "udp", "--sensor", "latency=5"]):
         proc = subprocess.run([sys.executable, "-m", "hardware.fake.cli", *args], cwd=ROOT,
                               capture_output=True, text=True, timeout=60)
         assert proc.returncode == 2, proc.stderr

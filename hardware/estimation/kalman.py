@@ -1,0 +1,292 @@
+"""Base state from the IMU and the stance legs: a linear Kalman filter in the world frame (the
+structure of the MIT Cheetah / legged_control estimator), with a contact belief per foot.
+
+Orientation R and body angular velocity come from the IMU (its quaternion, initial yaw
+removed so the world frame is the robot's starting heading, and its gyro). The filter
+estimates the rest.
+
+State (n feet):  x = [p, v, p_1 .. p_n] in R^(6+3n): base position and world velocity, the
+feet's world positions.
+
+Process, over the IMU period dt, driven by the accelerometer's specific force f:
+    p <- p + v dt + a dt^2/2,   v <- v + a dt,   a = R f + g
+    p_i <- p_i + w_i
+with covariance Q: accel_noise^2 dt on v (accelerometer noise, bias and vibration),
+(foot_drift^2 dt) / c_i on p_i (a stance foot stays put, a swing foot goes anywhere).
+
+Measurements per foot i, from the joint encoders through the planning model's kinematics
+(k_i(q): foot position relative to the base in world-aligned axes; J_i: its Jacobian, base
+translation held still, so J_i [0, w, dq] is the foot's velocity relative to the base):
+    p_i - p = k_i                                 (noise kin_pos_noise)
+    v      = -J_i [0, w, dq]                      (the stance foot does not slide; kin_vel_noise)
+    p_i,z  = foot_height                          (flat ground; height_noise)
+where the velocity is that of the point a foot radius below the foot site (a round foot rolls
+about it) and foot_height defaults to the planning model's resting foot height
+(:func:`resting_foot_height`); each standard deviation is divided by sqrt(c_i), and the feet
+believed in swing (c_i = contact_min) are left out of the correction.
+
+Contact belief c_i in [c_min, 1]: the product of
+- a kinematic cue: the foot is within ``stance_band`` of the lowest foot (world-aligned);
+- a slip cue: the base velocity the foot implies, u_i = -J_i [0, w, dq], changes as the base
+  accelerates, u_i' = a, while the foot stands; the leaky sum of the unexplained change
+  r_i <- exp(-dt/0.02 s) r_i + (du_i - a dt) weighs the foot by exp(-|r_i|^2 / (2 slip_gate^2))
+  (a landing, lifting or sliding foot accelerates relative to the base);
+- an innovation gate: a foot whose u_i is further than ``innovation_gate`` from the predicted
+  v is out (a foot sliding steadily), unless no foot has passed for 0.2 s;
+- a belief under 0.5 counts as swing (contact_min): a half-trusted moving foot does more harm
+  than the IMU alone through a transition of tens of milliseconds;
+- with ``foot_force_weight`` w > 0, the foot-force sensor: c_ff from the reading above a
+  slowly tracked per-foot baseline (the sensor's offset), blended as (1-w) c_kin + w c_ff.
+A planned stance (the gait schedule, :meth:`set_planned_stance`) multiplies in where given.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import ClassVar
+
+import mujoco
+import numpy as np
+
+from hardware.estimation.base_state import BaseState, BaseStateSource, ImuSample
+from hardware.rotations import euler_zyx
+from robots.info import RobotInfo
+
+GRAVITY = np.array([0.0, 0.0, -9.81])
+
+class LegKalman(BaseStateSource):
+    """See the module docstring; options are the config's ``plant.base_state`` keys."""
+
+    #: Bounds of the options, read by mpc.schema.check_kwargs (see mpc/schema.py).
+    RANGES: ClassVar[dict[str, dict[str, float]]] = {
+        "accel_noise": {"min": 1e-3, "max": 100.0},
+        "foot_drift": {"min": 1e-5, "max": 10.0},
+        "kin_pos_noise": {"min": 1e-4, "max": 1.0},
+        "kin_vel_noise": {"min": 1e-3, "max": 10.0},
+        "height_noise": {"min": 1e-4, "max": 1.0},
+        "stance_band": {"min": 1e-3, "max": 0.2},
+        "slip_gate": {"min": 0.05, "max": 10.0},
+        "foot_force_weight": {"min": 0.0, "max": 1.0},
+        "contact_force": {"min": 1.0, "max": 2000.0},
+        "contact_min": {"min": 1e-6, "max": 0.5},
+        "innovation_gate": {"min": 0.05, "max": 10.0},
+        "foot_height": {"min": -1.0, "max": 1.0},
+        "initial_xy": {"min": -1000.0, "max": 1000.0},
+    }
+
+    def __init__(self, model: mujoco.MjModel, robot: RobotInfo, accel_noise: float = 1.0,
+                 foot_drift: float = 0.01, kin_pos_noise: float = 0.005,
+                 kin_vel_noise: float = 0.1, height_noise: float = 0.005,
+                 stance_band: float = 0.025, slip_gate: float = 0.1,
+                 foot_force_weight: float = 0.0, contact_force: float = 40.0,
+                 contact_min: float = 1e-4, innovation_gate: float = 0.3,
+                 foot_height: float | None = None, zero_yaw: bool = True,
+                 initial_xy: list[float] | None = None):
+        self.model = model
+        self.data = mujoco.MjData(model)
+        self.sites = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE, f) for f in robot.feet]
+        if min(self.sites) < 0:
+            raise ValueError(f"{robot.name}: planning model lacks foot sites {robot.feet}")
+        self.foot_bodies = model.site_bodyid[self.sites]
+        self.contact_offset = np.array([0.0, 0.0, robot.foot_radius])
+        jnt = model.actuator_trnid[:, 0]
+        self.qadr, self.vadr = model.jnt_qposadr[jnt], model.jnt_dofadr[jnt]
+        self.n = n = len(self.sites)
+        self.dim = 6 + 3 * n
+        self.sigma_a, self.sigma_f = accel_noise, foot_drift
+        self.sigma = np.array([kin_pos_noise, kin_vel_noise, height_noise])
+        self.band, self.gate = stance_band, slip_gate
+        self.innovation_gate = innovation_gate
+        self.w_ff, self.f_contact, self.c_min = foot_force_weight, contact_force, contact_min
+        self.foot_height = (resting_foot_height(model, robot) if foot_height is None
+                            else float(foot_height))
+        self.zero_yaw, self.initial_xy = zero_yaw, list(initial_xy or (0.0, 0.0))
+        self.yaw0: np.ndarray | None = None  # the quaternion removing the initial yaw
+        self.x = np.zeros(self.dim)
+        self.P = np.eye(self.dim)
+        self.time: float | None = None
+        self.last: BaseState | None = None
+        self.contact = np.ones(n)
+        self.slip_time = 0.02
+        self.unsupported = 0.0
+        self.implied: np.ndarray | None = None
+        self.unexplained = np.zeros((n, 3))
+        self.accel_world = np.zeros(3)
+        self.planned: np.ndarray | None = None
+        self.force: np.ndarray | None = None
+        self.baseline: np.ndarray | None = None
+        self.jac = np.zeros((3, model.nv))
+        # Measurement matrix: rows (3 pos, 3 vel, 1 height) per foot; fixed, only R changes.
+        H = np.zeros((7 * n, self.dim))
+        for i in range(n):
+            r, c = 7 * i, 6 + 3 * i
+            H[r:r + 3, 0:3] = -np.eye(3)
+            H[r:r + 3, c:c + 3] = np.eye(3)
+            H[r + 3:r + 6, 3:6] = np.eye(3)
+            H[r + 6, c + 2] = 1.0
+        self.H = H
+        self.rows = np.arange(7 * n).reshape(n, 7)
+        self.var7 = np.repeat(self.sigma, (3, 3, 1)) ** 2
+
+    # --- optional inputs ---------------------------------------------------------------------
+    def observe_feet(self, foot_force: np.ndarray) -> None:
+        """The foot-force readings (task foot order) that go with the next :meth:`update`."""
+        self.force = np.asarray(foot_force, float)[:self.n]
+
+    def set_planned_stance(self, stance: np.ndarray | None) -> None:
+        """Which feet the gait schedule wants down now (None: no schedule)."""
+        self.planned = None if stance is None else np.asarray(stance, bool)
+
+    # --- filter --------------------------------------------------------------------------------
+    def _kinematics(self, quat, gyro, q, dq) -> tuple[np.ndarray, np.ndarray]:
+        """k_i (n, 3) and the feet's velocities relative to the base (n, 3), world axes."""
+        m, d = self.model, self.data
+        d.qpos[:] = 0.0
+        d.qpos[3:7] = quat
+        d.qpos[self.qadr] = q
+        d.qvel[:] = 0.0
+        d.qvel[3:6] = gyro
+        d.qvel[self.vadr] = dq
+        mujoco.mj_kinematics(m, d)
+        mujoco.mj_comPos(m, d)
+        rel = d.site_xpos[self.sites].copy()
+        vel = np.empty((self.n, 3))
+        for i in range(self.n):
+            # The point that stays put is where the foot touches, a radius below its centre
+            # (a round foot rolls: its centre moves at w_foot x r while it stands).
+            point = rel[i] - self.contact_offset
+            mujoco.mj_jac(m, d, self.jac, None, point, self.foot_bodies[i])
+            vel[i] = self.jac @ d.qvel
+        return rel, vel
+
+    def _force_contact(self, dt: float) -> np.ndarray | None:
+        """c_ff from the foot-force reading above its tracked baseline (the sensor's offset,
+        which the reading approaches in swing): the baseline follows the reading down at once
+        and creeps up at 2 N/s."""
+        if self.force is None or self.w_ff == 0.0:
+            return None
+        f = self.force
+        self.baseline = f.copy() if self.baseline is None else np.minimum(
+            self.baseline + 2.0 * dt, f)
+        return np.clip((f - self.baseline) / self.f_contact, 0.0, 1.0)
+
+    def update(self, imu: ImuSample, joint_q: np.ndarray, joint_dq: np.ndarray) -> None:
+        quat = np.asarray(imu.quat, float)
+        quat = quat / math.sqrt(quat @ quat)
+        if self.zero_yaw:
+            if self.yaw0 is None:
+                h = -0.5 * euler_zyx(quat)[2]
+                self.yaw0 = np.array([math.cos(h), 0.0, 0.0, math.sin(h)])
+            out = np.empty(4)
+            mujoco.mju_mulQuat(out, self.yaw0, quat)
+            quat = out
+        gyro = np.asarray(imu.gyro, float)
+        rel, rel_vel = self._kinematics(quat, gyro, joint_q, joint_dq)
+        n = self.n
+        if self.time is None:
+            self._initialize(rel)
+            self.time = imu.time
+        dt = min(max(imu.time - self.time, 0.0), 0.02)
+        self.time = imu.time
+        # Predict.
+        x, P = self.x, self.P
+        R = _rotation(quat)
+        a = R @ np.asarray(imu.accel, float) + GRAVITY
+        self.accel_world = a
+        x[0:3] += x[3:6] * dt + 0.5 * a * dt * dt
+        x[3:6] += a * dt
+        P[0:3, :] += dt * P[3:6, :]
+        P[:, 0:3] += dt * P[:, 3:6]
+        c = self._contact(rel, rel_vel, dt)
+        q_diag = np.empty(self.dim)
+        q_diag[0:3] = 1e-8 + (self.sigma_a * dt) ** 2 * dt
+        q_diag[3:6] = self.sigma_a ** 2 * dt
+        q_diag[6:] = np.repeat(self.sigma_f ** 2 * dt / c, 3)
+        P[np.diag_indices(self.dim)] += q_diag
+        # Correct, with the rows of the feet believed down (a swing foot's rows, at noise
+        # divided by sqrt(contact_min), would carry nothing).
+        down = np.flatnonzero(c > self.c_min)
+        if down.size:
+            z = np.empty((n, 7))
+            z[:, 0:3], z[:, 3:6], z[:, 6] = rel, -rel_vel, self.foot_height
+            rows = self.rows[down].ravel()
+            var = (self.var7[None, :] / c[down, None]).ravel()
+            H = self.H[rows]
+            PHt = P @ H.T
+            S = H @ PHt
+            S[np.diag_indices(len(rows))] += var
+            K = np.linalg.solve(S, PHt.T).T
+            x += K @ (z[down].ravel() - H @ x)
+            P -= K @ PHt.T
+            self.P = 0.5 * (P + P.T)
+        self.last = BaseState(imu.time, x[0:3].copy(), quat, x[3:6].copy(), gyro.copy())
+
+    def _initialize(self, rel: np.ndarray) -> None:
+        """Standing still on the lowest feet."""
+        low = rel[:, 2] <= rel[:, 2].min() + self.band
+        p = np.array([*self.initial_xy, self.foot_height - rel[low, 2].mean()])
+        self.x[0:3], self.x[3:6] = p, 0.0
+        self.x[6:] = (p + rel).ravel()
+        self.P = np.diag(np.r_[np.full(3, 1e-4), np.full(3, 1e-2), np.full(3 * self.n, 1e-2)])
+
+    def _contact(self, rel: np.ndarray, rel_vel: np.ndarray, dt: float) -> np.ndarray:
+        """Contact belief per foot (see the module docstring)."""
+        height = rel[:, 2] - rel[:, 2].min()
+        c = np.clip(1.0 - height / self.band, 0.0, 1.0)
+        # Slip: a standing foot's implied base velocity changes only as fast as the base
+        # accelerates, which the accelerometer measures; a landing, lifting or sliding foot's
+        # changes faster. r_i, the last ~slip_time of that unexplained change (a leaky sum),
+        # does not depend on the filter's state, so a bad estimate cannot vouch for itself.
+        implied = -rel_vel
+        if self.implied is not None:
+            keep = math.exp(-dt / self.slip_time)
+            self.unexplained = keep * self.unexplained + (implied - self.implied
+                                                          - self.accel_world * dt)
+        self.implied = implied
+        slip2 = (self.unexplained ** 2).sum(axis=1) / self.gate ** 2
+        c = c * np.exp(-0.5 * slip2)
+        # A foot sliding steadily passes that test; it fails this one: its implied velocity
+        # disagrees with the prediction by more than ``innovation_gate``. If no foot has
+        # agreed for 0.2 s, the prediction is what is wrong: the test is suspended.
+        far = ((implied - self.x[3:6]) ** 2).sum(axis=1) > self.innovation_gate ** 2
+        if ((c > 0.5) & ~far).any():
+            self.unsupported = 0.0
+        else:
+            self.unsupported += dt
+        if self.unsupported < 0.2:
+            c = np.where(far, 0.0, c)
+        c_ff = self._force_contact(dt)
+        if c_ff is not None:
+            c = (1.0 - self.w_ff) * c + self.w_ff * c_ff
+        if self.planned is not None and len(self.planned) == self.n:
+            c = c * np.where(self.planned, 1.0, 0.1)
+        self.contact = c
+        # A half-believed foot is more harmful than none: a moving foot weighted even by 0.2
+        # pulls the velocity by tenths of m/s, while the IMU carries the filter through a
+        # transition of tens of milliseconds at a few mm/s of error.
+        return np.where(c > 0.5, c, self.c_min)
+
+    def estimate(self) -> BaseState | None:
+        return self.last
+
+    def health(self) -> dict[str, float]:
+        return {"stance_feet": float((self.contact > 0.5).sum())}
+
+
+def resting_foot_height(model: mujoco.MjModel, robot: RobotInfo) -> float:
+    """Height of the foot sites when the model stands at its home pose under its own weight
+    for one second: the model's feet sink into its soft contacts (an A1's 2 cm foot spheres
+    rest at 3 mm), and the planner expects heights in its model's terms."""
+    d = mujoco.MjData(model)
+    mujoco.mj_resetDataKeyframe(model, d, mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY,
+                                                            robot.home_key))
+    for _ in range(int(1.0 / model.opt.timestep)):
+        mujoco.mj_step(model, d)
+    sites = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE, f) for f in robot.feet]
+    return float(d.site_xpos[sites, 2].mean())
+
+
+def _rotation(quat: np.ndarray) -> np.ndarray:
+    out = np.empty(9)
+    mujoco.mju_quat2Mat(out, quat)
+    return out.reshape(3, 3)

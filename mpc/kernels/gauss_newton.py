@@ -29,14 +29,26 @@ def gauss_newton_horizon(residual, Rs, C, D, starts, dims, codes, params, weight
     C (T, ns, nx), D (T, ns, nu). Term i covers rows starts[i] : starts[i] + dims[i], with
     norm code codes[i], parameter params[i] and weight weights[i] (already divided by T)."""
     T, nr = residual.shape
+    ns = C.shape[1]
     nx = C.shape[2]
     nu = D.shape[2]
     grad = np.empty(nr)
     Jx = np.empty((nr, nx))
     Ju = np.empty((nr, nu))
+    rx = np.empty((nr, nx))
+    ru = np.empty((nr, nu))
     for t in range(T):
-        rx = Rs[t] @ C[t]
-        ru = Rs[t] @ D[t]
+        # r_x = R_s C, r_u = R_s D over the nonzeros of R_s (a residual reads few sensors)
+        rx[:, :] = 0.0
+        ru[:, :] = 0.0
+        for j in range(nr):
+            for k in range(ns):
+                g = Rs[t, j, k]
+                if g != 0.0:
+                    for c in range(nx):
+                        rx[j, c] += g * C[t, k, c]
+                    for c in range(nu):
+                        ru[j, c] += g * D[t, k, c]
         grad[:] = 0.0
         Jx[:, :] = 0.0
         Ju[:, :] = 0.0

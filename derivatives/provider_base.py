@@ -51,11 +51,12 @@ class Linearization:
     def interpolate(self, knots: Sequence[int]) -> None:
         """Fill the knots between the computed ``knots`` (sorted) by linear interpolation."""
         for lo, hi in itertools.pairwise(knots):
-            for t in range(lo + 1, hi):
-                w = (t - lo) / (hi - lo)
-                for name in ("A", "B", "C", "D"):
-                    a = getattr(self, name)
-                    a[t] = (1.0 - w) * a[lo] + w * a[hi]
+            if hi - lo < 2:
+                continue
+            w = (np.arange(lo + 1, hi) - lo)[:, None, None] / (hi - lo)
+            for a in (self.A, self.B, self.C, self.D):
+                np.multiply(1.0 - w, a[lo], out=a[lo + 1 : hi])
+                a[lo + 1 : hi] += w * a[hi]
 
 
 class DerivativeProvider(ABC):

@@ -10,7 +10,8 @@ weight wᵢ), with residual Jacobians r_x, r_u:
 
 each divided by T. Every norm Hessian here is positive semidefinite with an explicit factor
 n'' = F Fᵀ, so with the whitened Jacobians J̃ = √w Fᵀ r_x (and likewise for u) the second
-derivatives are single batched products over all knots: ℓ_xx = J̃_xᵀ J̃_x, ℓ_ux = J̃_uᵀ J̃_x.
+derivatives are plain products, ℓ_xx = J̃_xᵀ J̃_x, ℓ_ux = J̃_uᵀ J̃_x, computed for the whole
+horizon in one compiled call (:mod:`mpc.kernels.gauss_newton`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mpc import norms
+from mpc.kernels.gauss_newton import NORM_CODES, gauss_newton_horizon
 from mpc.tasks.task_base import Task
 
 
@@ -37,56 +39,32 @@ def trajectory_costs(task: Task, sensordata: np.ndarray, time: np.ndarray) -> np
     return task.cost(task.residual(sensordata, time)).mean(axis=-1)
 
 
-def hessian_factor(norm: str, r: np.ndarray, p: float) -> np.ndarray:
-    """F (..., d, d) with F Fᵀ = n''(r); symmetric."""
-    d = r.shape[-1]
-    eye = np.eye(d)
-    if norm == "quadratic":
-        return np.broadcast_to(eye, (*r.shape, d))
-    if norm == "smooth_abs":
-        s = np.sqrt(r * r + p * p)
-        return eye * (p / s**1.5)[..., None, :]
-    if norm == "l2":
-        # n'' = (I − g gᵀ)/s with g = r/s, |g| < 1; (I − c g gᵀ)² = I − g gᵀ for the c below.
-        s = np.sqrt(np.sum(r * r, axis=-1) + p * p)
-        g = r / s[..., None]
-        g2 = np.sum(g * g, axis=-1)
-        c = np.where(g2 > 1e-12, (1.0 - np.sqrt(np.clip(1.0 - g2, 0.0, None)))
-                     / np.where(g2 > 1e-12, g2, 1.0), 0.5)
-        F = eye - c[..., None, None] * g[..., :, None] * g[..., None, :]
-        return F / np.sqrt(s)[..., None, None]
-    raise ValueError(f"unknown norm {norm!r}")
-
-
-def gauss_newton(task: Task, residual: np.ndarray, rx: np.ndarray,
-                 ru: np.ndarray) -> CostDerivatives:
-    """Derivatives of the mean stage cost from residuals (T, nr) and Jacobians rx, ru."""
-    T = residual.shape[0]
-    grad = np.zeros_like(residual)  # Σ-ready weighted norm gradients, per residual row
-    Jx = np.zeros_like(rx)  # whitened Jacobians
-    Ju = np.zeros_like(ru)
-    for term, s in zip(task.terms, task.term_slices, strict=False):
-        if term.weight == 0.0:
-            continue
-        w = term.weight / T
-        r = residual[:, s]
-        grad[:, s] = w * norms.gradient(term.norm, r, term.param)
-        Ft = np.sqrt(w) * np.swapaxes(hessian_factor(term.norm, r, term.param), -1, -2)
-        Jx[:, s] = Ft @ rx[:, s]
-        Ju[:, s] = Ft @ ru[:, s]
-    JxT, JuT = np.swapaxes(Jx, 1, 2), np.swapaxes(Ju, 1, 2)
-    return CostDerivatives(
-        lx=np.einsum("tri,tr->ti", rx, grad),
-        lu=np.einsum("tri,tr->ti", ru, grad),
-        lxx=JxT @ Jx,
-        luu=JuT @ Ju,
-        lux=JuT @ Jx,
-    )
+def gauss_newton(task: Task, residual: np.ndarray, Rs: np.ndarray, C: np.ndarray,
+                 D: np.ndarray) -> CostDerivatives:
+    """Derivatives of the mean stage cost from residuals (T, nr), their sensor Jacobians
+    Rs (T, nr, ns) and the sensor Jacobians C (T, ns, nx), D (T, ns, nu): one compiled call
+    (:func:`mpc.kernels.gauss_newton.gauss_newton_horizon`) with r_x = Rs C, r_u = Rs D."""
+    T, nx, nu = residual.shape[0], C.shape[2], D.shape[2]
+    out = CostDerivatives(np.empty((T, nx)), np.empty((T, nu)), np.empty((T, nx, nx)),
+                          np.empty((T, nu, nu)), np.empty((T, nu, nx)))
+    terms = task.terms
+    gauss_newton_horizon(
+        np.ascontiguousarray(residual, dtype=np.float64),
+        np.ascontiguousarray(Rs, dtype=np.float64), np.ascontiguousarray(C, dtype=np.float64),
+        np.ascontiguousarray(D, dtype=np.float64),
+        np.array([s.start for s in task.term_slices], dtype=np.int64),
+        np.array([t.dim for t in terms], dtype=np.int64),
+        np.array([NORM_CODES[t.norm] for t in terms], dtype=np.int64),
+        np.array([t.param for t in terms], dtype=np.float64),
+        np.array([t.weight / T for t in terms], dtype=np.float64),
+        out.lx, out.lu, out.lxx, out.luu, out.lux)
+    return out
 
 
 def gauss_newton_reference(task: Task, residual: np.ndarray, rx: np.ndarray,
                            ru: np.ndarray) -> CostDerivatives:
-    """Plain numpy version of :func:`gauss_newton` (the test oracle)."""
+    """Plain numpy version of :func:`gauss_newton` on the residual Jacobians rx = Rs C,
+    ru = Rs D (the test oracle)."""
     T = residual.shape[0]
     nx, nu = rx.shape[2], ru.shape[2]
     lx = np.zeros((T, nx))

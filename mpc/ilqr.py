@@ -177,7 +177,7 @@ class ILQR(Planner):
         # 3. cost derivatives
         t0 = _time.perf_counter()
         Rs = self.task.residual_jacobian(nominal.sensordata, nominal.time)
-        cd = gauss_newton(self.task, residual, Rs @ lin.C, Rs @ lin.D)
+        cd = gauss_newton(self.task, residual, Rs, lin.C, lin.D)
         timings["cost_derivatives"] = _ms(t0)
         if not (np.all(np.isfinite(lin.A)) and np.all(np.isfinite(lin.B))
                 and np.all(np.isfinite(cd.lxx)) and np.all(np.isfinite(cd.lx))):

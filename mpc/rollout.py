@@ -16,7 +16,9 @@ from mpc.policy import Policy
 class RolloutPool:
     """Rolls a policy out from one initial state under several (feedforward, feedback) scalings.
 
-    The kernel releases the GIL, so the threads run in parallel.
+    The kernel releases the GIL, so the threads run in parallel; the calling thread rolls out
+    the first share itself (``threads − 1`` helpers), which saves waking a thread and waiting
+    for it on a loaded machine.
     """
 
     def __init__(self, model: mujoco.MjModel, horizon: int, capacity: int, threads: int = 1,
@@ -27,7 +29,8 @@ class RolloutPool:
         self.max_speed = float(max_speed)
         self.datas = [mujoco.MjData(model) for _ in range(max(1, threads))]
         self.batch = TrajectoryBatch.allocate(self.layout, capacity, horizon)
-        self._executor = ThreadPoolExecutor(len(self.datas)) if len(self.datas) > 1 else None
+        helpers = len(self.datas) - 1
+        self._executor = ThreadPoolExecutor(helpers) if helpers > 0 else None
 
     def close(self) -> None:
         if self._executor is not None:
@@ -48,7 +51,8 @@ class RolloutPool:
             self._work(0, 1, n, *args)
         else:
             jobs = [self._executor.submit(self._work, w, workers, n, *args)
-                    for w in range(min(workers, n))]
+                    for w in range(1, min(workers, n))]
+            self._work(0, workers, n, *args)
             for job in jobs:
                 job.result()
         b = self.batch

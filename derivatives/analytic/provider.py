@@ -195,7 +195,7 @@ class AnalyticProvider(DerivativeProvider):
         self._single = _Worker(model)
         self._state = np.empty(mujoco.mj_stateSize(model, _INTEGRATION))
         self._workers = [_Worker(model) for _ in range(self.threads)]
-        self._executor = ThreadPoolExecutor(self.threads) if self.threads > 1 else None
+        self._executor = ThreadPoolExecutor(self.threads - 1) if self.threads > 1 else None
         self._opt, self._gravity = model.opt, model.opt.gravity
         self._configure()
 
@@ -269,8 +269,11 @@ class AnalyticProvider(DerivativeProvider):
         else:
             jobs = [self._executor.submit(self._run, w, knots[i :: self.threads],
                                           trajectory, out, self._sensors)
-                    for i, w in enumerate(self._workers) if knots[i :: self.threads].size]
-            counts = [job.result() for job in jobs]
+                    for i, w in enumerate(self._workers[1:], 1) if knots[i :: self.threads].size]
+            # the calling thread takes the first chunk itself
+            counts = [self._run(self._workers[0], True, knots[:: self.threads], trajectory, out,
+                                self._sensors)]
+            counts += [job.result() for job in jobs]
         self.last_simulations = sum(counts)
 
     # --- internals --------------------------------------------------------------------------

@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 
 from mpc import norms
-from mpc.cost import hessian_factor
 
 
 def fd_gradient(f, r, h=1e-6):
@@ -34,15 +33,6 @@ def test_derivatives_match_finite_differences(norm, seed):
 def test_norms_are_zero_at_zero_and_positive_elsewhere(norm):
     assert norms.value(norm, np.zeros(3), 0.1) == 0.0
     assert norms.value(norm, np.array([0.2, -0.1, 0.3]), 0.1) > 0.0
-
-
-@pytest.mark.parametrize("norm", norms.NORMS)
-def test_hessian_factor_reproduces_the_hessian(norm):
-    rng = np.random.default_rng(7)
-    r = rng.standard_normal((6, 3))
-    F = hessian_factor(norm, r, 0.1)
-    np.testing.assert_allclose(F @ np.swapaxes(F, -1, -2), norms.hessian(norm, r, 0.1),
-                               atol=1e-12)
 
 
 def test_batched_evaluation_matches_single():

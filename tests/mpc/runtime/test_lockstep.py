@@ -34,7 +34,8 @@ def test_a1_makes_progress_toward_the_goal(trot):
 
 def test_rates_are_the_configured_ones_in_lockstep(trot):
     summary, _ = trot
-    assert summary["planning_rate_hz"] == pytest.approx(50, rel=0.03)
+    configured = load_config("configs/a1_trot.yaml").runtime.planning_rate
+    assert summary["planning_rate_hz"] == pytest.approx(configured, rel=0.03)
     assert summary["feedback_rate_hz"] == pytest.approx(250, rel=0.03)  # 300 Hz on a 2 ms grid
     assert summary["failed_iterations"] == 0
 

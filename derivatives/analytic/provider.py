@@ -271,7 +271,7 @@ class AnalyticProvider(DerivativeProvider):
                                           trajectory, out, self._sensors)
                     for i, w in enumerate(self._workers[1:], 1) if knots[i :: self.threads].size]
             # the calling thread takes the first chunk itself
-            counts = [self._run(self._workers[0], True, knots[:: self.threads], trajectory, out,
+            counts = [self._run(self._workers[0], knots[:: self.threads], trajectory, out,
                                 self._sensors)]
             counts += [job.result() for job in jobs]
         self.last_simulations = sum(counts)

@@ -14,6 +14,8 @@ main thread.
 
 from __future__ import annotations
 
+import time
+
 import mujoco
 import numpy as np
 
@@ -22,6 +24,10 @@ from mpc.errors import UserError
 from mpc.runtime.observer import Observer, Status
 from mpc.runtime.session import Session
 from mpc.window import Window
+
+#: Seconds between frames: each costs the main thread a copy of the state, a forward pass and
+#: the plan's lines, all holding the interpreter the planner also needs.
+FRAME_PERIOD = 1.0 / 30.0
 
 
 def open_viewer(session: Session) -> ViewerSync:
@@ -46,6 +52,9 @@ class ViewerSync(Observer):
         self.keyboard = (session.command_source
                          if isinstance(session.command_source, KeyboardCommand) else None)
         self.window = window
+        #: Seconds between frames (see FRAME_PERIOD).
+        self.frame_period = FRAME_PERIOD
+        self._next_frame = 0.0
         #: The window's own data: the plant's state copied in, the goal marker dragged here.
         self.shown = shown
         task = session.task
@@ -62,8 +71,13 @@ class ViewerSync(Observer):
             self.keyboard.heartbeat()
         with self.window.lock():
             goal = self.shown.mocap_pos[0, :2].copy()
-            if self.task.goal is not None and not np.allclose(goal, self.task.goal):
-                self.task.set_goal(goal)
+        if self.task.goal is not None and not np.allclose(goal, self.task.goal):
+            self.task.set_goal(goal)
+        now = time.perf_counter()
+        if now < self._next_frame:  # the loop ticks at 100 Hz; a screen needs 30
+            return True
+        self._next_frame = now + self.frame_period
+        with self.window.lock():
             self.plant.copy_state(self.shown)
             mujoco.mj_forward(self.plant.model, self.shown)
             self.window.draw_paths(self._paths(status))

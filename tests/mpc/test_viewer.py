@@ -26,6 +26,7 @@ def test_goal_drag_moves_the_task_goal_and_the_plan_is_drawn(display, tmp_path):
     cfg = load_config("configs/a1_trot.yaml", ["runtime.mode=lockstep"])
     session = Session(cfg, tmp_path)
     viewer = open_viewer(session)
+    viewer.frame_period = 0.0  # every tick draws a frame
     session.attach(viewer)
     try:
         run_lockstep(session, 0.1)
@@ -70,3 +71,26 @@ def test_realtime_run_with_the_viewer_lasts_its_whole_duration(display, tmp_path
     assert summary["sim_time_s"] >= cfg.runtime.duration - 0.01
     assert not summary["fell"]
     print(f"{config}: planning {summary['planning_rate_hz']} Hz with the viewer")
+
+
+def test_frames_are_paced_but_goal_drags_are_not(display, tmp_path):
+    """A tick within the frame period draws nothing (the main thread's frame work competes
+    with the planner for the interpreter), yet a goal drag still reaches the task at once."""
+    from mpc.viewer import open_viewer
+
+    cfg = load_config("configs/a1_trot.yaml", ["runtime.mode=lockstep"])
+    session = Session(cfg, tmp_path)
+    viewer = open_viewer(session)
+    viewer.frame_period = 3600.0
+    session.attach(viewer)
+    try:
+        session.tick()  # the first frame
+        shown = viewer.shown.time
+        session.plant.step()
+        with viewer.window.lock():
+            viewer.shown.mocap_pos[0, :2] = [1.0, 1.0]
+        session.tick()
+        assert viewer.shown.time == shown < session.plant.data.time  # no new frame
+        np.testing.assert_allclose(session.task.goal, [1.0, 1.0])
+    finally:
+        session.close("lockstep")

@@ -80,8 +80,11 @@ def test_planner_phases_stacked_and_rates(trot):
     rates = ax["rates"]
     planning = line(rates, f"{trot.label} planning").get_ydata()
     feedback = line(rates, f"{trot.label} feedback").get_ydata()
-    # lockstep: every 10th 2 ms step plans (50 Hz), every 2nd acts (250 Hz)
-    np.testing.assert_allclose(planning[figures.PLAN_RATE_WINDOW:], 50.0, rtol=1e-6)
+    # lockstep: the planner every round(1 / (rate dt)) plant steps, feedback every 2nd (250 Hz)
+    dt = trot.config["plant"]["timestep"]
+    plan_every = round(1.0 / (trot.config["runtime"]["planning_rate"] * dt))
+    np.testing.assert_allclose(planning[figures.PLAN_RATE_WINDOW:], 1.0 / (plan_every * dt),
+                               rtol=1e-6)
     np.testing.assert_allclose(feedback[figures.FEEDBACK_RATE_WINDOW:], 250.0, rtol=0.05)
 
 

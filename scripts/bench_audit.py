@@ -25,8 +25,31 @@ from pathlib import Path
 import numpy as np
 
 from mpc.config import load_config
-from mpc.runtime.lockstep import run_lockstep
+from mpc.run import run
+from mpc.runtime.observer import Observer, PlanReport
 from mpc.runtime.session import Session
+
+
+class Alternate(Observer):
+    """Switches the session's audit off and on in blocks of ``block`` planner iterations, from
+    the iteration after each report, and keeps each iteration's time under the setting it ran
+    with. The last ``block`` iterations run with the audit on, so that the run ends with it
+    (its worker joined, ``audit.csv`` written)."""
+
+    def __init__(self, session: Session, block: int, iterations: int):
+        self.session, self.audit, self.block, self.iterations = session, session.audit, block, \
+            iterations
+        self.count = 0
+        self.blocks: list[tuple[bool, list[float]]] = [(True, [])]
+
+    def on_plan(self, report: PlanReport) -> None:
+        if report.stats.status == "ok" and self.count > 0:  # the first iteration compiles
+            self.blocks[-1][1].append(report.stats.timings["total"])
+        self.count += 1
+        if self.count % self.block == 0:
+            on = not self.blocks[-1][0] or self.count >= self.iterations - self.block
+            self.blocks.append((on, []))
+            self.session.audit = self.audit if on else None
 
 
 def main() -> None:
@@ -40,33 +63,24 @@ def main() -> None:
     out = args.out or Path(tempfile.mkdtemp(prefix="bench_audit_"))
     print(f"load average before: {os.getloadavg()}")
     cfg = load_config(args.config, ["runtime.mode=lockstep", "derivatives.backend=analytic",
-                                    f"derivatives.audit.every={args.every}"])
-    session = Session(cfg, out)
-    audit = session.audit
-    plan = session.plan
-    blocks: list[tuple[bool, list[float]]] = []
-    count = 0
+                                    f"derivatives.audit.every={args.every}",
+                                    f"runtime.duration={args.duration}"])
+    dt = cfg.plant.get("timestep", 0.002)
+    plan_every = max(1, round(1.0 / (cfg.runtime.planning_rate * dt)))
+    iterations = -(-round(args.duration / dt) // plan_every)  # lockstep plans at step 0, k, 2k
+    observers: list[Alternate] = []
 
-    def alternating(state):
-        nonlocal count
-        on = (count // args.block) % 2 == 0
-        if count % args.block == 0:
-            blocks.append((on, []))
-        count += 1
-        session.audit = audit if on else None
-        stats = plan(state)
-        if stats.status == "ok" and count > 1:  # the first iteration compiles
-            blocks[-1][1].append(stats.timings["total"])
-        return stats
+    def alternate(session: Session) -> Alternate:
+        observers.append(Alternate(session, args.block, iterations))
+        return observers[-1]
 
-    session.plan = alternating
-    run_lockstep(session, args.duration)
-    session.audit = audit
-    summary = session.close("lockstep")
+    summary = run(cfg, out=out, observers=[alternate])
+    blocks = observers[0].blocks
     on = [t for flag, ts in blocks if flag for t in ts]
     off = [t for flag, ts in blocks if not flag for t in ts]
     pairs = [np.median(a[1]) / np.median(b[1]) for a, b in zip(blocks[::2], blocks[1::2],
-                                                                 strict=False) if a[1] and b[1]]
+                                                                 strict=False)
+             if a[0] and not b[0] and a[1] and b[1]]
     med_on, med_off = float(np.median(on)), float(np.median(off))
     print(f"iterations: {len(on)} with the audit on, {len(off)} off, blocks of {args.block}")
     print(f"median iteration: audit on {med_on:.2f} ms, off {med_off:.2f} ms, ratio on/off "

@@ -23,10 +23,10 @@ usable if the contact set and the constraint states do not change within the dif
 
 from __future__ import annotations
 
-import copy
-
 import mujoco
 import numpy as np
+
+from mpc.runtime import audit
 
 STATES = ("standing", "trotting", "sliding", "airborne", "joint_limit", "fast_rotation")
 _COVERED = (int(mujoco.mjtGeom.mjGEOM_SPHERE), int(mujoco.mjtGeom.mjGEOM_CAPSULE),
@@ -36,12 +36,7 @@ _ROUND = (int(mujoco.mjtGeom.mjGEOM_SPHERE), int(mujoco.mjtGeom.mjGEOM_CAPSULE))
 
 def oracle_model(m: mujoco.MjModel, integrator: str = "euler") -> mujoco.MjModel:
     """A copy of ``m`` with the Newton solver at tolerance 1e-12 and the given integrator."""
-    m = copy.copy(m)
-    m.opt.solver = mujoco.mjtSolver.mjSOL_NEWTON
-    m.opt.tolerance = 1e-12
-    m.opt.ls_tolerance = 1e-12
-    m.opt.iterations = 1000
-    m.opt.ls_iterations = 200
+    m = audit.oracle_model(m)
     m.opt.integrator = {"euler": mujoco.mjtIntegrator.mjINT_EULER,
                         "implicitfast": mujoco.mjtIntegrator.mjINT_IMPLICITFAST}[integrator]
     return m

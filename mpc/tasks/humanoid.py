@@ -53,7 +53,7 @@ import numpy as np
 from mpc.tasks.gait import BIPED_GAITS, Gait, GaitClock, SpeedGait, step_height
 from mpc.tasks.quadruped import MODES, _as_waypoints
 from mpc.tasks.task_base import CostTerm, Task
-from mpc.tasks.velocity import VelocityReference
+from mpc.tasks.velocity import VELOCITY_MODE_RANGES, VelocityReference
 from robots.info import RobotInfo
 
 GRAVITY = 9.81
@@ -90,13 +90,7 @@ class HumanoidFlat(Task):
         "effort_scale": {"gt": 0.0, "max": 100.0},
         "waypoint_tolerance": {"gt": 0.0, "max": 10.0},
         "weights": {"min": 0.0, "max": 1e6},
-        "lead": {"gt": 0.0, "max": 2.0},
-        "cadence_gain": {"min": 0.0, "max": 20.0},
-        "max_cadence": {"gt": 0.0, "max": 10.0},
-        "lift_gain": {"min": 0.0, "max": 1.0},
-        "max_lift": {"min": 0.0, "max": 0.5},
-        "hip_radius": {"min": 0.0, "max": 2.0},
-        "stand_speed": {"min": 0.0, "max": 1.0},
+        **VELOCITY_MODE_RANGES,
     }
 
     def __init__(self, robot: RobotInfo, gait: str = "stand", goal: list = (0.0, 0.0),

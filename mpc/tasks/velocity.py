@@ -18,6 +18,18 @@ import numpy as np
 
 from mpc.tasks.task_base import base_axes
 
+#: Bounds of the velocity-mode options every task with a velocity mode takes (``lead`` and
+#: the :class:`~mpc.tasks.gait.SpeedGait` figures), for the tasks' RANGES.
+VELOCITY_MODE_RANGES: dict[str, dict[str, float]] = {
+    "lead": {"gt": 0.0, "max": 2.0},
+    "cadence_gain": {"min": 0.0, "max": 20.0},
+    "max_cadence": {"gt": 0.0, "max": 10.0},
+    "lift_gain": {"min": 0.0, "max": 1.0},
+    "max_lift": {"min": 0.0, "max": 0.5},
+    "hip_radius": {"min": 0.0, "max": 2.0},
+    "stand_speed": {"min": 0.0, "max": 1.0},
+}
+
 
 class VelocityReference:
     """(p_ref, θ_ref) advanced by the command from plan to plan."""

@@ -87,7 +87,8 @@ def test_fake_robot_bad_input_is_one_line():
         assert len(lines) == 1 and lines[0].startswith("mpc-fake-robot: error:"), proc.stderr
 
 
-def test_sigint_damps_then_exits_cleanly(fake_robot, tmp_path):
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_signal_damps_then_exits_cleanly(fake_robot, tmp_path, sig):
     fake = fake_robot("go1")
     proc = mpc_run("configs/go1_hw.yaml", "--duration", "60", *at_fake(fake, tmp_path))
     try:
@@ -95,13 +96,13 @@ def test_sigint_damps_then_exits_cleanly(fake_robot, tmp_path):
         time.sleep(1.0)
         assert proc.poll() is None, proc.communicate()
         sent = time.monotonic()
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(sig)
         _out, err = proc.communicate(timeout=30)
     finally:
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 130, err
-    assert "Traceback" not in err and "e-stop: SIGINT" in err
+    assert "Traceback" not in err and f"e-stop: {sig.name}" in err
     damped = first_damping(fake, sent, 3.0)
     assert damped - sent < 0.5, err
     after = commands(fake, damped - 1e-9)

@@ -14,6 +14,7 @@ main thread.
 
 from __future__ import annotations
 
+import logging
 import time
 
 import mujoco
@@ -28,6 +29,8 @@ from mpc.window import Window
 #: Seconds between frames: each costs the main thread a copy of the state, a forward pass and
 #: the plan's lines, all holding the interpreter the planner also needs.
 FRAME_PERIOD = 1.0 / 30.0
+
+log = logging.getLogger(__name__)
 
 
 def open_viewer(session: Session) -> ViewerSync:
@@ -55,6 +58,7 @@ class ViewerSync(Observer):
         #: Seconds between frames (see FRAME_PERIOD).
         self.frame_period = FRAME_PERIOD
         self._next_frame = 0.0
+        self._closed = False
         #: The window's own data: the plant's state copied in, the goal marker dragged here.
         self.shown = shown
         task = session.task
@@ -66,6 +70,9 @@ class ViewerSync(Observer):
 
     def tick(self, status: Status) -> bool:
         if not self.window.is_open():
+            if not self._closed:
+                self._closed = True
+                log.info("the viewer window was closed: the run ends")
             return False
         if self.keyboard is not None:
             self.keyboard.heartbeat()

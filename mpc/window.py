@@ -7,12 +7,13 @@ Three things every window here needs, learned the hard way:
 - its threads (the render loop and the software-OpenGL workers) run at the lowest priority:
   the render loop draws as fast as it can where nothing paces it, which with software OpenGL
   (Xvfb, remote desktops) is more than a core of a 2-core computer, taken from the planner;
-- closing joins the render thread: GLFW torn down at exit while it still swaps buffers is a
-  segfault at exit.
+- closing joins the render thread, however long its last low-priority frame takes: GLFW torn
+  down at exit while it still swaps buffers is a segfault at exit.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import itertools
 import os
@@ -53,7 +54,9 @@ class Window:
         except Exception as e:  # GLFW/OpenGL failures arrive as assorted exception types
             raise UserError(f"{what} could not open a window: {e}") from None
         self.render_threads = [t for t in threading.enumerate() if t not in before]
-        _lowest_priority(_native_threads() - tasks_before)
+        #: The kernel threads the window started (render loop, software-OpenGL workers).
+        self.render_tasks = _native_threads() - tasks_before
+        _set_priority(self.render_tasks, 19)
         with self.handle.lock():
             self.handle.cam.type = mujoco.mjtCamera.mjCAMERA_TRACKING
             self.handle.cam.trackbodyid = model.body(robot.base_body).id
@@ -87,12 +90,23 @@ class Window:
         """Show what was written since the last sync (lock not held)."""
         self.handle.sync()
 
-    def close(self, timeout: float = 5.0) -> None:
-        """Close the window and wait for its render thread to finish."""
+    def close(self, timeout: float = 60.0) -> None:
+        """Close the window and wait for its render thread to finish.
+
+        The render thread runs at the lowest priority, so on a busy computer finishing its
+        last frame can take seconds (3-7 s measured with two busy cores); it gets its normal
+        priority back where the user may raise it. Should it outlive ``timeout``, GLFW is left
+        to the operating system at exit rather than torn down under the thread.
+        """
         self.handle.close()
+        _set_priority(self.render_tasks, 0)
         deadline = time.monotonic() + timeout
         for thread in self.render_threads:
             thread.join(max(0.0, deadline - time.monotonic()))
+        if any(thread.is_alive() for thread in self.render_threads):
+            import glfw
+
+            atexit.unregister(glfw.terminate)
 
 
 def _native_threads() -> set[int]:
@@ -103,7 +117,8 @@ def _native_threads() -> set[int]:
         return set()
 
 
-def _lowest_priority(threads: set[int]) -> None:
+def _set_priority(threads: set[int], niceness: int) -> None:
     for tid in threads:
-        with contextlib.suppress(OSError):  # a thread that ended meanwhile
-            os.setpriority(os.PRIO_PROCESS, tid, 19)
+        # A thread that ended meanwhile; or, raising it back, a user without the right to.
+        with contextlib.suppress(OSError):
+            os.setpriority(os.PRIO_PROCESS, tid, niceness)

@@ -68,8 +68,9 @@ def test_realtime_run_with_the_viewer_lasts_its_whole_duration(display, tmp_path
                           timeout=300, env=os.environ.copy())
     assert proc.returncode == 0, proc.stderr[-2000:]
     summary = json.loads((tmp_path / "summary.json").read_text())
-    assert summary["sim_time_s"] >= cfg.runtime.duration - 0.01
-    assert not summary["fell"]
+    events = (tmp_path / "events.log").read_text()[-2000:]
+    assert summary["sim_time_s"] >= cfg.runtime.duration - 0.01, (summary, events)
+    assert not summary["fell"], events
     print(f"{config}: planning {summary['planning_rate_hz']} Hz with the viewer")
 
 

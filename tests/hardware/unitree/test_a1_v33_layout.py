@@ -5,11 +5,13 @@ the four 3-byte foot LEDs, the tail (remote, reserve, CRC) and where each motor'
 
 No A1 build of the SDK is installed here (the PyPI ``unitree-legged-sdk`` is the Go1's v3.8), so
 this is a check of the layout against the header's declarations, read byte by byte from the
-encoded packets with ``struct``. One thing the header does not settle: it declares the motor
-command's tau, Kp, Kd and the motor state's ddq, tauEst, ddq_raw as float (33 and 38 bytes per
-motor in memory) and exports no compressed wire length; the project sends them as 16-bit
-integers (27 and 32 bytes), as Go1 v3.8's compiled SDK does on the wire. The last test pins
-that difference so that it stays visible."""
+encoded packets with ``struct``. The header declares the motor command's tau, Kp, Kd and the
+motor state's ddq, tauEst, ddq_raw as float (33 and 38 bytes per motor in memory): those are
+the SDK's programming types. What goes on the wire is settled by the datagram lengths that
+programs written against the v3.3 SDK (A1 and Aliengo, the two robots it serves) pass to its
+``UDP`` constructor for low-level control, ``LOW_CMD_LENGTH = 610`` and
+``LOW_STATE_LENGTH = 771``: 20 motor records of 27 and 32 bytes, the three members as 16-bit
+integers, as Go1 v3.8's compiled SDK sends them. The last two tests pin both facts."""
 
 import struct
 
@@ -91,8 +93,8 @@ def test_low_cmd_members_sit_where_the_header_puts_them():
 
 
 def test_motor_records_are_the_headers_with_three_members_sent_as_16_bit():
-    """Unverified against an A1 build (see the module docstring): the wire carries the
-    header's motor records with exactly three float members narrowed to 16 bits each."""
+    """The wire carries the header's motor records with exactly three float members narrowed
+    to 16 bits each (see the module docstring)."""
     assert MOTOR_CMD_MEMBERS[3:6] == ["tau", "Kp", "Kd"]
     assert MOTOR_STATE_MEMBERS[3:5] + MOTOR_STATE_MEMBERS[7:8] == ["ddq", "tauEst", "ddq_raw"]
     assert lp.A1.low_cmd["motor"].base.itemsize == HEADER_MOTOR_CMD - 3 * 2
@@ -100,3 +102,9 @@ def test_motor_records_are_the_headers_with_three_members_sent_as_16_bit():
     assert list(lp.MOTOR_CMD.names) == ["mode", "q", "dq", "tau", "kp", "kd", "reserve"]
     assert [n.replace("_est", "Est") for n in lp.MOTOR_STATE.names] == \
         MOTOR_STATE_MEMBERS
+
+
+def test_datagrams_have_the_lengths_v33_programs_give_the_sdk():
+    """610 and 771 bytes: the low-level lengths programs built on the v3.3 SDK configure."""
+    assert len(lp.encode_low_cmd(lp.A1, MotorCommand())) == 610
+    assert lp.A1.low_state.itemsize == 771

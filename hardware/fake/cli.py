@@ -3,7 +3,8 @@
     mpc-fake-robot --robot {a1,go1,go2,h1} --transport {udp,dds} [--host IP] [--port N]
                    [--domain-id N] [--interface NAME] [--truth-port N] [--start lying|standing]
                    [--controller IP:PORT]
-                   [--gantry] [--duration S] [--command-timeout S] [--log FILE.npz]
+                   [--gantry [--gantry-release S]] [--duration S] [--command-timeout S]
+                   [--log FILE.npz]
                    [--stop-state-at S] [--corrupt-state-every N] [--estop-at S]
                    [--sticks "T:LX,LY,RX;..."]
                    [--net-faults SPEC [--proxy-port N]]
@@ -47,6 +48,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="lying: motors off, folded on the floor (as a robot at rest)")
     p.add_argument("--gantry", action="store_true",
                    help="hang the base from a stiff spring at its home pose")
+    p.add_argument("--gantry-release", type=float, metavar="S",
+                   help="with --gantry: let go S seconds after the first command (lowered "
+                        "onto its feet once the controller holds the pose)")
     p.add_argument("--controller", metavar="IP:PORT",
                    help="UDP: obey only commands from this address (others refused, counted)")
     p.add_argument("--duration", type=float, default=float("inf"), metavar="S")
@@ -146,6 +150,7 @@ def main(argv: list[str] | None = None) -> int:
                          domain_id=args.domain_id, interface=args.interface,
                          truth_port=args.truth_port, start=args.start,
                          command_timeout=args.command_timeout, gantry=args.gantry,
+                         gantry_release=args.gantry_release,
                          controller=_address(args.controller),
                          sensors=sensors, seed=args.seed)
         faults = netfaults.Faults.parse(args.net_faults) if args.net_faults else None

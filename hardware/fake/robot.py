@@ -12,7 +12,9 @@ the motor's Kd, which now comes from the command. When commands stop coming for
 ``command_timeout`` the motors fall back to damping (Kp 0, Kd ``damping_kd``).
 
 ``gantry`` hangs the base from a stiff spring at its home pose, as a first run on hardware
-should be (an H1 under plain joint PD falls within a second or two otherwise).
+should be (an H1 under plain joint PD falls within a second or two otherwise);
+``gantry_release`` seconds after the first command the gantry lets go, as the operator lowers a
+humanoid onto its feet once the controller holds its pose (None: it never does).
 
 State (IMU from the simulated base, joints per motor slot, foot contact forces in N, the remote)
 is what the robot publishes, through the robot's sensors: by default realistic ones
@@ -53,14 +55,21 @@ class FakeRobotSim:
 
     def __init__(self, robot: RobotInfo, start: str = "lying", command_timeout: float = 0.1,
                  damping_kd: float = 3.0, settle_time: float = 1.5, gantry: bool = False,
-                 sensors: SensorSpec | None = None, seed: int = 0):
+                 gantry_release: float | None = None, sensors: SensorSpec | None = None,
+                 seed: int = 0):
+        if gantry_release is not None and not (gantry and gantry_release >= 0.0):
+            raise ValueError("gantry_release needs the gantry and a time >= 0 s")
         self.robot = robot
+        self.gantry_release = gantry_release
+        #: Simulation time of the first command (the gantry's release counts from it).
+        self.first_command_time: float | None = None
         spec = mujoco.MjSpec.from_file(str(robots.model_path(robot.name)))
         base = spec.body(robot.base_body)
         if gantry:  # the base hangs from a stiff spring at its home pose (feet just touching)
             spec.worldbody.add_body(name="fake_gantry", mocap=True, pos=base.pos,
                                     quat=base.quat)
-            spec.add_equality(type=mujoco.mjtEq.mjEQ_WELD, name1="fake_gantry",
+            spec.add_equality(type=mujoco.mjtEq.mjEQ_WELD, name="fake_gantry",
+                              name1="fake_gantry",
                               name2=robot.base_body, objtype=mujoco.mjtObj.mjOBJ_BODY)
         base.add_site(name="fake_imu")
         spec.add_sensor(type=mujoco.mjtSensor.mjSENS_ACCELEROMETER,
@@ -132,6 +141,8 @@ class FakeRobotSim:
         costs a handful of array operations: a motor in the wrong mode, or a term switched off
         by its sentinel, gets zero gain and zero target."""
         repeated = cmd is self.cmd and not self.damping
+        if self.first_command_time is None:
+            self.first_command_time = float(self.data.time)
         self.cmd = cmd
         self.cmd_time = wall_time
         self.damping = False
@@ -151,6 +162,10 @@ class FakeRobotSim:
     def step(self, wall_time: float) -> None:
         """Apply the motors' PD law and advance one timestep."""
         d = self.data
+        if (self.gantry_release is not None and self.first_command_time is not None
+                and d.time >= self.first_command_time + self.gantry_release):
+            d.eq_active[self.model.equality("fake_gantry").id] = 0  # on its own feet now
+            self.gantry_release = None
         if (self.cmd is not None and not self.damping
                 and wall_time - self.cmd_time > self.command_timeout):
             self.damping = True

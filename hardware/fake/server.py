@@ -37,6 +37,7 @@ class FakeRobot:
                  port: int = 8007, domain_id: int = 0, interface: str = "lo",
                  truth_port: int | None = None, start: str = "lying",
                  command_timeout: float = 0.1, gantry: bool = False,
+                 gantry_release: float | None = None,
                  controller: tuple[str, int] | None = None,
                  sensors: SensorSpec | None = None, seed: int = 0):
         self.robot = robot
@@ -47,7 +48,8 @@ class FakeRobot:
             raise ValueError("a controller address applies to the UDP transport only")
         self.transport = transport
         self.sim = FakeRobotSim(robot, start=start, command_timeout=command_timeout,
-                                gantry=gantry, sensors=sensors, seed=seed)
+                                gantry=gantry, gantry_release=gantry_release,
+                                sensors=sensors, seed=seed)
         if transport == "udp":
             if robot.name not in legacy_packets.FORMATS:
                 raise ValueError(f"{robot.name} does not speak the legacy UDP protocol "
@@ -239,18 +241,19 @@ class FakeRobot:
         self.log["base_qvel"].append(d.qvel[:6].copy())
 
     def _watch_fall(self) -> None:
-        """A fall: after standing up, the base tilts beyond the robot's fall tilt, or drops
-        below its fall height under active control (damping lets it sit down, which is not a
-        fall)."""
+        """A fall: after standing up, under active control, the base tilts beyond the robot's
+        fall tilt or drops below its fall height. In damping (a trip, or the run's end) a
+        quadruped sits down and a humanoid off its gantry topples: what damping does, counted
+        as the trip or the end it follows, not as the controller's fall."""
         sim = self.sim
         height, tilt = float(sim.data.qpos[2]), sim.tilt()
         self.max_tilt = max(self.max_tilt, tilt)
         self.stood = self.stood or height > self.robot.fall_height + 0.05
-        if self.fell is not None or not self.stood:
+        if self.fell is not None or not self.stood or not self._active(sim):
             return
         if tilt > self.robot.fall_tilt:
             self.fell = f"tilt {np.degrees(tilt):.0f} deg at t={sim.data.time:.2f} s"
-        elif height < self.robot.fall_height and self._active(sim):
+        elif height < self.robot.fall_height:
             self.fell = f"base height {height:.3f} m at t={sim.data.time:.2f} s"
 
     @staticmethod

@@ -68,6 +68,11 @@ class Plant(ABC):
         """Which feet touch the ground (task foot order), or None if the plant cannot tell."""
         return None
 
+    def set_planned_stance(self, stance: np.ndarray | None) -> None:  # noqa: B027
+        """Which feet (bool, task foot order) the gait schedule of the policy in force wants
+        down now, or None; a plant that estimates its base state hands it to its estimator
+        as the contact prior. Others ignore it."""
+
     def actuator_forces(self) -> np.ndarray | None:
         """Each actuator's force (N m, planning-model order) at the last step, or None if
         the plant cannot tell."""

@@ -50,6 +50,10 @@ class BaseStateSource(ABC):
         """The foot-force readings (robot foot order) that go with the next :meth:`update`;
         sources that do not use them ignore them."""
 
+    def set_planned_stance(self, stance: np.ndarray | None) -> None:  # noqa: B027
+        """Which feet (bool, robot foot order) the planner's gait schedule wants down now
+        (None: no schedule); sources with a contact belief take it as a prior."""
+
     @abstractmethod
     def estimate(self) -> BaseState | None:
         """The current estimate, or None before the first complete one."""

@@ -100,6 +100,9 @@ class EstimatedSimPlant(SimPlant):
             qvel[self.planning.jnt_dofadr[pj]] = r.dq
             return PlantState(d.time, qpos, qvel, np.zeros(self.planning.na))
 
+    def set_planned_stance(self, stance: np.ndarray | None) -> None:
+        self.source.set_planned_stance(stance)
+
     def true_state(self) -> PlantState:
         """The simulation's state (planning-model layout), for comparing with the estimate."""
         return super().read_state()

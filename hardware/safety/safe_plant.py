@@ -56,6 +56,9 @@ class SafePlant(Plant):
     def foot_contacts(self) -> np.ndarray | None:
         return self.plant.foot_contacts()
 
+    def set_planned_stance(self, stance: np.ndarray | None) -> None:
+        self.plant.set_planned_stance(stance)
+
     @property
     def timestep(self) -> float:
         return self.plant.timestep

@@ -188,6 +188,11 @@ class UnitreeBridge(Plant):
         state_time, tick = getattr(self.local, "state", (np.nan, -1))
         self.accept(ctrl, state_time, tick)
 
+    def set_planned_stance(self, stance: np.ndarray | None) -> None:
+        """The gait schedule's planned stance, the estimator's contact prior (read by the link
+        thread at its next state: one reference swapped, no lock needed)."""
+        self.source.set_planned_stance(stance)
+
     def accept(self, ctrl: np.ndarray, state_time: float, tick: int) -> None:
         """Take ``ctrl``, computed from the state received at ``state_time`` (monotonic) with
         ``tick``; a non-finite or malformed one puts the robot in damping instead."""

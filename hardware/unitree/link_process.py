@@ -8,8 +8,9 @@ it through shared memory:
 - state: the child publishes every state it receives (planning-model qpos/qvel, its receipt
   time and tick) under a sequence lock;
 - commands: the controller writes each control (and the time and tick of the state it was
-  computed from) under a sequence lock; the child picks it up at its next command tick, and
-  keeps a copy only if the sequence is even and unchanged after the copy;
+  computed from, and which feet the gait schedule wants down, the estimator's contact prior)
+  under a sequence lock; the child picks it up at its next command tick, and keeps a copy only
+  if the sequence is even and unchanged after the copy;
 - damping: the controller raises a flag with a reason; the child's trips come back over a pipe.
 
 The child owns every safety decision (watchdogs, trips, damping), runs at raised priority where
@@ -122,39 +123,40 @@ class SharedBlock:
     """The shared-memory layout (float64 words): state block, control block, damping request.
 
     state: seq, time (plant clock), receipt time (monotonic), tick, qpos[nq], qvel[nv]
-    control: seq, state receipt time, tick, ctrl[nu]
+    control: seq, state receipt time, tick, ctrl[nu], planned stance[feet] (1 down, 0 swing,
+        NaN: no schedule)
     damp: seq, then the reason as UTF-8 bytes
     remote: the wireless-remote block of the latest state (written under the state's seq)
     """
 
-    def __init__(self, shm: SharedMemory, nq: int, nv: int, nu: int):
+    def __init__(self, shm: SharedMemory, nq: int, nv: int, nu: int, feet: int = 0):
         self.shm = shm
-        self.nq, self.nv, self.nu = nq, nv, nu
-        words = np.ndarray((self.words(nq, nv, nu),), np.float64, shm.buf)
-        s = 4 + nq + nv
+        self.nq, self.nv, self.nu, self.feet = nq, nv, nu, feet
+        words = np.ndarray((self.words(nq, nv, nu, feet),), np.float64, shm.buf)
+        s, c = 4 + nq + nv, 3 + nu + feet
         self.state = words[:s]
-        self.control = words[s:s + 3 + nu]
-        self.damp_seq = words[s + 3 + nu:s + 4 + nu]
+        self.control = words[s:s + c]
+        self.damp_seq = words[s + c:s + c + 1]
         self.reason = np.ndarray((REASON_BYTES,), np.uint8, shm.buf,
-                                 offset=8 * (s + 4 + nu))
+                                 offset=8 * (s + c + 1))
         self.remote = np.ndarray((REMOTE_BYTES,), np.uint8, shm.buf,
-                                 offset=8 * (s + 4 + nu) + REASON_BYTES)
+                                 offset=8 * (s + c + 1) + REASON_BYTES)
         self._ctrl_seen = 0.0
         self._damp_seen = 0.0
 
     @staticmethod
-    def words(nq: int, nv: int, nu: int) -> int:
-        return 4 + nq + nv + 3 + nu + 1
+    def words(nq: int, nv: int, nu: int, feet: int = 0) -> int:
+        return 4 + nq + nv + 3 + nu + feet + 1
 
     @classmethod
-    def size(cls, nq: int, nv: int, nu: int) -> int:
-        return cls.lifeline_offset(nq, nv, nu) + MUTEX_BYTES
+    def size(cls, nq: int, nv: int, nu: int, feet: int = 0) -> int:
+        return cls.lifeline_offset(nq, nv, nu, feet) + MUTEX_BYTES
 
     @classmethod
-    def lifeline_offset(cls, nq: int, nv: int, nu: int) -> int:
+    def lifeline_offset(cls, nq: int, nv: int, nu: int, feet: int = 0) -> int:
         """Where the :class:`Lifeline` mutex lives (8-byte aligned, after the reason and the
         remote's bytes)."""
-        return 8 * cls.words(nq, nv, nu) + REASON_BYTES + REMOTE_BYTES
+        return 8 * cls.words(nq, nv, nu, feet) + REASON_BYTES + REMOTE_BYTES
 
     # --- child side (the bridge's link thread) ------------------------------------------------
     def publish_state(self, state: PlantState, receipt: float, tick: int,
@@ -175,7 +177,10 @@ class SharedBlock:
                         or "damping requested by the controller")
         c = self.read_control()
         if c is not None:
-            bridge.accept(c[3:], float(c[1]), int(c[2]))
+            stance = c[3 + self.nu:]
+            if self.feet:  # before the control: the estimator's prior for the coming states
+                bridge.set_planned_stance(None if np.isnan(stance).any() else stance > 0.5)
+            bridge.accept(c[3:3 + self.nu], float(c[1]), int(c[2]))
 
     def read_control(self, tries: int = 3) -> np.ndarray | None:
         """The controller's newest control block if it is new and whole, else None.
@@ -212,11 +217,13 @@ class SharedBlock:
             if seq % 2 == 0 and seq == self.state[0]:
                 return block
 
-    def write_control(self, ctrl: np.ndarray, receipt: float, tick: int) -> None:
+    def write_control(self, ctrl: np.ndarray, receipt: float, tick: int,
+                      stance: np.ndarray | None = None) -> None:
         c = self.control
         c[0] += 1
         c[1], c[2] = receipt, tick
-        c[3:] = ctrl
+        c[3:3 + self.nu] = ctrl
+        c[3 + self.nu:] = np.nan if stance is None else stance
         c[0] += 1
 
     def request_damping(self, reason: str) -> None:
@@ -237,14 +244,15 @@ class LinkProcessPlant(Plant):
         model = robots.load_planning_model(robot.name)
         self.na = model.na
         self.rate = float(options.get("rate", 500.0))
-        size = SharedBlock.size(model.nq, model.nv, model.nu)
+        feet = len(robot.feet)
+        size = SharedBlock.size(model.nq, model.nv, model.nu, feet)
         self.shm = SharedMemory(create=True, size=size)
-        self.block = SharedBlock(self.shm, model.nq, model.nv, model.nu)
+        self.block = SharedBlock(self.shm, model.nq, model.nv, model.nu, feet)
         self.block.state[:] = 0.0
         self.block.control[:] = 0.0
         self.block.damp_seq[:] = 0.0
         self.lifeline = Lifeline(self.shm, SharedBlock.lifeline_offset(model.nq, model.nv,
-                                                                        model.nu))
+                                                                        model.nu, feet))
         self.lifeline.initialize()
         self.lifeline.hold()
         ctx = multiprocessing.get_context("spawn")
@@ -252,6 +260,8 @@ class LinkProcessPlant(Plant):
         self.pipe_lock = threading.Lock()
         self.local = threading.local()
         self._damping_reason: str | None = None
+        #: The gait schedule's latest planned stance, sent with the next control.
+        self._stance: np.ndarray | None = None
         self.closed = False
         self.final_stats: dict = {}
         target = f"{bridge_cls.__module__}:{bridge_cls.__name__}"
@@ -329,7 +339,10 @@ class LinkProcessPlant(Plant):
             self.damp("non-finite or malformed command from the controller")
             return
         receipt, tick = getattr(self.local, "state", (np.nan, -1))
-        self.block.write_control(ctrl, receipt, tick)
+        self.block.write_control(ctrl, receipt, tick, self._stance)
+
+    def set_planned_stance(self, stance: np.ndarray | None) -> None:
+        self._stance = None if stance is None else np.asarray(stance, float)
 
     def damp(self, reason: str) -> None:
         if self.closed:
@@ -409,6 +422,9 @@ class UnitreePlant(Plant):
     def send(self, ctrl: np.ndarray) -> None:
         self.bridge.send(ctrl)
 
+    def set_planned_stance(self, stance: np.ndarray | None) -> None:
+        self.bridge.set_planned_stance(stance)
+
     def damp(self, reason: str) -> None:
         self.bridge.damp(reason)
 
@@ -438,7 +454,8 @@ def serve(target: str, robot_name: str, options: dict, shm_name: str, conn, pare
         module, cls_name = target.split(":")
         cls = getattr(importlib.import_module(module), cls_name)
         model = robots.load_planning_model(robot_name)
-        block = SharedBlock(shm, model.nq, model.nv, model.nu)
+        feet = len(robots.info(robot_name).feet)
+        block = SharedBlock(shm, model.nq, model.nv, model.nu, feet)
         try:
             bridge = cls(robots.info(robot_name), **options)
         except Exception as e:  # every construction error goes to the controller as one line
@@ -449,7 +466,8 @@ def serve(target: str, robot_name: str, options: dict, shm_name: str, conn, pare
                             latest[1].wireless_remote)
         bridge.shared = block
         holder["bridge"] = bridge
-        lifeline = Lifeline(shm, SharedBlock.lifeline_offset(model.nq, model.nv, model.nu))
+        lifeline = Lifeline(shm, SharedBlock.lifeline_offset(model.nq, model.nv, model.nu,
+                                                             feet))
         lifeline.watch(lambda: bridge.damp("the controller's process is gone"))
         conn.send(("ready",))
         _serve_loop(bridge, conn, parent)

@@ -25,11 +25,16 @@ with s the ``scale`` per axis. The command is stamped with the plant time it is 
 block arrives with every robot state, and a robot link that goes silent trips the bridge's
 state timeout (damping) long before anything else. The e-stop buttons keep priority: the
 bridge trips on them whatever the sticks say, and while they are held this source commands
-zero.
+zero. Like a radio transmitter's throttle check, the source obeys the sticks only once it has
+seen all of them centred: a stick already pushed when the run starts (a thumb resting on it
+through the startup ramp) would otherwise hand the planner a running command the moment it
+takes over from a standing robot (on loopback a Go1 so started tripped on joint speed within
+a second; started from centre, the same profile drove it 20 s).
 """
 
 from __future__ import annotations
 
+import logging
 import struct
 from dataclasses import dataclass
 
@@ -37,6 +42,8 @@ import numpy as np
 
 from hardware.unitree.lowlevel import REMOTE_BUTTONS, remote_mask
 from mpc.commands.command_base import CommandSource, VelocityCommand
+
+log = logging.getLogger(__name__)
 
 REMOTE_SIZE = 40
 _STICKS = struct.Struct("<H5f")  # buttons, lx, rx, ry, L2, ly from byte 2
@@ -93,6 +100,9 @@ class RemoteCommand(CommandSource):
         self.scale = np.asarray(scale, dtype=float)
         self.dead_band = float(dead_band)
         self.estop_mask = remote_mask(estop_buttons)
+        #: The sticks have been seen centred since the start (until then: zero command).
+        self.armed = False
+        self._warned = False
 
     @classmethod
     def check_options(cls, options: dict) -> None:
@@ -116,6 +126,13 @@ class RemoteCommand(CommandSource):
         if self.estop_mask and r.buttons & self.estop_mask == self.estop_mask:
             return VelocityCommand(0.0, 0.0, 0.0, time)
         d = self.dead_band
+        sticks = (dead_band(r.ly, d), dead_band(r.lx, d), dead_band(r.rx, d))
+        if not self.armed:
+            self.armed = not any(sticks)
+            if not self.armed:
+                if not self._warned:
+                    self._warned = True
+                    log.warning("remote: a stick is off centre; centre the sticks to drive")
+                return VelocityCommand(0.0, 0.0, 0.0, time)
         sx, sy, sw = self.scale
-        return VelocityCommand(sx * dead_band(r.ly, d), -sy * dead_band(r.lx, d),
-                               -sw * dead_band(r.rx, d), time)
+        return VelocityCommand(sx * sticks[0], -sy * sticks[1], -sw * sticks[2], time)

@@ -199,6 +199,7 @@ class Session:
         log.warning("planner now linearizes by finite differences (fd backend)")
 
     def act(self, state: PlantState) -> None:
+        self.plant.set_planned_stance(self.task.planned_stance(state.time))
         self.feedback.step(self.policy_in_force(state), state)
         with self.lock:
             self.counters.feedback_steps += 1

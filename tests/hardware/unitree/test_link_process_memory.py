@@ -85,6 +85,38 @@ def test_a_control_written_during_the_read_is_never_accepted():
     assert recorder.torn == 0, f"{recorder.torn} torn controls of {recorder.accepted} accepted"
 
 
+class StanceRecorder:
+    """Stands in for the bridge: keeps the last control and planned stance handed over."""
+
+    def accept(self, ctrl: np.ndarray, receipt: float, tick: int) -> None:
+        self.ctrl = ctrl.copy()
+
+    def set_planned_stance(self, stance: np.ndarray | None) -> None:
+        self.stance = stance
+
+
+def test_the_planned_stance_travels_with_the_control():
+    """The gait schedule's planned stance (the estimator's contact prior in the link process)
+    is written with each control and handed to the bridge with it; no schedule stays None."""
+    shm = SharedMemory(create=True, size=SharedBlock.size(NQ, NV, NU, 4))
+    block = SharedBlock(shm, NQ, NV, NU, 4)
+    block.state[:] = block.control[:] = block.damp_seq[:] = 0.0
+    got = StanceRecorder()
+    try:
+        block.write_control(np.full(NU, 1.5), 1.0, 1, np.array([1.0, 0.0, 0.0, 1.0]))
+        block.poll(got)
+        np.testing.assert_array_equal(got.ctrl, np.full(NU, 1.5))
+        np.testing.assert_array_equal(got.stance, [True, False, False, True])
+        block.write_control(np.full(NU, 2.5), 2.0, 2)
+        block.poll(got)
+        np.testing.assert_array_equal(got.ctrl, np.full(NU, 2.5))
+        assert got.stance is None
+    finally:
+        del block
+        shm.close()
+        shm.unlink()
+
+
 def test_bridge_logs_keep_only_the_newest_rows(fake_robot, udp_bridge, monkeypatch, tmp_path):
     """With ``log_file`` set the bridge logs every state and command; the log keeps the newest
     ``log_rows`` of each, in order, and the file written at the end has them."""

@@ -40,14 +40,28 @@ class FakePlant:
 
 
 def test_sticks_map_to_the_body_frame_command_with_a_dead_band():
-    plant = FakePlant(encode_remote(ly=1.0, lx=0.5, rx=-1.0))
+    plant = FakePlant(encode_remote())
     source = RemoteCommand(plant, scale=[1.0, 0.4, 0.8], dead_band=0.1)
+    source.read(2.9)  # centred: armed
+    plant.block = encode_remote(ly=1.0, lx=0.5, rx=-1.0)
     c = source.read(3.0)
     # forward full, left stick right -> move right (vy < 0), right stick left -> turn left
     assert c.as_array() == pytest.approx([1.0, -0.4 * dead_band(0.5, 0.1), 0.8])
     assert c.stamp == 3.0
     plant.block = encode_remote(ly=0.05, lx=-0.08, rx=0.02)  # inside the dead band
     assert source.read(3.1).as_array().tolist() == [0.0, 0.0, 0.0]
+
+
+def test_sticks_off_centre_at_the_start_command_nothing_until_centred(caplog):
+    plant = FakePlant(encode_remote(ly=0.8))
+    source = RemoteCommand(plant, dead_band=0.1)
+    assert source.read(0.0).as_array().tolist() == [0.0, 0.0, 0.0]
+    assert source.read(0.1).as_array().tolist() == [0.0, 0.0, 0.0]
+    assert sum("centre the sticks" in r.message for r in caplog.records) == 1
+    plant.block = encode_remote(ly=0.05)  # inside the dead band: armed
+    assert source.read(0.2).as_array().tolist() == [0.0, 0.0, 0.0]
+    plant.block = encode_remote(ly=0.8)
+    assert source.read(0.3).vx > 0.5
 
 
 def test_e_stop_buttons_command_zero_whatever_the_sticks_say():

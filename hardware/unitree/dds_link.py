@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import socket
 import threading
+from pathlib import Path
 
 from cyclonedds._clayer import ddspy_take, ddspy_write
 from cyclonedds.core import (
@@ -47,6 +48,31 @@ def check_domain(domain_id: int, interface: str) -> None:
                         f"{', '.join(interfaces())})")
 
 
+def is_loopback(interface: str) -> bool:
+    """Whether ``interface`` is this host's loopback (Linux flags; by name elsewhere)."""
+    try:
+        flags = int(Path(f"/sys/class/net/{interface}/flags").read_text(), 16)
+    except (OSError, ValueError):
+        return interface in ("lo", "lo0")
+    return bool(flags & 0x8)  # IFF_LOOPBACK
+
+
+def domain_config(domain_id: int, interface: str) -> str:
+    """The Cyclone DDS configuration of the participant: the one interface and, on loopback,
+    discovery by unicast as well. Cyclone DDS 0.10.2 (Unitree's SDK, so also Unitree programs
+    and simulators on this machine) turns multicast off on a loopback interface, which lacks the
+    multicast flag, and looks for the other participants at the unicast ports of participant
+    indices 0-9 on this host; cyclonedds 11 keeps multicast on loopback and, left alone, takes a
+    random unicast port, so the two never meet (seen: no sample either way). Naming 127.0.0.1
+    as a peer makes this side send discovery to every participant index's port and take an
+    index port of its own, so each side finds the other."""
+    discovery = ('<Discovery><Peers><Peer address="127.0.0.1"/></Peers></Discovery>'
+                 if is_loopback(interface) else "")
+    return (f'<CycloneDDS><Domain Id="{domain_id}"><General><Interfaces>'
+            f'<NetworkInterface name="{interface}"/></Interfaces></General>{discovery}'
+            f'</Domain></CycloneDDS>')
+
+
 def participant(domain_id: int, interface: str) -> DomainParticipant:
     """The process's participant in ``domain_id``, bound to network ``interface``."""
     check_domain(domain_id, interface)
@@ -56,11 +82,8 @@ def participant(domain_id: int, interface: str) -> DomainParticipant:
             if bound != interface:
                 raise LinkError(f"DDS domain {domain_id} is already open on {bound!r}")
             return dp
-        config = (f'<CycloneDDS><Domain Id="{domain_id}"><General><Interfaces>'
-                  f'<NetworkInterface name="{interface}"/></Interfaces></General></Domain>'
-                  f'</CycloneDDS>')
         try:
-            domain = Domain(domain_id, config)
+            domain = Domain(domain_id, domain_config(domain_id, interface))
             dp = DomainParticipant(domain_id)
         except DDSException as e:
             raise LinkError(f"cannot join DDS domain {domain_id} on {interface!r}: {e}") from None

@@ -18,7 +18,7 @@ from unitree_helpers import (
 import robots
 from hardware.safety.layer import SafetyConfig
 from hardware.unitree import sdk2_types as st
-from hardware.unitree.dds_link import participant
+from hardware.unitree.dds_link import domain_config, interfaces, is_loopback, participant
 from hardware.unitree.dds_plant import DdsBridge, UnitreeDdsPlant
 from hardware.unitree.udp_link import LinkError
 
@@ -185,3 +185,14 @@ def test_motion_service_release():
 def fake_domain(fake) -> int:
     """The DDS domain an in-process fake robot serves."""
     return fake.link.dp.domain_id
+
+
+def test_on_loopback_discovery_also_goes_by_unicast():
+    """Cyclone DDS 0.10.2 (Unitree's SDK and programs) has multicast off on loopback and finds
+    the participants on this host by unicast only; the bridge names 127.0.0.1 as a peer there
+    (the live exchange with it is ``test_sdk2_oracle.py``), and on a robot's wired interface
+    leaves discovery to multicast as before."""
+    assert is_loopback("lo")
+    assert '<Peer address="127.0.0.1"/>' in domain_config(5, "lo")
+    for name in (name for name in interfaces() if not is_loopback(name)):
+        assert "<Peers>" not in domain_config(5, name)

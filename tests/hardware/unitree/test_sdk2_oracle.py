@@ -2,16 +2,17 @@
 ``unitree-sdk2py-dimos`` 1.0.3: Unitree's IDL classes and its compiled CRC library), not against
 the project's own types: every member of LowCmd_/LowState_ filled at random serialises to the
 same bytes from Unitree's classes and the project's, the project's encoders produce the sample
-Unitree's classes and CRC make from the same values, and a process running the SDK's channels
+Unitree's classes and CRC make from the same values (these run here, on cyclonedds 11), and a
+process running the SDK with Unitree's own classes on cyclonedds 0.10.2, as the robots do,
 drives a bridge over real DDS in both directions (see ``sdk2_peer.py``)."""
 
 import dataclasses
 import json
-import os
 import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -27,6 +28,7 @@ from hardware.unitree import sdk2_types as st
 from hardware.unitree.dds_plant import UnitreeDdsPlant
 from hardware.unitree.legacy_packets import PacketError
 from hardware.unitree.lowlevel import LowState, MotorCommand, remote_block
+from hardware.unitree.udp_link import LinkError
 
 _INTS = {"uint8": (0, 255), "byte": (0, 255), "int8": (-128, 127), "uint16": (0, 65535),
          "int16": (-32768, 32767), "uint32": (0, 2**32 - 1), "int32": (-2**31, 2**31 - 1)}
@@ -139,20 +141,42 @@ def test_our_low_state_is_the_sample_unitrees_sdk_makes(rng):
         assert back.tick == state.tick
 
 
+#: The peer's interpreter: a virtual environment inside the test's own, with cyclonedds 0.10.2
+#: built against Debian's Cyclone DDS 0.10.2 and Unitree's SDK (``make sdk2-peer-env``).
+PEER_PYTHON = Path(sys.prefix) / "sdk2-peer" / "bin" / "python"
+
+
+def peer_python() -> Path:
+    home = PEER_PYTHON.parent.parent
+    if not (PEER_PYTHON.exists() and any(home.glob(".installed-*"))):
+        pytest.fail(f"no SDK2 peer environment at {home} (Unitree's SDK on "
+                    "cyclonedds 0.10.2): run `make test`, which builds it", pytrace=False)
+    return PEER_PYTHON
+
+
 def test_a_process_running_unitrees_sdk_exchanges_lowstate_and_lowcmd_with_the_bridge():
-    """The SDK's ChannelPublisher sends rt/lowstate sealed by its CRC library, every 10th with
-    a wrong CRC; the bridge takes the good ones, counts and drops the bad ones, ramps to home
-    and holds it; the SDK's ChannelSubscriber takes rt/lowcmd and its CRC library accepts every
-    command; the commands carry the hold pose, then, once the bridge closes, damping."""
+    """Unitree's SDK with its own IDL classes on cyclonedds 0.10.2 (a robot's side) and the
+    bridge with the project's classes on cyclonedds 11. The SDK's ChannelPublisher sends
+    rt/lowstate sealed by its CRC library, every 10th with a wrong CRC; the bridge takes the
+    good ones, counts and drops the bad ones, ramps to home and holds it; the SDK's
+    ChannelSubscriber takes rt/lowcmd and its CRC library accepts every command; the commands
+    carry the hold pose, then, once the bridge closes, damping."""
+    python = peer_python()
     domain = domain_id() + 7
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    peer = subprocess.Popen([sys.executable, str(ROOT / "tests/hardware/unitree/sdk2_peer.py"),
-                             str(domain), "--bad-crc-every", "10"], cwd=ROOT, env=env,
+    # -I: nothing from the environment or the working directory on the peer's path, so it runs
+    # only what its own environment has (never the project's modules).
+    peer = subprocess.Popen([str(python), "-I", str(ROOT / "tests/hardware/unitree/sdk2_peer.py"),
+                             str(domain), "--bad-crc-every", "10"], cwd=python.parent,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        bridge = UnitreeDdsPlant(robots.info("go2"), interface="lo", domain_id=domain,
-                                 link_process=False, connect_timeout=20.0,
-                                 safety=SafetyConfig(ramp_time=0.4, state_timeout=0.5)).bridge
+        try:  # waits for the first state
+            bridge = UnitreeDdsPlant(robots.info("go2"), interface="lo", domain_id=domain,
+                                     link_process=False, connect_timeout=20.0,
+                                     safety=SafetyConfig(ramp_time=0.4, state_timeout=0.5)).bridge
+        except LinkError:
+            if peer.poll() is not None:  # the peer died (e.g. its environment is broken)
+                pytest.fail(f"the SDK2 peer exited: {peer.stderr.read()[-2000:]}")
+            raise
         try:
             bridge.prepare()
             # Time enough on a loaded machine: 200 states and commands (0.4 s at 500 Hz).
@@ -163,9 +187,21 @@ def test_a_process_running_unitrees_sdk_exchanges_lowstate_and_lowcmd_with_the_b
             bridge.close()
         time.sleep(0.2)
     finally:
-        peer.send_signal(signal.SIGINT)
+        if peer.poll() is None:
+            peer.send_signal(signal.SIGINT)
         out, err = peer.communicate(timeout=30)
+    assert peer.returncode == 0 and out.strip(), f"the SDK2 peer failed: {err[-2000:]}"
     got = json.loads(out.strip().splitlines()[-1])
+    runtime = got["runtime"]
+    assert runtime["cyclonedds"] == "0.10.2", runtime
+    assert runtime["state_class"].startswith("unitree_sdk2py.idl.unitree_go."), runtime
+    assert got["command_class"].startswith("unitree_sdk2py.idl.unitree_go."), got
+    assert runtime["typenames"] == ["unitree_go.msg.dds_.LowState_",
+                                    "unitree_go.msg.dds_.LowCmd_"]
+    assert not {"hardware", "robots", "mpc", "derivatives"} & set(runtime["modules"]), runtime
+    print(f"bridge: {counts['states']} states taken, {counts['bad_checksum']} refused, "
+          f"{counts['commands']} commands sent; SDK peer: {got['commands']} commands taken, "
+          f"{got['crc_ok']} passed its CRC")
     assert counts["states"] > 200
     share = counts["bad_checksum"] / (counts["states"] + counts["bad_checksum"])
     assert 0.05 < share < 0.15, counts

@@ -5,9 +5,9 @@ run per fault, and a table of what the controller did.
     .venv/bin/python scripts/net_soak.py [--robots go1,go2] [--duration 120]
         [--faults none,loss10,...] [--out DIR]
 
-Each run is ``scripts/hw_loopback.py``'s (fake robot process, ``mpc-run`` on the shipped
-hardware config, simulated base state, the loopback allowance on the stale-state and
-silent-controller limits) with ``mpc-fake-robot --net-faults``. A link that goes silent is
+Each run is ``scripts/hw_loopback.py``'s (fake robot process with realistic sensors, ``mpc-run``
+on the shipped hardware config: its own estimator and safety limits; ``--base-state truth`` and
+``--allowance`` as in hw_loopback) with ``mpc-fake-robot --net-faults``. A link that goes silent is
 silenced ``--silence-at`` seconds after the bridge's first packet. Columns:
 
 - outcome: walked (stood, no trip, > 0.2 m forward), held (no trip, did not walk), damped (the
@@ -116,6 +116,10 @@ def main() -> int:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--port", type=int, default=18107)
     p.add_argument("--domain", type=int, default=67)
+    p.add_argument("--base-state", choices=("estimator", "odometry", "truth"),
+                   default="estimator")
+    p.add_argument("--allowance", action="store_true",
+                   help="hw_loopback's loosened stale-state and silent-controller limits")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="mpc-run override, e.g. runtime.policy_timeout=1.0 on a loaded machine")
     p.add_argument("--out", default=None)
@@ -135,15 +139,16 @@ def main() -> int:
                 fake_arg.append(f"--proxy-port={proxy}")
                 sets.append(f"plant.robot_port={proxy}")
             run_args = argparse.Namespace(
-                robot=robot, duration=args.duration, base_state="truth", port=args.port,
-                domain=args.domain, truth_port=args.port + 3, set=sets, mpc_arg=[],
-                fake_arg=fake_arg, allowance=True)
+                robot=robot, duration=args.duration, base_state=args.base_state,
+                port=args.port, domain=args.domain, truth_port=args.port + 3, set=sets,
+                mpc_arg=[], fake_arg=fake_arg, allowance=args.allowance, config=None)
             run_out = out / f"{robot}_{fault}"
             result = run_once(run_args, run_out)
             rows.append(row(robot, fault, result, run_out))
             print(rows[-1], flush=True)
     load_after = os.getloadavg()
     note = (f"{args.duration:g} s per fault, seed {args.seed}, silence at {silence_at:g} s, "
+            f"base state {args.base_state}, {'allowance' if args.allowance else 'own limits'}, "
             f"overrides {args.set or 'none'}; "
             f"load average (1/5/15 min) before {load_before[0]:.1f}/{load_before[1]:.1f}/"
             f"{load_before[2]:.1f}, after {load_after[0]:.1f}/{load_after[1]:.1f}/"

@@ -60,6 +60,17 @@ def test_failed_rollouts_discard_the_iteration(a1_task):
     assert planner.policy is before
 
 
+@pytest.mark.parametrize("n", [1, 2, 3, 6])
+def test_the_nominal_candidates_always_include_full_feedback(a1_task, n):
+    """The previous policy rolled out without its feedback drifts off a plan held by four
+    stance contacts; every candidate count must try full feedback (two once meant 0 and
+    10⁻³: a Go1 standing on its fake motors shook its joints up to 38 rad/s)."""
+    task, model = a1_task
+    planner, _ = a1_planner(task, model, warmstart_candidates=n)
+    assert len(planner._fb_scales) == n and planner._fb_scales[-1] == 1.0
+    assert n == 1 or planner._fb_scales[0] == 0.0
+
+
 @pytest.mark.parametrize("skip,expected", [(1, list(range(6))), (3, [0, 3, 4, 5]),
                                            (4, [0, 4, 5])])
 def test_derivative_knots(skip, expected):

@@ -52,3 +52,21 @@ def test_non_finite_control_latches_damping():
     plant.step()
     assert plant.damping_reason == "non-finite command"
     assert np.all(plant.sim.cmd.kp == 0) and np.all(np.isfinite(plant.sim.tau))
+
+
+@pytest.mark.slow
+def test_the_go1_stands_still_on_its_motors_at_zero_command(tmp_path):
+    """Velocity mode at zero command on the fake robot's motors (the hardware config's planner
+    settings, its feedback gain and estimator on realistic sensors): standing, the joints stay
+    slow (the joint-speed trip is at 40 rad/s)."""
+    from mpc.config import load_config
+    from mpc.run import run
+
+    cfg = load_config("configs/go1_hw_velocity.yaml", [
+        "runtime.mode=lockstep", "runtime.duration=3", "runtime.planning_rate=45",
+        "command.source={type: scripted, profile: [[0, 0, 0, 0]]}"])
+    plant = FakeMotorPlant(robots.info("go1"), delay=0.004,
+                           base_state=cfg.plant["base_state"])
+    summary = run(cfg, out=tmp_path, plant=plant)
+    assert not summary["fell"]
+    assert plant.max_joint_speed < 5.0

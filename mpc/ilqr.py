@@ -115,10 +115,10 @@ class ILQR(Planner):
         self.reg = Regularization(settings.mu_init, settings.mu_min, settings.mu_max,
                                   settings.mu_factor)
         n = settings.warmstart_candidates
-        # 0 and n - 1 scalings up to 1 (full feedback), log-spaced from 10⁻³ (np.logspace
-        # with one point would give 10⁻³ alone: two candidates must still try full feedback)
-        self._fb_scales = (np.concatenate([[0.0], np.logspace(-3, 0, n - 1)]) if n > 2
-                           else np.array([0.0, 1.0]) if n == 2 else np.array([1.0]))
+        # 0 and n - 1 scalings up to 1 (full feedback), log-spaced from 10⁻³; np.logspace with
+        # one point would give 10⁻³ alone, so two candidates are 0 and 1
+        scales = np.logspace(-3, 0, n - 1) if n > 2 else np.ones(n - 1)
+        self._fb_scales = np.concatenate([[0.0], scales]) if n > 1 else np.array([1.0])
         n = settings.linesearch_candidates
         self._alphas = np.concatenate(
             [np.logspace(0, np.log10(settings.min_step), n - 1), [0.0]])

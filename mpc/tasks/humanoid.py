@@ -53,7 +53,7 @@ import numpy as np
 from mpc.tasks.gait import BIPED_GAITS, Gait, GaitClock, SpeedGait, step_height
 from mpc.tasks.quadruped import MODES, _as_waypoints
 from mpc.tasks.task_base import CostTerm, Task
-from mpc.tasks.velocity import VELOCITY_MODE_RANGES, VelocityReference
+from mpc.tasks.velocity import VELOCITY_MODE_RANGES, VelocityMode, VelocityReference
 from robots.info import RobotInfo
 
 GRAVITY = 9.81
@@ -73,7 +73,7 @@ NORMS = {
 }
 
 
-class HumanoidFlat(Task):
+class HumanoidFlat(VelocityMode, Task):
     name = "humanoid_flat"
     description = "humanoid: stand, step in place and walk to a goal on flat ground"
 
@@ -149,10 +149,6 @@ class HumanoidFlat(Task):
                 "gait": 2, "balance": 2, "effort": nu, "posture": nu, "velocity": 3}
         self.terms = [CostTerm(k, dims[k], NORMS[k], DEFAULT_PARAMS[k], float(w[k]))
                       for k in DEFAULT_WEIGHTS if k != "velocity" or self.velocity_mode]
-
-    @property
-    def velocity_mode(self) -> bool:
-        return self.mode == "velocity"
 
     # --- model -----------------------------------------------------------------------------
     def add_sensors(self, spec: mujoco.MjSpec) -> None:
@@ -314,15 +310,6 @@ class HumanoidFlat(Task):
                 and np.linalg.norm(qpos[:2] - self.goal) < self.waypoint_tolerance):
             self.waypoint_index += 1
 
-
-    @property
-    def command(self) -> np.ndarray | None:
-        return self._command.copy() if self.velocity_mode else None
-
-    def set_command(self, command) -> None:
-        if not self.velocity_mode:
-            raise NotImplementedError(f"task {self.name} is in {self.mode} mode")
-        self._command = np.asarray(command, dtype=float).copy()
 
 
 def segment_residual(point: np.ndarray, left: np.ndarray, right: np.ndarray, margin: float):

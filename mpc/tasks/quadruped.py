@@ -44,7 +44,7 @@ import numpy as np
 
 from mpc.tasks.gait import QUADRUPED_GAITS, GaitClock, SpeedGait, step_height
 from mpc.tasks.task_base import CostTerm, Task
-from mpc.tasks.velocity import VELOCITY_MODE_RANGES, VelocityReference
+from mpc.tasks.velocity import VELOCITY_MODE_RANGES, VelocityMode, VelocityReference
 from robots.info import RobotInfo
 
 GRAVITY = 9.81
@@ -71,7 +71,7 @@ VELOCITY_TERMS = ("velocity", "yaw")
 POSTURE_GAINS = (2.0, 1.0, 1.0)
 
 
-class QuadrupedFlat(Task):
+class QuadrupedFlat(VelocityMode, Task):
     name = "quadruped_flat"
     description = "walk to a goal or through waypoints on flat ground with a chosen gait"
     #: Terms (in residual order) with their weights, norm parameters and norms.
@@ -131,10 +131,6 @@ class QuadrupedFlat(Task):
         self.terms = [CostTerm(k, dims[k], self.norms[k], self.default_params[k], float(w[k]))
                       for k in self.default_weights
                       if k not in VELOCITY_TERMS or self.velocity_mode]
-
-    @property
-    def velocity_mode(self) -> bool:
-        return self.mode == "velocity"
 
     def _term_dims(self, nu: int) -> dict[str, int]:
         return {"upright": 3, "height": 1, "position": 2, "gait": len(self.robot.feet),
@@ -289,15 +285,6 @@ class QuadrupedFlat(Task):
         if self.velocity_mode:
             raise NotImplementedError("velocity mode has no goal")
         self.waypoints[self.waypoint_index] = np.asarray(xy, dtype=float)[:2]
-
-    @property
-    def command(self) -> np.ndarray | None:
-        return self._command.copy() if self.velocity_mode else None
-
-    def set_command(self, command) -> None:
-        if not self.velocity_mode:
-            raise NotImplementedError(f"task {self.name} is in {self.mode} mode")
-        self._command = np.asarray(command, dtype=float).copy()
 
     def update(self, time: float, qpos: np.ndarray, qvel: np.ndarray) -> None:
         if self.velocity_mode:

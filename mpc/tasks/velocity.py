@@ -31,6 +31,29 @@ VELOCITY_MODE_RANGES: dict[str, dict[str, float]] = {
 }
 
 
+class VelocityMode:
+    """What a task with a velocity mode adds to :class:`~mpc.tasks.task_base.Task`: it keeps
+    its ``mode`` ("goal" or "velocity") and the command it tracks, ``_command`` (v_x, v_y, ω_z);
+    list it before ``Task`` among the bases so that these replace the base's defaults."""
+
+    name: str
+    mode: str
+    _command: np.ndarray
+
+    @property
+    def velocity_mode(self) -> bool:
+        return self.mode == "velocity"
+
+    @property
+    def command(self) -> np.ndarray | None:
+        return self._command.copy() if self.velocity_mode else None
+
+    def set_command(self, command) -> None:
+        if not self.velocity_mode:
+            raise NotImplementedError(f"task {self.name} is in {self.mode} mode")
+        self._command = np.asarray(command, dtype=float).copy()
+
+
 class VelocityReference:
     """(p_ref, θ_ref) advanced by the command from plan to plan."""
 

@@ -13,15 +13,16 @@ are what the planner turns into residual (cost) Jacobians.
 
 from __future__ import annotations
 
-import itertools
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
 import mujoco
 import numpy as np
+from numba import njit
 
+from derivatives.progress import READY, STOPPED
 from derivatives.trajectory import Trajectory
 
 
@@ -49,14 +50,11 @@ class Linearization:
         )
 
     def interpolate(self, knots: Sequence[int]) -> None:
-        """Fill the knots between the computed ``knots`` (sorted) by linear interpolation."""
-        for lo, hi in itertools.pairwise(knots):
-            if hi - lo < 2:
-                continue
-            w = (np.arange(lo + 1, hi) - lo)[:, None, None] / (hi - lo)
-            for a in (self.A, self.B, self.C, self.D):
-                np.multiply(1.0 - w, a[lo], out=a[lo + 1 : hi])
-                a[lo + 1 : hi] += w * a[hi]
+        """Fill the knots between the computed ``knots`` (sorted) by linear interpolation:
+        J_t = (1 − w) J_lo + w J_hi with w = (t − lo)/(hi − lo), for J in A, B, C, D."""
+        knots = np.asarray(knots, dtype=np.int64)
+        for a in (self.A, self.B, self.C, self.D):
+            _interpolate(a.reshape(a.shape[0], -1), knots)
 
 
 class DerivativeProvider(ABC):
@@ -92,6 +90,20 @@ class DerivativeProvider(ABC):
             load_knot(data, trajectory, t)
             self.linearize(data, out.A[t], out.B[t], out.C[t], out.D[t])
 
+    def stream(self, trajectory: Trajectory, knots: Sequence[int], out: Linearization,
+               progress: np.ndarray) -> Callable[[], None]:
+        """Start linearizing ``trajectory`` at ``knots`` while a compiled producer is still
+        recording it, knot by knot into ``progress`` (:mod:`derivatives.progress`). Returns
+        ``finish``, which returns once every knot is linearized, or at once if the producer
+        stopped early (``out`` is then incomplete). By default nothing starts early:
+        ``finish`` calls :meth:`horizon` on the finished trajectory."""
+
+        def finish() -> None:
+            if progress[READY] != STOPPED:
+                self.horizon(trajectory, knots, out)
+
+        return finish
+
     def shift(self, knots: int) -> None:  # noqa: B027
         """The planner's horizon moved ``knots`` knots forward (backends with caches shift them)."""
 
@@ -110,3 +122,15 @@ def load_knot(data: mujoco.MjData, trajectory: Trajectory, t: int) -> None:
     data.act[:] = trajectory.act[t]
     data.ctrl[:] = trajectory.ctrl[t]
     data.qacc_warmstart[:] = trajectory.warmstart[t]
+
+
+@njit(cache=True, nogil=True)
+def _interpolate(a, knots):
+    """Rows of a (T, n) strictly between consecutive ``knots``, linearly from the knots' rows
+    (one compiled pass: per knot gap and array, numpy would take two calls)."""
+    for j in range(knots.shape[0] - 1):
+        lo, hi = knots[j], knots[j + 1]
+        for t in range(lo + 1, hi):
+            w = (t - lo) / (hi - lo)
+            for c in range(a.shape[1]):
+                a[t, c] = (1.0 - w) * a[lo, c] + w * a[hi, c]

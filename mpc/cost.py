@@ -21,8 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from mpc import norms
-from mpc.kernels.gauss_newton import NORM_CODES, gauss_newton_horizon
-from mpc.tasks.task_base import Task
+from mpc.kernels.gauss_newton import gauss_newton_horizon
+from mpc.tasks.task_base import Task, term_table
 
 
 @dataclass
@@ -47,16 +47,11 @@ def gauss_newton(task: Task, residual: np.ndarray, Rs: np.ndarray, C: np.ndarray
     T, nx, nu = residual.shape[0], C.shape[2], D.shape[2]
     out = CostDerivatives(np.empty((T, nx)), np.empty((T, nu)), np.empty((T, nx, nx)),
                           np.empty((T, nu, nu)), np.empty((T, nu, nx)))
-    terms = task.terms
+    starts, dims, codes, params, weights = term_table(task.terms)
     gauss_newton_horizon(
         np.ascontiguousarray(residual, dtype=np.float64),
         np.ascontiguousarray(Rs, dtype=np.float64), np.ascontiguousarray(C, dtype=np.float64),
-        np.ascontiguousarray(D, dtype=np.float64),
-        np.array([s.start for s in task.term_slices], dtype=np.int64),
-        np.array([t.dim for t in terms], dtype=np.int64),
-        np.array([NORM_CODES[t.norm] for t in terms], dtype=np.int64),
-        np.array([t.param for t in terms], dtype=np.float64),
-        np.array([t.weight / T for t in terms], dtype=np.float64),
+        np.ascontiguousarray(D, dtype=np.float64), starts, dims, codes, params, weights / T,
         out.lx, out.lu, out.lxx, out.luu, out.lux)
     return out
 

@@ -5,7 +5,9 @@ One iteration from the measured state x₀ at time t₀:
 1. Nominal: roll the previous policy out from x₀ under feedback scalings s ∈ {0, 10⁻³…1};
    keep the cheapest (warm start).
 2. Model derivatives A_t, B_t and sensor Jacobians C_t, D_t from the provider (every
-   ``derivative_skip``-th knot and the last two, linearly interpolated in between).
+   ``derivative_skip``-th knot and the last two, linearly interpolated in between). With a
+   single warm-start candidate the provider's threads start during step 1, on each knot as
+   soon as the rollout has recorded it.
 3. Cost derivatives by Gauss-Newton on the task's residuals (:mod:`mpc.cost`).
 4. Backward pass with box-QP control limits and regularization μ (:mod:`mpc.kernels.riccati`);
    a non-positive-definite Q_uu raises μ and retries.
@@ -28,6 +30,7 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
+from derivatives.progress import new_progress
 from derivatives.provider_base import DerivativeProvider, Linearization
 from derivatives.trajectory import ModelLayout, Trajectory
 from mpc.cost import gauss_newton, trajectory_costs
@@ -63,6 +66,10 @@ class ILQRSettings:
     self_collision: bool = setting(False, help="plan contacts between the robot's own bodies "
                                    "(off: ground contacts only, what the analytic backend "
                                    "covers)")
+    friction_cone: str = setting("model", choices=("model", "pyramidal", "elliptic"),
+                                 help="friction cones of the planning model: the robot "
+                                 "model's own, or pyramidal (about half the cost of an "
+                                 "elliptic step at impratio 100)")
 
     @property
     def knots(self) -> int:
@@ -151,15 +158,24 @@ class ILQR(Planner):
         self.task.update(float(time), qpos, qvel)
         self._shift_provider(float(time))
 
-        # 1. nominal: previous policy under several feedback scalings
+        # 1. nominal: previous policy under several feedback scalings; a single candidate is
+        #    linearized (step 2) by the provider's threads while it rolls out
         t0 = _time.perf_counter()
         n = len(self._fb_scales)
+        lin = self.linearization
+        finish = None
+        if n == 1:
+            progress = new_progress()
+            finish = self.provider.stream(self.pool.batch.trajectory(0), self.knots, lin,
+                                          progress)
         batch = self.pool.run(time, qpos, qvel, act, s.timestep, self.policy,
-                              np.zeros(n), self._fb_scales)
+                              np.zeros(n), self._fb_scales, progress if n == 1 else None)
         costs = self._batch_costs(batch)
         best = int(np.argmin(costs))
         timings["nominal"] = _ms(t0)
         if not np.isfinite(costs[best]):
+            if finish is not None:
+                finish()  # the provider's threads stop at the missing knots
             return self._discard(stats, "nominal rollouts failed", tic)
         nominal = batch.trajectory(best).copy()
         self.nominal = nominal
@@ -169,10 +185,12 @@ class ILQR(Planner):
         stats.term_costs = term_costs
         stats.stage_cost = float(term_costs.sum())
 
-        # 2. model derivatives
+        # 2. model derivatives (what is left of them after step 1)
         t0 = _time.perf_counter()
-        lin = self.linearization
-        self.provider.horizon(nominal, self.knots, lin)
+        if finish is None:
+            self.provider.horizon(nominal, self.knots, lin)
+        else:
+            finish()
         lin.interpolate(self.knots)
         stats.simulations = self.provider.last_simulations
         timings["derivatives"] = _ms(t0)

@@ -8,6 +8,7 @@ import mujoco
 import numpy as np
 
 from derivatives import mjc
+from derivatives.progress import new_progress
 from derivatives.trajectory import ModelLayout, TrajectoryBatch
 from mpc.kernels.rollout import rollout
 from mpc.policy import Policy
@@ -29,6 +30,7 @@ class RolloutPool:
         self.max_speed = float(max_speed)
         self.datas = [mujoco.MjData(model) for _ in range(max(1, threads))]
         self.batch = TrajectoryBatch.allocate(self.layout, capacity, horizon)
+        self._scratch = [new_progress() for _ in self.datas]
         helpers = len(self.datas) - 1
         self._executor = ThreadPoolExecutor(helpers) if helpers > 0 else None
 
@@ -37,8 +39,10 @@ class RolloutPool:
             self._executor.shutdown(wait=True)
 
     def run(self, time: float, qpos, qvel, act, dt: float, policy: Policy,
-            ff_scales, fb_scales) -> TrajectoryBatch:
-        """Roll out ``len(ff_scales)`` candidates; returns a view of the first rows."""
+            ff_scales, fb_scales, progress: np.ndarray | None = None) -> TrajectoryBatch:
+        """Roll out ``len(ff_scales)`` candidates; returns a view of the first rows. A single
+        candidate publishes its knots to ``progress`` as it records them (see
+        :mod:`derivatives.progress`)."""
         n = len(ff_scales)
         if n > len(self.batch):
             raise ValueError(f"{n} rollouts requested, capacity {len(self.batch)}")
@@ -47,7 +51,9 @@ class RolloutPool:
         args = (float(time), np.asarray(qpos, float), np.asarray(qvel, float),
                 np.asarray(act, float), float(dt), policy, ff, fb)
         workers = len(self.datas)
-        if self._executor is None or n == 1:
+        if n == 1 and progress is not None:
+            self._work(0, 1, n, *args, progress)
+        elif self._executor is None or n == 1:
             self._work(0, 1, n, *args)
         else:
             jobs = [self._executor.submit(self._work, w, workers, n, *args)
@@ -60,8 +66,10 @@ class RolloutPool:
                                b.sensordata[:n], b.warmstart[:n], b.status[:n])
 
     def _work(self, worker: int, stride: int, n: int, time, qpos, qvel, act, dt,
-              policy: Policy, ff, fb) -> None:
+              policy: Policy, ff, fb, progress: np.ndarray | None = None) -> None:
         d = self.datas[worker]
+        if progress is None:  # nobody listens: the worker's own counters
+            progress = self._scratch[worker]
         lay, b = self.layout, self.batch
         for i in range(worker, n, stride):
             b.status[i] = rollout(
@@ -72,5 +80,5 @@ class RolloutPool:
                 policy.times, policy.qpos, policy.qvel, policy.act, policy.ctrl,
                 policy.feedforward, policy.gains, ff[i], fb[i],
                 b.time[i], b.qpos[i], b.qvel[i], b.act[i], b.ctrl[i], b.sensordata[i],
-                b.warmstart[i],
+                b.warmstart[i], progress,
             )

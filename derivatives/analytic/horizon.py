@@ -1,11 +1,12 @@
-"""All knots of a horizon in one compiled call that releases the GIL (and one knot of a
-caller's ``MjData`` likewise: :func:`linearize_state`).
+"""The knots of a horizon in one compiled call per thread that releases the GIL (and one knot
+of a caller's ``MjData`` likewise: :func:`linearize_state`).
 
-For each knot t of ``knots``: put the knot's time, state, control and solver warm start into
-the worker's ``MjData``, run
-``mj_forward`` (libmujoco, by address), read the constraint and contact arrays it allocated and
-linearize (:func:`.knot.linearize_knot`). No Python runs between knots, so two threads with
-their own ``MjData`` run two chunks of a horizon in parallel.
+Each thread claims the next entry t of ``knots`` (:mod:`derivatives.progress`), waits until the
+trajectory's producer has recorded knot t, puts the knot's time, state, control and solver
+warm start into its own ``MjData``, runs ``mj_forward`` (libmujoco, by address), reads the
+constraint and contact arrays it allocated and linearizes (:func:`.knot.linearize_knot`). No
+Python runs between knots; threads share the knots as they come, and can start while the
+trajectory is still being rolled out.
 
 A forward pass reallocates the constraint rows and contacts in the arena: their counts and
 addresses are read from the ``mjData`` struct at the offsets of :mod:`.layout`, wrapped as
@@ -40,6 +41,10 @@ from derivatives.analytic.layout import (
     TIME,
 )
 from derivatives.mjc import call_void, pointer
+from derivatives.progress import claim, wait_for
+
+#: status of a knot list entry that was never linearized: its producer stopped before it.
+NOT_RECORDED = -1
 
 
 @njit(cache=True, nogil=True)
@@ -84,18 +89,27 @@ def _point_at_arena(d_ptr, layout, d):
 
 
 @njit(cache=True, nogil=True)
-def linearize_knots(mj_forward, m_ptr, d_ptr, layout, m, d, knots, time, qpos, qvel,
-                    act, ctrl, warmstart, A, B, C, D, with_sensors, status, info):
-    """Linearize the knots ``knots`` (trajectory arrays and outputs indexed by knot).
+def linearize_knots(mj_forward, sched_yield, m_ptr, d_ptr, layout, m, d, knots, progress,
+                    time, qpos, qvel, act, ctrl, warmstart, A, B, C, D, with_sensors, status,
+                    info):
+    """Linearize the entries of ``knots`` this thread claims from ``progress`` (trajectory
+    arrays and outputs indexed by knot), until none is left.
 
-    ``mj_forward``: its libmujoco address; ``m_ptr``, ``d_ptr``: the model and the worker's
-    data, whose bundles are ``m`` and ``d``; ``layout``: the offsets of
+    ``mj_forward``, ``sched_yield``: their addresses; ``m_ptr``, ``d_ptr``: the model and the
+    worker's data, whose bundles are ``m`` and ``d``; ``layout``: the offsets of
     :mod:`.layout`. Writes A[t], B[t] (C[t], D[t] when ``with_sensors``, else zeros) and
-    ``status[i]``, ``info[i]`` of the i-th knot (see :func:`.knot.linearize_knot`).
+    ``status[i]``, ``info[i]`` of the i-th entry (see :func:`.knot.linearize_knot`;
+    NOT_RECORDED if the producer stopped before knot t).
     """
     slot = np.zeros(1, dtype=np.int64)
-    for i in range(knots.shape[0]):
+    while True:
+        i = claim(progress)
+        if i >= knots.shape[0]:
+            return
         t = knots[i]
+        if not wait_for(sched_yield, progress, t):
+            status[i] = NOT_RECORDED
+            continue
         _field(d_ptr, layout[TIME], np.float64)[0] = time[t]
         d.qpos[:] = qpos[t]
         d.qvel[:] = qvel[t]

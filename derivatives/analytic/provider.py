@@ -2,9 +2,10 @@
 
 Per knot: MuJoCo's forward pass (``mj_forward``, warm-started from the trajectory's solver
 acceleration) on a scratch ``MjData``, then the closed form (:func:`.knot.linearize_knot`)
-that differentiates what it computed. A horizon's knots are split into one chunk per worker
-thread, each with its own ``MjData``, and each chunk is one compiled call
-(:func:`.horizon.linearize_knots`) that releases the GIL: no Python runs per knot.
+that differentiates what it computed. Worker threads, each with its own ``MjData``, take a
+horizon's knots one at a time in one compiled call each (:func:`.horizon.linearize_knots`)
+that releases the GIL: no Python runs per knot. They can start while the planner's rollout is
+still recording the trajectory (:meth:`AnalyticProvider.stream`).
 
 Fallbacks to finite differences (``mjd_transitionFD``, counted by
 :func:`derivatives.counter.fd_evaluations`) happen only where the recipe does not apply, each
@@ -28,7 +29,7 @@ from __future__ import annotations
 import logging
 import threading
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import ClassVar
 
@@ -62,6 +63,7 @@ from derivatives.analytic.tables import TreeTables
 from derivatives.counter import add_fd_evaluations, record_fallback
 from derivatives.fd import FDProvider
 from derivatives.mjc import MJ_FORWARD, MJ_GETSTATE, MJ_SETSTATE
+from derivatives.progress import READY, SCHED_YIELD, STOPPED, new_progress
 from derivatives.provider_base import DerivativeProvider, Linearization, load_knot
 from derivatives.trajectory import Trajectory
 
@@ -263,40 +265,59 @@ class AnalyticProvider(DerivativeProvider):
             self._record(self._model_reason, len(knots), self.last_simulations,
                          float(trajectory.time[knots[0]]) if len(knots) else float("nan"))
             return
+        self.stream(trajectory, knots, out, new_progress(trajectory.horizon))()
+
+    def stream(self, trajectory: Trajectory, knots: Sequence[int], out: Linearization,
+               progress: np.ndarray) -> Callable[[], None]:
+        """The helper threads start on the knots as they are recorded; ``finish`` joins them
+        with the calling thread, then linearizes the knots the recipe does not cover by
+        finite differences."""
+        self._check_options()
+        if self._fd is not None:
+            return super().stream(trajectory, knots, out, progress)
         knots = np.asarray(knots, dtype=np.int64)
-        if self._executor is None or len(knots) < 2:
-            counts = [self._run(self._workers[0], knots, trajectory, out, self._sensors)]
-        else:
-            jobs = [self._executor.submit(self._run, w, knots[i :: self.threads],
-                                          trajectory, out, self._sensors)
-                    for i, w in enumerate(self._workers[1:], 1) if knots[i :: self.threads].size]
-            # the calling thread takes the first chunk itself
-            counts = [self._run(self._workers[0], knots[:: self.threads], trajectory, out,
-                                self._sensors)]
-            counts += [job.result() for job in jobs]
-        self.last_simulations = sum(counts)
+        status = np.zeros(len(knots), dtype=np.int64)
+        info = np.zeros(len(knots), dtype=np.int64)
+        args = (knots, progress, trajectory, out, self._sensors, status, info)
+        helpers = self._workers[1 : len(knots)] if self._executor is not None else []
+        jobs = [self._executor.submit(self._linearize, w, *args) for w in helpers]
+
+        def finish() -> None:
+            self._linearize(self._workers[0], *args)
+            for job in jobs:
+                job.result()
+            if progress[READY] == STOPPED:  # the trajectory is incomplete: nothing to repair
+                self.last_simulations = 0
+                return
+            self.last_simulations = self._repair(trajectory, knots, out, status, info)
+
+        return finish
 
     # --- internals --------------------------------------------------------------------------
-    def _run(self, w: _Worker, knots: np.ndarray, trajectory: Trajectory, out: Linearization,
-             sensors: bool) -> int:
-        """Linearize ``knots`` of ``trajectory`` on worker ``w`` (one compiled call), then the
-        knots the recipe does not cover by finite differences; returns the simulations these
-        cost. Without ``sensors`` the kernel zeroes C and D."""
-        status = np.empty(len(knots), dtype=np.int64)
-        info = np.empty(len(knots), dtype=np.int64)
+    def _linearize(self, w: _Worker, knots: np.ndarray, progress: np.ndarray,
+                   trajectory: Trajectory, out: Linearization, sensors: bool,
+                   status: np.ndarray, info: np.ndarray) -> None:
+        """Worker ``w`` linearizes the knots it claims (one compiled call). Without
+        ``sensors`` the kernel zeroes C and D."""
         tr = trajectory
-        linearize_knots(MJ_FORWARD, self.model._address, w.data._address, self._layout,
-                        self._model_bundle, w.bundle, knots, _float64(tr.time),
-                        _float64(tr.qpos), _float64(tr.qvel), _float64(tr.act), _float64(tr.ctrl),
-                        _float64(tr.warmstart), out.A, out.B, out.C, out.D, sensors, status,
-                        info)
+        linearize_knots(MJ_FORWARD, SCHED_YIELD, self.model._address, w.data._address,
+                        self._layout, self._model_bundle, w.bundle, knots, progress,
+                        _float64(tr.time), _float64(tr.qpos), _float64(tr.qvel),
+                        _float64(tr.act), _float64(tr.ctrl), _float64(tr.warmstart), out.A,
+                        out.B, out.C, out.D, sensors, status, info)
+
+    def _repair(self, trajectory: Trajectory, knots: np.ndarray, out: Linearization,
+                status: np.ndarray, info: np.ndarray) -> int:
+        """Finite differences at the knots whose closed form failed; returns the simulations
+        they cost."""
         simulations = 0
+        data = self._workers[0].data
         for i in np.flatnonzero(status != OK):
             t = knots[i]
-            load_knot(w.data, trajectory, t)
-            mujoco.mj_forward(self.model, w.data)  # the contacts the warning names
-            simulations += self._finite_differences(w.data, out.A[t], out.B[t], out.C[t],
-                                                    out.D[t], status[i], info[i])
+            load_knot(data, trajectory, t)
+            mujoco.mj_forward(self.model, data)  # the contacts the warning names
+            simulations += self._finite_differences(data, out.A[t], out.B[t], out.C[t],
+                                                     out.D[t], status[i], info[i])
         return simulations
 
     def _finite_differences(self, data, A, B, C, D, status: int, info: int) -> int:

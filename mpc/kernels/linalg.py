@@ -29,18 +29,43 @@ def cholesky(H, L):
 
 @njit(cache=True, nogil=True)
 def cholesky_solve(L, B):
-    """Solve (L Lᵀ) X = B in place of B (B of shape (n,) or (n, m))."""
+    """Solve (L Lᵀ) X = B in place of B (B of shape (n,) or (n, m), C-contiguous)."""
     n = L.shape[0]
     X = B.reshape(n, -1)
     m = X.shape[1]
-    for c in range(m):
+    if m == 1:
         for i in range(n):
-            s = X[i, c]
+            s = X[i, 0]
             for k in range(i):
-                s -= L[i, k] * X[k, c]
-            X[i, c] = s / L[i, i]
+                s -= L[i, k] * X[k, 0]
+            X[i, 0] = s / L[i, i]
         for i in range(n - 1, -1, -1):
-            s = X[i, c]
+            s = X[i, 0]
             for k in range(i + 1, n):
-                s -= L[k, i] * X[k, c]
-            X[i, c] = s / L[i, i]
+                s -= L[k, i] * X[k, 0]
+            X[i, 0] = s / L[i, i]
+        return
+    # Several right-hand sides: substitute whole rows, so the innermost loop runs along a
+    # contiguous row of X (vectorized; the row views let the compiler see that) rather than
+    # down a strided column. Each entry sees the same operations in the same order as the
+    # single-column loop above.
+    for i in range(n):
+        xi = X[i]
+        for k in range(i):
+            f = L[i, k]
+            xk = X[k]
+            for c in range(m):
+                xi[c] -= f * xk[c]
+        d = L[i, i]
+        for c in range(m):
+            xi[c] /= d
+    for i in range(n - 1, -1, -1):
+        xi = X[i]
+        for k in range(i + 1, n):
+            f = L[k, i]
+            xk = X[k]
+            for c in range(m):
+                xi[c] -= f * xk[c]
+        d = L[i, i]
+        for c in range(m):
+            xi[c] /= d

@@ -13,6 +13,14 @@ unregularized Q:
     V_xx = Q_xx + Kᵀ Q_uu K + Kᵀ Q_ux + Q_uxᵀ K      (symmetrized)
 
 and the expected cost change of step α is α dV[0] + α² dV[1] with dV = (Σ kᵀQ_u, Σ ½ kᵀQ_uu k).
+
+The kernel evaluates the value update in the equivalent factored form
+
+    V_x  = Q_x + Kᵀ (Q_uu k + Q_u) + Q_uxᵀ k
+    V_xx = sym(Q_xx) + P + Pᵀ      with  P = Kᵀ (½ Q_uu K + Q_ux)
+
+(P + Pᵀ is the symmetrized sum of the three K terms), which takes one nx×nu×nx product instead
+of three.
 """
 
 from __future__ import annotations
@@ -31,8 +39,6 @@ def backward_pass(A, B, lx, lu, lxx, luu, lux, ctrl, ctrl_lo, ctrl_hi, mu, K, k,
     T = A.shape[0]
     nx = A.shape[1]
     nu = B.shape[2]
-    Vx = lx[T - 1].copy()
-    Vxx = lxx[T - 1].copy()
     dV[0] = 0.0
     dV[1] = 0.0
     K[T - 1] = 0.0
@@ -41,24 +47,49 @@ def backward_pass(A, B, lx, lu, lxx, luu, lux, ctrl, ctrl_lo, ctrl_hi, mu, K, k,
     for i in range(nu):
         if np.isfinite(ctrl_lo[i]) or np.isfinite(ctrl_hi[i]):
             bounded = True
+    # Every temporary is allocated once: the products below write into them with
+    # np.dot(a, b, out) instead of allocating a result per knot. The gains are worked out in
+    # contiguous buffers Kt, kt (what BLAS and cholesky_solve need, whatever the layout of K, k)
+    # and copied out.
+    Vx = lx[T - 1].copy()
+    Vxx = lxx[T - 1].copy()
+    VxxA = np.empty((nx, nx))
+    VxxB = np.empty((nx, nu))
+    Qx = np.empty(nx)
+    Qu = np.empty(nu)
+    Qxx = np.empty((nx, nx))
+    Quu = np.empty((nu, nu))
+    Qux = np.empty((nu, nx))
+    P = np.empty((nx, nx))
+    M = np.empty((nu, nx))
+    Quu_k = np.empty(nu)
+    vx = np.empty(nx)
     Quu_reg = np.empty((nu, nu))
     L = np.zeros((nu, nu))
     free = np.ones(nu, dtype=np.bool_)
     lower = np.empty(nu)
     upper = np.empty(nu)
     kt = np.empty(nu)
+    Kt = np.empty((nu, nx))
+    rhs = np.empty((nu, nx))
     for t in range(T - 2, -1, -1):
         At = A[t]
         Bt = B[t]
-        VxxA = Vxx @ At
-        VxxB = Vxx @ Bt
-        Qx = lx[t] + At.T @ Vx
-        Qu = lu[t] + Bt.T @ Vx
-        Qxx = lxx[t] + At.T @ VxxA
-        Quu = luu[t] + Bt.T @ VxxB
-        Qux = lux[t] + Bt.T @ VxxA
-        Quu_reg[:, :] = 0.5 * (Quu + Quu.T)
+        np.dot(Vxx, At, VxxA)
+        np.dot(Vxx, Bt, VxxB)
+        np.dot(At.T, Vx, Qx)
+        Qx += lx[t]
+        np.dot(Bt.T, Vx, Qu)
+        Qu += lu[t]
+        np.dot(At.T, VxxA, Qxx)
+        Qxx += lxx[t]
+        np.dot(Bt.T, VxxB, Quu)
+        Quu += luu[t]
+        np.dot(Bt.T, VxxA, Qux)
+        Qux += lux[t]
         for i in range(nu):
+            for j in range(nu):
+                Quu_reg[i, j] = 0.5 * (Quu[i, j] + Quu[j, i])
             Quu_reg[i, i] += mu
         if bounded:
             for i in range(nu):
@@ -67,30 +98,53 @@ def backward_pass(A, B, lx, lu, lxx, luu, lux, ctrl, ctrl_lo, ctrl_hi, mu, K, k,
             status, nfree = boxqp(Quu_reg, Qu, lower, upper, k[t + 1], kt, free, L)
             if status == NOT_PD:
                 return t
-            K[t] = 0.0
+            Kt[:, :] = 0.0
             if nfree > 0:
-                idx = np.nonzero(free)[0]
-                rhs = np.empty((nfree, nx))
-                for a in range(nfree):
-                    rhs[a] = Qux[idx[a]]
-                cholesky_solve(L[:nfree, :nfree], rhs)
-                for a in range(nfree):
-                    K[t, idx[a]] = -rhs[a]
+                a = 0
+                for i in range(nu):
+                    if free[i]:
+                        for c in range(nx):
+                            rhs[a, c] = Qux[i, c]
+                        a += 1
+                Kf = rhs[:nfree]
+                cholesky_solve(L[:nfree, :nfree], Kf)
+                a = 0
+                for i in range(nu):
+                    if free[i]:
+                        for c in range(nx):
+                            Kt[i, c] = -Kf[a, c]
+                        a += 1
         else:
             if not cholesky(Quu_reg, L):
                 return t
-            kt[:] = -Qu
+            for i in range(nu):
+                kt[i] = -Qu[i]
             cholesky_solve(L, kt)
-            rhs = -Qux.copy()
-            cholesky_solve(L, rhs)
-            K[t] = rhs
+            for i in range(nu):
+                for c in range(nx):
+                    Kt[i, c] = -Qux[i, c]
+            cholesky_solve(L, Kt)
+        K[t] = Kt
         k[t] = kt
-        Kt = K[t]
-        QuuK = Quu @ Kt
-        Vx = Qx + Kt.T @ (Quu @ kt) + Kt.T @ Qu + Qux.T @ kt
-        Vxx = Qxx + Kt.T @ QuuK + Kt.T @ Qux + Qux.T @ Kt
-        Vxx = 0.5 * (Vxx + Vxx.T)
+        # V_x = Q_x + Kᵀ(Q_uu k + Q_u) + Q_uxᵀ k
+        np.dot(Quu, kt, Quu_k)
         dV[0] += kt @ Qu
-        dV[1] += 0.5 * (kt @ (Quu @ kt))
+        dV[1] += 0.5 * (kt @ Quu_k)
+        Quu_k += Qu
+        np.dot(Kt.T, Quu_k, Vx)
+        np.dot(Qux.T, kt, vx)
+        Vx += Qx
+        Vx += vx
+        # V_xx = sym(Q_xx) + P + Pᵀ with P = Kᵀ(½ Q_uu K + Q_ux)
+        np.dot(Quu, Kt, M)
+        for i in range(nu):
+            for c in range(nx):
+                M[i, c] = 0.5 * M[i, c] + Qux[i, c]
+        np.dot(Kt.T, M, P)
+        for i in range(nx):
+            for j in range(i, nx):
+                v = 0.5 * (Qxx[i, j] + Qxx[j, i]) + (P[i, j] + P[j, i])
+                Vxx[i, j] = v
+                Vxx[j, i] = v
     K[T - 1] = K[T - 2]
     return -1

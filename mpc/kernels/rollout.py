@@ -6,6 +6,10 @@ One call simulates T knots of the planning model from x0 at t0 with step dt:
                        i < T-1: mj_step (sensors at x_i, then x_{i+1});  last: mj_forward
                        record sensordata(x_i, u_i) and the solver warm start qacc(x_i)
 
+Each recorded knot is published to ``progress`` (:mod:`derivatives.progress`), so derivative
+kernels on other threads can linearize it while the rollout goes on; a rollout that fails
+publishes STOPPED.
+
 A rollout fails (status 1) when the state stops being finite, a speed exceeds ``max_speed`` or
 MuJoCo raised a warning (it resets the data after a bad acceleration, which would otherwise
 pass for a plausible state). ``mj_*`` are libmujoco function addresses
@@ -19,6 +23,7 @@ import numpy as np
 from numba import njit
 
 from derivatives.mjc import STATE_TIME, call_void
+from derivatives.progress import STOPPED, publish
 from mpc.kernels.policy import policy_action
 
 OK = 0
@@ -31,7 +36,27 @@ def rollout(mj_step, mj_forward, mj_set_state,
             jnt_type, jnt_qposadr, jnt_dofadr, ctrl_lo, ctrl_hi, max_speed,
             t0, qpos0, qvel0, act0, dt,
             times, qpos_ref, qvel_ref, act_ref, ctrl_ref, feedforward, gains, ff_scale, fb_scale,
-            out_time, out_qpos, out_qvel, out_act, out_ctrl, out_sensordata, out_warmstart):
+            out_time, out_qpos, out_qvel, out_act, out_ctrl, out_sensordata, out_warmstart,
+            progress):
+    status = _rollout(mj_step, mj_forward, mj_set_state, m_ptr, d_ptr, d_qpos, d_qvel, d_act,
+                      d_ctrl, d_sensordata, d_warmstart, d_warnings, jnt_type, jnt_qposadr,
+                      jnt_dofadr, ctrl_lo, ctrl_hi, max_speed, t0, qpos0, qvel0, act0, dt, times,
+                      qpos_ref, qvel_ref, act_ref, ctrl_ref, feedforward, gains, ff_scale,
+                      fb_scale, out_time, out_qpos, out_qvel, out_act, out_ctrl, out_sensordata,
+                      out_warmstart, progress)
+    if status != OK:
+        publish(progress, STOPPED)
+    return status
+
+
+@njit(cache=True, nogil=True)
+def _rollout(mj_step, mj_forward, mj_set_state,
+             m_ptr, d_ptr, d_qpos, d_qvel, d_act, d_ctrl, d_sensordata, d_warmstart, d_warnings,
+             jnt_type, jnt_qposadr, jnt_dofadr, ctrl_lo, ctrl_hi, max_speed,
+             t0, qpos0, qvel0, act0, dt,
+             times, qpos_ref, qvel_ref, act_ref, ctrl_ref, feedforward, gains, ff_scale, fb_scale,
+             out_time, out_qpos, out_qvel, out_act, out_ctrl, out_sensordata, out_warmstart,
+             progress):
     clock = np.empty(1)
     clock[0] = t0
     call_void(mj_set_state, m_ptr, d_ptr, clock.ctypes.data, np.int32(STATE_TIME))
@@ -61,6 +86,7 @@ def rollout(mj_step, mj_forward, mj_set_state,
         out_warmstart[i] = d_warmstart
         if d_warnings.sum() != warnings:
             return DIVERGED
+        publish(progress, i + 1)
         if i < horizon - 1:
             for k in range(d_qvel.shape[0]):
                 if not (abs(d_qvel[k]) <= max_speed):

@@ -326,7 +326,8 @@ def load_state(path: str | Path) -> tuple[mujoco.MjModel, mujoco.MjData, dict]:
     meta = json.loads(str(saved.pop("meta")))
     task_params = dict(meta["task"])
     task = make_task(task_params.pop("name"), robots.info(meta["robot"]), **task_params)
-    m = task.planning_model(meta["timestep"], meta["self_collision"])
+    m = task.planning_model(meta["timestep"], meta["self_collision"],
+                            meta["friction_cone"])
     d = mujoco.MjData(m)
     d.time = float(saved["time"])
     d.qpos[:], d.qvel[:], d.act[:], d.ctrl[:] = (saved["qpos"], saved["qvel"], saved["act"],

@@ -23,6 +23,8 @@ import numpy as np
 
 import robots
 from mpc import norms
+from mpc.kernels.gauss_newton import NORM_CODES
+from mpc.kernels.stage_cost import term_costs
 from robots.collision import ground_contacts_only
 from robots.info import RobotInfo
 
@@ -42,6 +44,16 @@ class CostTerm:
             raise ValueError(f"term {self.name}: unknown norm {self.norm!r}")
 
 
+def term_table(terms: list[CostTerm]) -> tuple[np.ndarray, ...]:
+    """The terms as the kernels take them: first residual row, dimension, norm code,
+    parameter and weight of each."""
+    dims = np.array([t.dim for t in terms], dtype=np.int64)
+    return (np.concatenate([[0], np.cumsum(dims)[:-1]]).astype(np.int64), dims,
+            np.array([NORM_CODES[t.norm] for t in terms], dtype=np.int64),
+            np.array([t.param for t in terms], dtype=np.float64),
+            np.array([t.weight for t in terms], dtype=np.float64))
+
+
 class Task(ABC):
     """Base class of tasks. Subclasses set ``terms`` in ``__init__``."""
 
@@ -52,18 +64,23 @@ class Task(ABC):
         self.robot = robot
         self.terms: list[CostTerm] = []
         self._sensor_slices: dict[str, slice] = {}
+        self._term_key: tuple[CostTerm, ...] | None = None
 
     # --- model -----------------------------------------------------------------------------
     @abstractmethod
     def add_sensors(self, spec: mujoco.MjSpec) -> None:
         """Add the sensors the residual reads to the robot's model specification."""
 
-    def planning_model(self, timestep: float, self_collision: bool = False) -> mujoco.MjModel:
+    def planning_model(self, timestep: float, self_collision: bool = False,
+                       friction_cone: str = "model") -> mujoco.MjModel:
         """The robot's planning model (H1: legs only) with this task's sensors, stepping at
         ``timestep``; without contacts between the robot's own bodies unless
-        ``self_collision``."""
+        ``self_collision``; with ``pyramidal`` or ``elliptic`` friction cones instead of the
+        robot model's own if ``friction_cone`` says so."""
         spec = mujoco.MjSpec.from_file(str(robots.planning_model_path(self.robot.name)))
         spec.option.timestep = timestep
+        if friction_cone != "model":
+            spec.option.cone = getattr(mujoco.mjtCone, f"mjCONE_{friction_cone.upper()}")
         self.add_sensors(spec)
         model = spec.compile()
         if not self_collision:
@@ -106,10 +123,19 @@ class Task(ABC):
         """∂r/∂s (..., nr, ns) at sensordata (..., ns) and times (...)."""
 
     def term_costs(self, residual: np.ndarray) -> np.ndarray:
-        """Weighted cost of each term (..., nterms) from residuals (..., nr)."""
-        return np.stack(
-            [t.weight * norms.value(t.norm, residual[..., s], t.param)
-             for t, s in zip(self.terms, self.term_slices, strict=False)], axis=-1)
+        """Weighted cost of each term (..., nterms) from residuals (..., nr), in one
+        compiled call (:mod:`mpc.kernels.stage_cost`)."""
+        if self._term_key != tuple(self.terms):
+            self._term_key = tuple(self.terms)
+            self._term_table = term_table(self.terms)
+        r = np.ascontiguousarray(residual, dtype=np.float64)
+        if r.shape[-1] != self._term_table[1].sum():  # the kernel does not check bounds
+            raise ValueError(f"residual of width {r.shape[-1]}, the terms need "
+                             f"{self._term_table[1].sum()}")
+        flat = r.reshape(-1, r.shape[-1])
+        out = np.empty((flat.shape[0], len(self.terms)))
+        term_costs(flat, *self._term_table, out)
+        return out.reshape(*r.shape[:-1], len(self.terms))
 
     def cost(self, residual: np.ndarray) -> np.ndarray:
         """Stage cost ℓ (...) from residuals (..., nr)."""

@@ -1,5 +1,7 @@
 """The fd provider equals mjd_transitionFD, counts its evaluations and leaves data unchanged."""
 
+import itertools
+
 import mujoco
 import numpy as np
 import pytest
@@ -77,3 +79,21 @@ def test_bad_options_are_rejected(a1_task, bad):
     _, model = a1_task
     with pytest.raises(ValueError):
         derivatives.make_provider("fd", model, **bad)
+
+
+def test_interpolation_matches_numpy_between_uneven_knots(a1_task, rng):
+    _, model = a1_task
+    lin = Linearization.allocate(model, 12)
+    knots = [0, 3, 4, 9, 10, 11]
+    arrays = (lin.A, lin.B, lin.C, lin.D)
+    for a in arrays:
+        a[knots] = rng.normal(size=(len(knots), *a.shape[1:]))
+    expected = [a.copy() for a in arrays]
+    for lo, hi in itertools.pairwise(knots):
+        for t in range(lo + 1, hi):
+            w = (t - lo) / (hi - lo)
+            for e in expected:
+                e[t] = (1 - w) * e[lo] + w * e[hi]
+    lin.interpolate(knots)
+    for a, e in zip(arrays, expected, strict=True):
+        np.testing.assert_allclose(a, e, rtol=1e-14, atol=1e-14)

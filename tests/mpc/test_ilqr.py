@@ -6,6 +6,7 @@ import pytest
 
 import derivatives
 from derivatives.fd import FDProvider
+from derivatives.provider_base import Linearization
 from mpc.assembly import home_ctrl
 from mpc.ilqr import ILQR, ILQRSettings, Regularization, derivative_knots
 
@@ -88,3 +89,33 @@ def test_regularization_schedule_accelerates_and_is_clamped():
     for _ in range(200):
         reg.decrease()
     assert reg.mu == 1e-6
+
+
+def test_a_single_nominal_is_linearized_while_it_rolls_out(a1_task):
+    """With one warm-start candidate the provider streams the nominal's knots: after the
+    iteration the Jacobians are those of the finished nominal (horizon, then interpolation)."""
+    task, model = a1_task
+    provider = derivatives.make_provider("analytic", model, threads=2)
+    planner, d = a1_planner(task, model, provider, warmstart_candidates=1, derivative_skip=3,
+                            threads=2)
+    for _ in range(3):
+        assert planner.iterate(0.0, d.qpos, d.qvel, d.act).status == "ok"
+    reference = Linearization.allocate(model, planner.T)
+    derivatives.make_provider("analytic", model, threads=1).horizon(planner.nominal,
+                                                                     planner.knots, reference)
+    reference.interpolate(planner.knots)
+    for name in ("A", "B", "C", "D"):
+        np.testing.assert_array_equal(getattr(planner.linearization, name),
+                                      getattr(reference, name))
+    planner.close()
+
+
+def test_a_failed_streamed_nominal_discards_the_iteration(a1_task):
+    task, model = a1_task
+    provider = derivatives.make_provider("analytic", model, threads=2)
+    planner, d = a1_planner(task, model, provider, warmstart_candidates=1, max_speed=1e-9)
+    before = planner.policy
+    stats = planner.iterate(0.0, d.qpos, d.qvel, d.act)
+    assert stats.status == "nominal rollouts failed"
+    assert planner.policy is before
+    planner.close()

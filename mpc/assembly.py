@@ -27,7 +27,7 @@ def build_task(cfg: Config) -> Task:
 def build_planner(cfg: Config, task: Task) -> ILQR:
     settings = cfg.planner
     model = task.planning_model(settings.timestep, settings.self_collision,
-                               settings.friction_cone)
+                               settings.impratio)
     backend = cfg.derivatives["backend"]
     provider = derivatives.make_provider(backend, model, **cfg.derivatives.get(backend, {}))
     planner = ILQR(task, model, provider, settings, home_ctrl(model, task.robot.home_key))

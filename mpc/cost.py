@@ -34,9 +34,12 @@ class CostDerivatives:
     lux: np.ndarray  # (T, nu, nx)
 
 
-def trajectory_costs(task: Task, sensordata: np.ndarray, time: np.ndarray) -> np.ndarray:
-    """Mean stage cost of each trajectory: sensordata (..., T, ns), time (..., T) -> (...)."""
-    return task.cost(task.residual(sensordata, time)).mean(axis=-1)
+def trajectory_costs(task: Task, sensordata: np.ndarray,
+                     time: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mean stage cost of each trajectory and the residuals it came from: sensordata
+    (..., T, ns), time (..., T) -> costs (...), residuals (..., T, nr)."""
+    residual = task.residual(sensordata, time)
+    return task.cost(residual).mean(axis=-1), residual
 
 
 def gauss_newton(task: Task, residual: np.ndarray, Rs: np.ndarray, C: np.ndarray,

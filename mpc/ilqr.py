@@ -66,10 +66,11 @@ class ILQRSettings:
     self_collision: bool = setting(False, help="plan contacts between the robot's own bodies "
                                    "(off: ground contacts only, what the analytic backend "
                                    "covers)")
-    friction_cone: str = setting("model", choices=("model", "pyramidal", "elliptic"),
-                                 help="friction cones of the planning model: the robot "
-                                 "model's own, or pyramidal (about half the cost of an "
-                                 "elliptic step at impratio 100)")
+    impratio: float | None = setting(None, gt=0.0, max=1e4,
+                                     help="frictional-to-normal impedance ratio of the "
+                                     "planning model (none: the robot model's own); the "
+                                     "quadrupeds' 100 makes a step cost about twice what 1 "
+                                     "does")
 
     @property
     def knots(self) -> int:
@@ -170,7 +171,7 @@ class ILQR(Planner):
                                           progress)
         batch = self.pool.run(time, qpos, qvel, act, s.timestep, self.policy,
                               np.zeros(n), self._fb_scales, progress if n == 1 else None)
-        costs = self._batch_costs(batch)
+        costs, residuals = self._batch_costs(batch)
         best = int(np.argmin(costs))
         timings["nominal"] = _ms(t0)
         if not np.isfinite(costs[best]):
@@ -180,7 +181,7 @@ class ILQR(Planner):
         nominal = batch.trajectory(best).copy()
         self.nominal = nominal
         stats.cost_nominal = float(costs[best])
-        residual = self.task.residual(nominal.sensordata, nominal.time)
+        residual = residuals[best]
         term_costs = self.task.term_costs(residual[0])
         stats.term_costs = term_costs
         stats.stage_cost = float(term_costs.sum())
@@ -258,7 +259,7 @@ class ILQR(Planner):
             chunk = alphas[start : start + size]
             batch = self.pool.run(time, qpos, qvel, act, self.settings.timestep, candidate,
                                   chunk, np.ones(len(chunk)))
-            costs = self._batch_costs(batch)
+            costs, _ = self._batch_costs(batch)
             i = int(np.argmin(costs))
             if costs[i] < best[2]:
                 best = (batch.trajectory(i).copy(), float(chunk[i]), float(costs[i]))
@@ -267,10 +268,11 @@ class ILQR(Planner):
                 break
         return best
 
-    def _batch_costs(self, batch) -> np.ndarray:
-        costs = trajectory_costs(self.task, batch.sensordata, batch.time)
+    def _batch_costs(self, batch) -> tuple[np.ndarray, np.ndarray]:
+        """Costs of the rollouts (inf where one failed) and their residuals."""
+        costs, residuals = trajectory_costs(self.task, batch.sensordata, batch.time)
         costs = np.where(batch.status == 0, costs, np.inf)
-        return np.where(np.isfinite(costs), costs, np.inf)
+        return np.where(np.isfinite(costs), costs, np.inf), residuals
 
     def _shift_provider(self, time: float) -> None:
         """Tell caching backends how many knots the horizon moved since the last plan."""

@@ -327,7 +327,7 @@ def load_state(path: str | Path) -> tuple[mujoco.MjModel, mujoco.MjData, dict]:
     task_params = dict(meta["task"])
     task = make_task(task_params.pop("name"), robots.info(meta["robot"]), **task_params)
     m = task.planning_model(meta["timestep"], meta["self_collision"],
-                            meta["friction_cone"])
+                            meta["impratio"])
     d = mujoco.MjData(m)
     d.time = float(saved["time"])
     d.qpos[:], d.qvel[:], d.act[:], d.ctrl[:] = (saved["qpos"], saved["qvel"], saved["act"],

@@ -106,7 +106,7 @@ class Session:
             p = cfg.planner
             self.audit = DerivativeAudit(self.planner.model, self.run_dir, audit, {
                 "robot": cfg.robot, "task": dict(cfg.task), "timestep": p.timestep,
-                "self_collision": p.self_collision, "friction_cone": p.friction_cone,
+                "self_collision": p.self_collision, "impratio": p.impratio,
                 "model": self.planner.model.names.split(b"\0", 1)[0].decode()},
                 cfg.runtime.seed)
         self.observers: list[Observer] = [

@@ -72,15 +72,15 @@ class Task(ABC):
         """Add the sensors the residual reads to the robot's model specification."""
 
     def planning_model(self, timestep: float, self_collision: bool = False,
-                       friction_cone: str = "model") -> mujoco.MjModel:
+                       impratio: float | None = None) -> mujoco.MjModel:
         """The robot's planning model (H1: legs only) with this task's sensors, stepping at
         ``timestep``; without contacts between the robot's own bodies unless
-        ``self_collision``; with ``pyramidal`` or ``elliptic`` friction cones instead of the
-        robot model's own if ``friction_cone`` says so."""
+        ``self_collision``; with the robot model's friction impedance ratio unless
+        ``impratio`` is given."""
         spec = mujoco.MjSpec.from_file(str(robots.planning_model_path(self.robot.name)))
         spec.option.timestep = timestep
-        if friction_cone != "model":
-            spec.option.cone = getattr(mujoco.mjtCone, f"mjCONE_{friction_cone.upper()}")
+        if impratio is not None:
+            spec.option.impratio = impratio
         self.add_sensors(spec)
         model = spec.compile()
         if not self_collision:

@@ -40,7 +40,8 @@ def test_gradient_is_the_derivative_of_the_mean_stage_cost(a1_task, rng):
             sp, sm = s.copy(), s.copy()
             sp[t, j] += h
             sm[t, j] -= h
-            fd = (trajectory_costs(task, sp, times) - trajectory_costs(task, sm, times)) / (2 * h)
+            fd = (trajectory_costs(task, sp, times)[0]
+                  - trajectory_costs(task, sm, times)[0]) / (2 * h)
             assert abs(fd - d.lx[t, j]) < 1e-6 * max(1.0, abs(fd))
 
 

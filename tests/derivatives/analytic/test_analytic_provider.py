@@ -111,10 +111,15 @@ def test_planner_derivative_path_evaluates_no_finite_difference(a1_task):
     planner.close()
 
 
-def test_analytic_matches_forward_differences_along_a_rollout(a1_task):
+@pytest.mark.parametrize("impratio", [None, 1.0])
+def test_analytic_matches_forward_differences_along_a_rollout(a1_task, impratio):
     """Along a planner rollout (default solver tolerance) the closed form agrees with forward
-    mjd_transitionFD to the latter's own accuracy."""
+    mjd_transitionFD to the latter's own accuracy, on the A1's own friction impedance ratio
+    (100) and on the quadruped configs' planning value (1)."""
     task, model = a1_task
+    if impratio is not None:
+        model = task.planning_model(0.01, impratio=impratio)
+        assert model.opt.impratio == impratio
     trajectory = rolled_out(task, model)
     knots = list(range(trajectory.horizon))
     analytic = Linearization.allocate(model, trajectory.horizon)

@@ -63,6 +63,12 @@ def test_gait_residual_is_zero_in_stance_and_tracks_lift_in_swing(a1_task):
     np.testing.assert_allclose(r[swing], expected, atol=1e-12)
 
 
+def test_the_planning_model_takes_the_robot_impratio_unless_given():
+    task = make_task("quadruped_flat", robots.info("a1"), goal=[1.0, 0.0])
+    assert task.planning_model(0.01).opt.impratio == robots.load_model("a1").opt.impratio == 100
+    assert task.planning_model(0.01, impratio=1.0).opt.impratio == 1.0
+
+
 def test_waypoints_advance_when_reached():
     task = make_task("quadruped_flat", robots.info("a1"), goal=[[1.0, 0.0], [1.0, 1.0]])
     task.planning_model(0.01)

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-from derivatives.progress import new_progress
+from derivatives.progress import READY, STOPPED, new_progress
 from derivatives.provider_base import DerivativeProvider, Linearization
 from derivatives.trajectory import ModelLayout, Trajectory
 from mpc.cost import gauss_newton, trajectory_costs
@@ -164,13 +164,19 @@ class ILQR(Planner):
         t0 = _time.perf_counter()
         n = len(self._fb_scales)
         lin = self.linearization
-        finish = None
+        finish = progress = None
         if n == 1:
             progress = new_progress()
             finish = self.provider.stream(self.pool.batch.trajectory(0), self.knots, lin,
                                           progress)
-        batch = self.pool.run(time, qpos, qvel, act, s.timestep, self.policy,
-                              np.zeros(n), self._fb_scales, progress if n == 1 else None)
+        try:
+            batch = self.pool.run(time, qpos, qvel, act, s.timestep, self.policy,
+                                  np.zeros(n), self._fb_scales, progress)
+        except BaseException:
+            if finish is not None:  # the provider's threads would wait for knots forever
+                progress[READY] = STOPPED
+                finish()
+            raise
         costs, residuals = self._batch_costs(batch)
         best = int(np.argmin(costs))
         timings["nominal"] = _ms(t0)

@@ -51,10 +51,8 @@ class RolloutPool:
         args = (float(time), np.asarray(qpos, float), np.asarray(qvel, float),
                 np.asarray(act, float), float(dt), policy, ff, fb)
         workers = len(self.datas)
-        if n == 1 and progress is not None:
-            self._work(0, 1, n, *args, progress)
-        elif self._executor is None or n == 1:
-            self._work(0, 1, n, *args)
+        if self._executor is None or n == 1:
+            self._work(0, 1, n, *args, progress if n == 1 else None)
         else:
             jobs = [self._executor.submit(self._work, w, workers, n, *args)
                     for w in range(1, min(workers, n))]

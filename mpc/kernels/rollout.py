@@ -31,6 +31,18 @@ DIVERGED = 1
 
 
 @njit(cache=True, nogil=True)
+def _diverged(d_qpos, d_qvel, max_speed):
+    """A speed beyond ``max_speed`` (or not a number) or a non-finite position."""
+    for k in range(d_qvel.shape[0]):
+        if not (abs(d_qvel[k]) <= max_speed):
+            return True
+    for k in range(d_qpos.shape[0]):  # noqa: SIM110 (a loop, not a generator: numba)
+        if not np.isfinite(d_qpos[k]):
+            return True
+    return False
+
+
+@njit(cache=True, nogil=True)
 def rollout(mj_step, mj_forward, mj_set_state,
             m_ptr, d_ptr, d_qpos, d_qvel, d_act, d_ctrl, d_sensordata, d_warmstart, d_warnings,
             jnt_type, jnt_qposadr, jnt_dofadr, ctrl_lo, ctrl_hi, max_speed,
@@ -38,25 +50,6 @@ def rollout(mj_step, mj_forward, mj_set_state,
             times, qpos_ref, qvel_ref, act_ref, ctrl_ref, feedforward, gains, ff_scale, fb_scale,
             out_time, out_qpos, out_qvel, out_act, out_ctrl, out_sensordata, out_warmstart,
             progress):
-    status = _rollout(mj_step, mj_forward, mj_set_state, m_ptr, d_ptr, d_qpos, d_qvel, d_act,
-                      d_ctrl, d_sensordata, d_warmstart, d_warnings, jnt_type, jnt_qposadr,
-                      jnt_dofadr, ctrl_lo, ctrl_hi, max_speed, t0, qpos0, qvel0, act0, dt, times,
-                      qpos_ref, qvel_ref, act_ref, ctrl_ref, feedforward, gains, ff_scale,
-                      fb_scale, out_time, out_qpos, out_qvel, out_act, out_ctrl, out_sensordata,
-                      out_warmstart, progress)
-    if status != OK:
-        publish(progress, STOPPED)
-    return status
-
-
-@njit(cache=True, nogil=True)
-def _rollout(mj_step, mj_forward, mj_set_state,
-             m_ptr, d_ptr, d_qpos, d_qvel, d_act, d_ctrl, d_sensordata, d_warmstart, d_warnings,
-             jnt_type, jnt_qposadr, jnt_dofadr, ctrl_lo, ctrl_hi, max_speed,
-             t0, qpos0, qvel0, act0, dt,
-             times, qpos_ref, qvel_ref, act_ref, ctrl_ref, feedforward, gains, ff_scale, fb_scale,
-             out_time, out_qpos, out_qvel, out_act, out_ctrl, out_sensordata, out_warmstart,
-             progress):
     clock = np.empty(1)
     clock[0] = t0
     call_void(mj_set_state, m_ptr, d_ptr, clock.ctypes.data, np.int32(STATE_TIME))
@@ -66,6 +59,7 @@ def _rollout(mj_step, mj_forward, mj_set_state,
     d_warmstart[:] = 0.0
     horizon = out_time.shape[0]
     warnings = d_warnings.sum()
+    status = OK
     for i in range(horizon):
         t = t0 + i * dt
         out_time[i] = t
@@ -76,7 +70,8 @@ def _rollout(mj_step, mj_forward, mj_set_state,
                                times, qpos_ref, qvel_ref, act_ref, ctrl_ref, feedforward, gains,
                                t, d_qpos, d_qvel, d_act, ff_scale, fb_scale, out_ctrl[i])
         if not finite:
-            return DIVERGED
+            status = DIVERGED
+            break
         d_ctrl[:] = out_ctrl[i]
         if i < horizon - 1:
             call_void(mj_step, m_ptr, d_ptr)
@@ -85,13 +80,12 @@ def _rollout(mj_step, mj_forward, mj_set_state,
         out_sensordata[i] = d_sensordata
         out_warmstart[i] = d_warmstart
         if d_warnings.sum() != warnings:
-            return DIVERGED
+            status = DIVERGED
+            break
         publish(progress, i + 1)
-        if i < horizon - 1:
-            for k in range(d_qvel.shape[0]):
-                if not (abs(d_qvel[k]) <= max_speed):
-                    return DIVERGED
-            for k in range(d_qpos.shape[0]):
-                if not np.isfinite(d_qpos[k]):
-                    return DIVERGED
-    return OK
+        if i < horizon - 1 and _diverged(d_qpos, d_qvel, max_speed):
+            status = DIVERGED
+            break
+    if status != OK:
+        publish(progress, STOPPED)
+    return status

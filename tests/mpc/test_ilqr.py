@@ -1,5 +1,7 @@
 """Planner iterations: progress on the A1 task and the discard-on-NaN guarantee."""
 
+import threading
+
 import mujoco
 import numpy as np
 import pytest
@@ -118,4 +120,28 @@ def test_a_failed_streamed_nominal_discards_the_iteration(a1_task):
     stats = planner.iterate(0.0, d.qpos, d.qvel, d.act)
     assert stats.status == "nominal rollouts failed"
     assert planner.policy is before
+    planner.close()
+
+
+def test_a_nominal_rollout_that_raises_releases_the_derivative_threads(a1_task, monkeypatch):
+    """The provider's threads wait for the nominal's knots; if the rollout never starts they
+    must be told, or they would wait (and hold the provider's executor) forever."""
+    task, model = a1_task
+    provider = derivatives.make_provider("analytic", model, threads=2)
+    planner, d = a1_planner(task, model, provider, warmstart_candidates=1)
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("rollout failed to start")
+
+    monkeypatch.setattr(planner.pool, "run", broken)
+    with pytest.raises(RuntimeError, match="failed to start"):
+        planner.iterate(0.0, d.qpos, d.qvel, d.act)
+    monkeypatch.undo()
+    # the next iteration needs the provider's helper thread: with it still waiting, it hangs
+    result = []
+    worker = threading.Thread(target=lambda: result.append(
+        planner.iterate(0.0, d.qpos, d.qvel, d.act).status), daemon=True)
+    worker.start()
+    worker.join(timeout=30)
+    assert result == ["ok"], "the planner hung on derivative threads still waiting for knots"
     planner.close()

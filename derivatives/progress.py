@@ -117,4 +117,3 @@ def wait_for(sched_yield, progress, knot):
         if ready == STOPPED:
             return False
         call_void(sched_yield)
-

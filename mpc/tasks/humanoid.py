@@ -311,7 +311,6 @@ class HumanoidFlat(VelocityMode, Task):
             self.waypoint_index += 1
 
 
-
 def segment_residual(point: np.ndarray, left: np.ndarray, right: np.ndarray, margin: float):
     """b − Π(b) for points b (..., 2) and the segment between feet f_L, f_R (..., 2), shortened
     by ``margin`` at each end, with its Jacobians (..., 2, 2) with respect to b, f_L and f_R.

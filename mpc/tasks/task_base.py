@@ -129,9 +129,9 @@ class Task(ABC):
             self._term_key = tuple(self.terms)
             self._term_table = term_table(self.terms)
         r = np.ascontiguousarray(residual, dtype=np.float64)
-        if r.shape[-1] != self._term_table[1].sum():  # the kernel does not check bounds
-            raise ValueError(f"residual of width {r.shape[-1]}, the terms need "
-                             f"{self._term_table[1].sum()}")
+        width = int(self._term_table[1].sum())
+        if r.shape[-1] != width:  # the kernel does not check bounds
+            raise ValueError(f"residual of width {r.shape[-1]}, the terms need {width}")
         flat = r.reshape(-1, r.shape[-1])
         out = np.empty((flat.shape[0], len(self.terms)))
         term_costs(flat, *self._term_table, out)

@@ -10,6 +10,10 @@ the internal forces between the feet; of those we take the least-norm one, with 
 components weighted up so that the feet push down rather than sideways. The joint rows then give τ.
 
 Used to write the H1 home key's ctrl (torque actuators) and by the tests that check it.
+
+Also where the feet rest (:func:`resting_site_heights`): on MuJoCo's soft contacts a foot
+sphere of radius ρ carrying the robot does not rest with its centre at ρ but lower, by the
+penetration at which the contact force balances the load.
 """
 
 from __future__ import annotations
@@ -58,3 +62,18 @@ def standing_torques(model: mujoco.MjModel, data: mujoco.MjData,
     tau_dof = data.qfrc_bias - J.T @ f.ravel()
     dof = model.jnt_dofadr[model.actuator_trnid[:, 0]]
     return tau_dof[dof] / model.actuator_gear[:, 0]
+
+
+def resting_site_heights(model: mujoco.MjModel, key: str, sites: Sequence[str],
+                         duration: float = 1.0) -> np.ndarray:
+    """Heights (z, world) of ``sites`` after the robot has stood ``duration`` seconds from
+    keyframe ``key`` holding the key's controls.
+
+    Why simulate: a contact's penetration at rest follows from its solref/solimp and the
+    load, and the Menagerie quadrupeds' feet are deliberately soft (solimp widths of 2-3 cm):
+    under the standing robot their sphere centres sit 13-17 mm below the radius."""
+    data = mujoco.MjData(model)
+    mujoco.mj_resetDataKeyframe(model, data, model.key(key).id)
+    for _ in range(round(duration / model.opt.timestep)):
+        mujoco.mj_step(model, data)
+    return np.array([data.site(name).xpos[2] for name in sites])

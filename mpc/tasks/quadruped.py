@@ -16,12 +16,19 @@ Residual terms (MJPC's quadruped terms, position on the base instead of a head p
     velocity  (v_x − ĉ_x, v_y − ĉ_y, ω_z − ĉ_ω)  (velocity mode)  quadratic
     yaw       x_xy − (cos θ(t), sin θ(t))         (velocity mode)  smooth_abs
 
-with h the standing height over the feet, ρ the foot radius, g the goal, step(t) the gait's
-lift target (:mod:`mpc.tasks.gait`), σ an effort scale and γ per-joint posture gains. Height
-and balance use the mean over the support feet (all four here; subclasses such as
-:mod:`mpc.tasks.quadruped_biped` choose fewer, and other posture gains). The
-residual is affine in the sensors, r = G(t) s + c(t), so ∂r/∂s = G(t) is exact; only the gait
-rows of G depend on time (zero in stance).
+with h the standing height over the feet, ρ the height a foot site rests at when its foot
+carries the standing robot, g the goal, step(t) the gait's lift target (:mod:`mpc.tasks.gait`),
+σ an effort scale and γ per-joint posture gains. Height and balance use the mean over the
+support feet (all four here; subclasses such as :mod:`mpc.tasks.quadruped_biped` choose fewer,
+and other posture gains). The residual is affine in the sensors, r = G(t) s + c(t), so
+∂r/∂s = G(t) is exact; only the gait rows of G depend on time (zero in stance).
+
+ρ is the planning model's, measured by letting the robot stand
+(:func:`robots.statics.resting_site_heights`), not the foot sphere's radius: the feet's soft
+contacts sink 13-17 mm under the robot's weight. With the radius as ρ every foot was asked to
+be that far off the ground from the first instant of its swing window, so where the trot's two
+windows meet all four feet had to leave the ground together: the robot hopped twice a stride,
+and with a real robot's delays in the loop the hops grew into stumbles.
 
 Modes: ``goal`` seeks the goal (or the waypoints). ``velocity`` tracks a commanded body-frame
 twist ĉ = (ĉ_x, ĉ_y, ĉ_ω) (:mod:`mpc.commands`, set each plan by :meth:`set_command`): v is the
@@ -46,6 +53,7 @@ from mpc.tasks.gait import QUADRUPED_GAITS, GaitClock, SpeedGait, step_height
 from mpc.tasks.task_base import CostTerm, Task
 from mpc.tasks.velocity import VELOCITY_MODE_RANGES, VelocityMode, VelocityReference
 from robots.info import RobotInfo
+from robots.statics import resting_site_heights
 
 GRAVITY = 9.81
 
@@ -83,7 +91,7 @@ class QuadrupedFlat(VelocityMode, Task):
     RANGES: ClassVar[dict[str, dict[str, float]]] = {
         "goal": {"min": -1000.0, "max": 1000.0},  # m, also every waypoint's x and y
         "height": {"gt": 0.0, "max": 2.0},
-        "foot_radius": {"min": 0.0, "max": 0.2},
+        "foot_height": {"min": 0.0, "max": 0.2},
         "effort_scale": {"gt": 0.0, "max": 100.0},
         "waypoint_tolerance": {"gt": 0.0, "max": 10.0},
         "weights": {"min": 0.0, "max": 1e6},
@@ -91,13 +99,14 @@ class QuadrupedFlat(VelocityMode, Task):
     }
 
     def __init__(self, robot: RobotInfo, gait: str = "trot", goal=(0.0, 0.0),
-                 height: float = 0.25, foot_radius: float | None = None,
+                 height: float = 0.25, foot_height: float | None = None,
                  effort_scale: float = 0.02, waypoint_tolerance: float = 0.15,
                  weights: dict | None = None, mode: str = "goal", lead: float = 0.2,
                  cadence_gain: float = 1.0, max_cadence: float = 3.5,
                  lift_gain: float = 0.03, max_lift: float = 0.08, hip_radius: float = 0.25,
                  stand_speed: float = 0.05):
-        """``foot_radius`` defaults to the robot's (:class:`robots.info.RobotInfo`).
+        """``foot_height`` (ρ) defaults to the resting height of the feet in the planning
+        model (set by :meth:`bind`).
         ``mode``: ``goal`` or ``velocity``; ``lead`` (m) bounds the velocity mode's position
         reference around the base; ``cadence_gain`` … ``stand_speed``: the speed-adapted gait
         timing of velocity mode (:class:`mpc.tasks.gait.SpeedGait`)."""
@@ -109,7 +118,9 @@ class QuadrupedFlat(VelocityMode, Task):
             raise ValueError(f"unknown gait {gait!r}; choose from {', '.join(QUADRUPED_GAITS)}")
         self.gait = QUADRUPED_GAITS[gait]
         self.height = float(height)
-        self.foot_radius = float(robot.foot_radius if foot_radius is None else foot_radius)
+        self._foot_height = None if foot_height is None else float(foot_height)
+        #: ρ (m): the gait targets' foot height on the ground, known once bound to a model.
+        self.foot_height = self._foot_height
         self.effort_scale = float(effort_scale)
         self.waypoint_tolerance = float(waypoint_tolerance)
         self.waypoints = _as_waypoints(goal)
@@ -180,6 +191,9 @@ class QuadrupedFlat(VelocityMode, Task):
         key = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, self.robot.home_key)
         joint_qposadr = model.jnt_qposadr[model.actuator_trnid[:, 0]]
         self.home_angles = model.key_qpos[key, joint_qposadr].copy()
+        if self._foot_height is None:
+            self.foot_height = float(np.mean(
+                resting_site_heights(model, self.robot.home_key, self.robot.feet)))
         self._build_affine_map(model)
 
     def _build_affine_map(self, model: mujoco.MjModel) -> None:
@@ -266,7 +280,7 @@ class QuadrupedFlat(VelocityMode, Task):
             r[..., self._yaw_rows] -= np.stack((np.cos(heading), np.sin(heading)), axis=-1)
         step = self._swing_targets(time)
         gait = r[..., self._gait_rows]
-        r[..., self._gait_rows] = np.where(step > 0, gait - self.foot_radius - step, 0.0)
+        r[..., self._gait_rows] = np.where(step > 0, gait - self.foot_height - step, 0.0)
         return r
 
     def residual_jacobian(self, sensordata: np.ndarray, time: np.ndarray) -> np.ndarray:

@@ -46,19 +46,19 @@ class QuadrupedBiped(QuadrupedFlat):
     #: Bounds of the options, read by mpc.schema.check_kwargs (see mpc/schema.py).
     RANGES: ClassVar[dict[str, dict[str, float]]] = {
         **{k: v for k, v in QuadrupedFlat.RANGES.items()
-           if k in ("goal", "height", "foot_radius", "effort_scale", "weights")},
+           if k in ("goal", "height", "foot_height", "effort_scale", "weights")},
         "heading": {"min": -math.tau, "max": math.tau},
     }
 
     def __init__(self, robot: RobotInfo, support: Literal["hind", "front"] = "hind",
                  goal=(0.0, 0.0), height: float = 0.5, heading: float = 0.0,
-                 foot_radius: float | None = None, effort_scale: float = 0.02,
+                 foot_height: float | None = None, effort_scale: float = 0.02,
                  weights: dict | None = None):
         if support not in ("hind", "front"):
             raise ValueError(f"support must be 'hind' or 'front', got {support!r}")
         self.support = support
         self.heading = float(heading)
-        super().__init__(robot, gait="trot", goal=goal, height=height, foot_radius=foot_radius,
+        super().__init__(robot, gait="trot", goal=goal, height=height, foot_height=foot_height,
                          effort_scale=effort_scale, weights=weights)
         self._support_mask = np.zeros(len(robot.feet))
         self._support_mask[list(self.support_feet)] = 1.0

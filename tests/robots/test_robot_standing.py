@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import robots
-from robots.statics import contact_forces, standing_torques
+from robots.statics import contact_forces, resting_site_heights, standing_torques
 
 DURATION = 1.0
 H1_CONTACTS = ("left_heel", "left_toe", "right_heel", "right_toe")
@@ -102,3 +102,28 @@ def test_h1_holds_still_for_one_second(file):
     assert np.linalg.norm(data.body(info.base_body).xpos - start) < 0.02
     assert floor_contacts(model, data) == set(H1_CONTACTS)
     assert not np.any(data.warning.number)
+
+
+@pytest.mark.parametrize("robot", ["a1", "go1", "go2"])
+def test_feet_rest_below_their_radius_where_the_contact_force_carries_the_robot(robot):
+    """The resting height of the foot sites, settled in the planning model at its 10 ms step,
+    is where the robot model's own 2 ms simulation puts them (to 1 mm), and below the sphere
+    radius by more than the contacts' ordinary millimetre: the Menagerie feet are soft."""
+    info = robots.info(robot)
+    planning = robots.load_planning_model(robot)
+    planning.opt.timestep = 0.01
+    rest = resting_site_heights(planning, info.home_key, info.feet)
+    model = robots.load_model(robot)
+    data = home(model, robot)
+    for _ in range(round(2.0 / model.opt.timestep)):
+        mujoco.mj_step(model, data)
+    # The feet carry the robot: their contact forces add up to its weight.
+    weight = -model.opt.gravity[2] * model.body_subtreemass[1]
+    force = np.zeros(6)
+    normal = 0.0
+    for i in range(data.ncon):
+        mujoco.mj_contactForce(model, data, i, force)
+        normal += force[0]
+    assert normal == pytest.approx(weight, rel=0.02)
+    np.testing.assert_allclose(rest, [data.site(f).xpos[2] for f in info.feet], atol=1e-3)
+    assert np.all(rest < info.foot_radius - 0.01)

@@ -59,8 +59,31 @@ def test_gait_residual_is_zero_in_stance_and_tracks_lift_in_swing(a1_task):
     assert np.all(r[lift == 0] == 0)
     feet_z = np.array([d.site_xpos[model.site(f).id][2] for f in task.robot.feet])
     swing = lift > 0
-    expected = (feet_z - task.foot_radius - lift)[swing]
+    expected = (feet_z - task.foot_height - lift)[swing]
     np.testing.assert_allclose(r[swing], expected, atol=1e-12)
+
+
+@pytest.mark.parametrize("robot", ["a1", "go2"])
+def test_a_resting_foot_is_on_target_where_its_swing_begins(robot):
+    """At the edges of a foot's swing window the step target is near zero: a foot resting on
+    the ground (the standing robot, settled) must then be on target, not asked to be a
+    centimetre up (with the foot radius as the target, every foot had to leave the ground at
+    once where the trot's two windows meet)."""
+    task = make_task("quadruped_flat", robots.info(robot), goal=[1.0, 0.0])
+    model = task.planning_model(0.01)
+    d = mujoco.MjData(model)
+    mujoco.mj_resetDataKeyframe(model, d, model.key(task.robot.home_key).id)
+    for _ in range(100):
+        mujoco.mj_step(model, d)
+    mujoco.mj_forward(model, d)
+    times = np.linspace(0.0, 1.0, 2001)
+    lift = task._swing_targets(times)
+    edge = (lift > 0) & (lift < 1e-3)  # swing has begun, the target has not risen yet
+    assert edge.sum() > 10
+    sl = dict(zip([t.name for t in task.terms], task.term_slices, strict=False))["gait"]
+    r = task.residual(np.broadcast_to(d.sensordata, (len(times), model.nsensordata)),
+                      times)[:, sl]
+    assert np.abs(r[edge]).max() < 2e-3
 
 
 def test_the_planning_model_takes_the_robot_impratio_unless_given():

@@ -118,9 +118,9 @@ class QuadrupedFlat(VelocityMode, Task):
             raise ValueError(f"unknown gait {gait!r}; choose from {', '.join(QUADRUPED_GAITS)}")
         self.gait = QUADRUPED_GAITS[gait]
         self.height = float(height)
-        self._foot_height = None if foot_height is None else float(foot_height)
+        self._given_foot_height = None if foot_height is None else float(foot_height)
         #: ρ (m): the gait targets' foot height on the ground, known once bound to a model.
-        self.foot_height = self._foot_height
+        self.foot_height = self._given_foot_height
         self.effort_scale = float(effort_scale)
         self.waypoint_tolerance = float(waypoint_tolerance)
         self.waypoints = _as_waypoints(goal)
@@ -191,7 +191,7 @@ class QuadrupedFlat(VelocityMode, Task):
         key = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, self.robot.home_key)
         joint_qposadr = model.jnt_qposadr[model.actuator_trnid[:, 0]]
         self.home_angles = model.key_qpos[key, joint_qposadr].copy()
-        if self._foot_height is None:
+        if self._given_foot_height is None:
             self.foot_height = float(np.mean(
                 resting_site_heights(model, self.robot.home_key, self.robot.feet)))
         self._build_affine_map(model)

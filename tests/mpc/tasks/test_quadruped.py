@@ -86,6 +86,15 @@ def test_a_resting_foot_is_on_target_where_its_swing_begins(robot):
     assert np.abs(r[edge]).max() < 2e-3
 
 
+def test_a_given_foot_height_replaces_the_measured_one():
+    measured = make_task("quadruped_flat", robots.info("go2"), goal=[1.0, 0.0])
+    measured.planning_model(0.01)
+    given = make_task("quadruped_flat", robots.info("go2"), goal=[1.0, 0.0], foot_height=0.022)
+    given.planning_model(0.01)
+    assert given.foot_height == 0.022
+    assert measured.foot_height == pytest.approx(0.009, abs=0.002)
+
+
 def test_the_planning_model_takes_the_robot_impratio_unless_given():
     task = make_task("quadruped_flat", robots.info("a1"), goal=[1.0, 0.0])
     assert task.planning_model(0.01).opt.impratio == robots.load_model("a1").opt.impratio == 100

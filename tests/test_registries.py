@@ -6,10 +6,10 @@ import pytest
 from derivatives import BACKENDS, DerivativeProvider
 from hardware.estimation.base_state import BaseStateSource
 from hardware.estimation.sources import SOURCES
-from mpc.plant_base import Plant
-from mpc.plants import PLANTS, SAFETY
-from mpc.runtime.observer import Observer
-from mpc.runtime.session import OBSERVERS
+from mpc.app.observers.observer_base import Observer
+from mpc.app.plants import PLANTS, SAFETY
+from mpc.app.plants.plant_base import Plant
+from mpc.app.runtime.session import OBSERVERS
 from mpc.tasks import TASKS, Task
 
 REGISTRIES = [(BACKENDS, DerivativeProvider), (TASKS, Task), (PLANTS, Plant),

@@ -64,7 +64,7 @@ GRAVITY = np.array([0.0, 0.0, -9.81])
 class LegKalman(BaseStateSource):
     """See the module docstring; options are the config's ``plant.base_state`` keys."""
 
-    #: Bounds of the options, read by mpc.schema.check_kwargs (see mpc/schema.py).
+    #: Bounds of the options, read by mpc.app.schema.check_kwargs (see mpc/app/schema.py).
     RANGES: ClassVar[dict[str, dict[str, float]]] = {
         "accel_noise": {"min": 1e-3, "max": 100.0},
         "foot_drift": {"min": 1e-5, "max": 10.0},

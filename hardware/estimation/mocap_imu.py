@@ -55,7 +55,7 @@ def alpha_beta_gains(accel_noise: float, pos_noise: float, period: float) -> tup
 class EstimatorOptions:
     """Settings of :class:`MocapImuEstimator` (config section ``plant.estimator``)."""
 
-    #: Bounds of the options, read by mpc.schema.check_kwargs (see mpc/schema.py).
+    #: Bounds of the options, read by mpc.app.schema.check_kwargs (see mpc/app/schema.py).
     RANGES: ClassVar[dict[str, dict[str, float]]] = {
         "pose_rate": {"gt": 0.0, "max": 10000.0},
         "pos_noise": {"gt": 0.0, "max": 1.0},

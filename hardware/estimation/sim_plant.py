@@ -1,6 +1,6 @@
 """``plant.type: sim_estimated``: the MuJoCo simulation, seen only through the robot's sensors.
 
-Every simulation step the robot's sensors (:mod:`mpc.sensors`, seeded: deterministic in
+Every simulation step the robot's sensors (:mod:`hardware.fake.sensors`, seeded: deterministic in
 lockstep) sample the true state: IMU quaternion, gyro and accelerometer (specific force of the
 base body), joint encoders and speeds, foot forces; the configured base-state source
 (``base_state``, the hardware configs' own estimator by default) is fed exactly as a hardware
@@ -17,9 +17,9 @@ import robots
 from hardware.estimation.base_state import BaseStateSource, ImuSample
 from hardware.estimation.sources import check_spec, make_source
 from hardware.fake.robot import default_sensors
-from mpc.plant_base import PlantState
-from mpc.sensors import SensorModel
-from mpc.sim_plant import SimPlant
+from hardware.fake.sensors import SensorModel
+from mpc.app.plants.plant_base import PlantState
+from mpc.app.plants.sim_plant import SimPlant
 from robots.info import RobotInfo
 
 

@@ -87,9 +87,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--tilt-pitch", type=float, default=0.0, metavar="DEG")
     p.add_argument("--sensors", choices=("realistic", "ideal"), default="realistic",
                    help="realistic (default): the robot's sensor noise, bias, quantization and "
-                        "latency (mpc.sensors); ideal: the simulation's exact values")
+                        "latency (hardware.fake.sensors); ideal: the simulation's exact values")
     p.add_argument("--sensor", action="append", default=[], metavar="KEY=VALUE",
-                   help="override one sensor figure (a field of mpc.sensors.SensorSpec)")
+                   help="override one sensor figure (a field of hardware.fake.sensors.SensorSpec)")
     p.add_argument("--seed", type=int, default=0, help="sensor noise seed")
     p.add_argument("--quiet", action="store_true", help="no log lines, only the summary")
     return p

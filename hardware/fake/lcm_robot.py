@@ -38,10 +38,10 @@ import yaml
 
 import robots
 from hardware.fake.natnet_server import FakeNatNetServer, MocapReplay, ReplaySettings
+from hardware.fake.sensors import SensorModel, SensorSpec
 from hardware.lcm.lcm_types import joint_command_t, robot_state_t, sim_step_t
 from hardware.lcm.plant import DEFAULT_URL, model_gains
 from hardware.mocap.frames import MocapFrame
-from mpc.sensors import SensorModel, SensorSpec
 from robots.info import RobotInfo
 
 DAMPING_KD = 3.0
@@ -101,8 +101,8 @@ class SimulatedRobot:
         m.actuator_biasprm[:] = 0.0
         self.noise = (gyro_noise, accel_noise)
         self._rng = np.random.default_rng(seed)
-        # The robot's sensors (mpc.sensors; foot force is not on this wire); gyro_noise and
-        # accel_noise add white noise on top.
+        # The robot's sensors (hardware.fake.sensors; foot force is not on this wire); gyro_noise
+        # and accel_noise add white noise on top.
         self.sensors = SensorModel(sensors or SensorSpec(enabled=False), timestep,
                                    len(robot.feet), seed + 1)
 
@@ -273,9 +273,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--sensors", choices=("realistic", "ideal"), default="realistic",
                    help="realistic (default): IMU noise and bias, encoder quantization, joint "
-                        "speed noise, latency (mpc.sensors); ideal: exact values")
+                        "speed noise, latency (hardware.fake.sensors); ideal: exact values")
     p.add_argument("--sensor", action="append", default=[], metavar="KEY=VALUE",
-                   help="override one sensor figure (a field of mpc.sensors.SensorSpec)")
+                   help="override one sensor figure (a field of hardware.fake.sensors.SensorSpec)")
     p.add_argument("--no-mocap", action="store_true", help="do not stream NatNet")
     p.add_argument("--natnet-bind", default="127.0.0.1")
     p.add_argument("--natnet-command-port", type=int, default=1510)

@@ -27,7 +27,7 @@ from hardware.estimation.sources import make_source
 from hardware.fake.robot import FAMILY, FakeRobotSim
 from hardware.safety.layer import SafetyConfig
 from hardware.unitree.motor_map import MotorMap
-from mpc.plant_base import Plant, PlantState
+from mpc.app.plants.plant_base import Plant, PlantState
 from robots.info import RobotInfo
 
 log = logging.getLogger(__name__)

@@ -18,9 +18,9 @@ humanoid onto its feet once the controller holds its pose (None: it never does).
 
 State (IMU from the simulated base, joints per motor slot, foot contact forces in N, the remote)
 is what the robot publishes, through the robot's sensors: by default realistic ones
-(:mod:`mpc.sensors`: IMU noise and bias drift, AHRS attitude error, encoder quantization, joint
-speed noise, foot-force offsets, or for Go2/H1 foot-force readings barely tied to the load, and
-2 ms latency); ``sensors=SensorSpec(enabled=False)`` reports the simulation's exact values.
+(:mod:`hardware.fake.sensors`: IMU noise and bias drift, AHRS attitude error, encoder quantization,
+joint speed noise, foot-force offsets, or for Go2/H1 foot-force readings barely tied to the load,
+and 2 ms latency); ``sensors=SensorSpec(enabled=False)`` reports the simulation's exact values.
 Faults are injected on the wire (:mod:`hardware.fake.server`): stop publishing, corrupt
 checksums, hold the e-stop buttons, a runaway joint, a NaN, a tilted IMU.
 """
@@ -33,10 +33,10 @@ import mujoco
 import numpy as np
 
 import robots
+from hardware.fake.sensors import SensorModel, SensorSpec
 from hardware.rotations import euler_zyx
 from hardware.unitree.lowlevel import POS_STOP, SLOTS, VEL_STOP, LowState, MotorCommand
 from hardware.unitree.motor_map import MotorMap
-from mpc.sensors import SensorModel, SensorSpec
 from robots.info import RobotInfo
 
 FAMILY = {"a1": "legacy", "go1": "legacy", "go2": "go2", "h1": "h1"}

@@ -17,7 +17,7 @@ import time as _time
 import lcm
 
 from hardware.lcm.lcm_types import velocity_command_t
-from mpc.commands.command_base import CommandSource, VelocityCommand
+from mpc.app.commands.command_base import CommandSource, VelocityCommand
 
 log = logging.getLogger(__name__)
 

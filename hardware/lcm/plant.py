@@ -38,7 +38,7 @@ from hardware.estimation.clock_sync import ClockOffset
 from hardware.estimation.mocap_imu import EstimatorOptions, MocapImuEstimator
 from hardware.lcm.lcm_types import joint_command_t, robot_state_t, sim_step_t
 from hardware.mocap.pose_input import MocapOptions, NatNetPoseInput, PoseStamper, lcm_pose_handler
-from mpc.plant_base import Plant, PlantState
+from mpc.app.plants.plant_base import Plant, PlantState
 from robots.info import RobotInfo
 
 log = logging.getLogger(__name__)
@@ -51,7 +51,7 @@ WATCH_PERIOD_MS = 10
 
 def options_from(cls, values: dict | None, section: str):
     """Build the options dataclass ``cls`` from a config mapping, naming bad keys."""
-    from mpc.schema import check_kwargs
+    from mpc.app.schema import check_kwargs
 
     checked = check_kwargs(cls, values or {}, "config", f"plant.{section}.")
     try:
@@ -74,7 +74,7 @@ class LcmPlant(Plant):
 
     realtime_only = True
 
-    #: Bounds of the options, read by mpc.schema.check_kwargs (see mpc/schema.py).
+    #: Bounds of the options, read by mpc.app.schema.check_kwargs (see mpc/app/schema.py).
     RANGES: ClassVar[dict[str, dict[str, float]]] = {
         "kp": {"min": 0.0, "max": 1000.0},
         "kd": {"min": 0.0, "max": 100.0},

@@ -32,7 +32,7 @@ PoseSink = Callable[[float, np.ndarray, np.ndarray, bool], None]
 class MocapOptions:
     """Where the base pose comes from (config section ``plant.mocap``)."""
 
-    #: Bounds of the options, read by mpc.schema.check_kwargs (see mpc/schema.py).
+    #: Bounds of the options, read by mpc.app.schema.check_kwargs (see mpc/app/schema.py).
     RANGES: ClassVar[dict[str, dict[str, float]]] = {
         "rigid_body": {"min": 0, "max": 2**31 - 1},
         "command_port": {"min": 1, "max": 65535},

@@ -38,7 +38,7 @@ log = logging.getLogger(__name__)
 class SafetyConfig:
     """Limits, timeouts and switches of the safety layer (units: s, rad, rad/s, N m)."""
 
-    #: Bounds of the options, read by mpc.schema.check_kwargs (see mpc/schema.py).
+    #: Bounds of the options, read by mpc.app.schema.check_kwargs (see mpc/app/schema.py).
     RANGES: ClassVar[dict[str, dict[str, float]]] = {
         "state_timeout": {"min": 0.005, "max": 0.5},
         "command_timeout": {"gt": 0.0, "max": 5.0},

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from hardware.safety.layer import ClampLog, SafetyConfig, clamp, install_estop, tilt_trip
-from mpc.plant_base import Plant, PlantState
+from mpc.app.plants.plant_base import Plant, PlantState
 from robots.info import RobotInfo
 
 

@@ -56,7 +56,7 @@ from hardware.unitree.legacy_packets import PacketError
 from hardware.unitree.lowlevel import LowState, MotorCommand, remote_bits, remote_mask
 from hardware.unitree.motor_map import MotorMap
 from hardware.unitree.udp_link import LinkError
-from mpc.plant_base import Plant, PlantState
+from mpc.app.plants.plant_base import Plant, PlantState
 from robots.info import RobotInfo
 
 log = logging.getLogger(__name__)

@@ -38,7 +38,7 @@ class UnitreeDdsPlant(UnitreePlant):
         check_domain(options.get("domain_id", 0), options.get("interface", "eth0"))
         check_spec(options.get("base_state"))
 
-    #: Bounds of the options, read by mpc.schema.check_kwargs (see mpc/schema.py).
+    #: Bounds of the options, read by mpc.app.schema.check_kwargs (see mpc/app/schema.py).
     RANGES: ClassVar[dict[str, dict[str, float]]] = {
         "domain_id": {"min": 0, "max": 232},
         "rate": {"min": 50.0, "max": 2000.0},

@@ -42,7 +42,7 @@ import numpy as np
 import robots
 from hardware.safety.layer import install_estop
 from hardware.unitree.udp_link import LinkError
-from mpc.plant_base import Plant, PlantState
+from mpc.app.plants.plant_base import Plant, PlantState
 from robots.info import RobotInfo
 
 log = logging.getLogger(__name__)

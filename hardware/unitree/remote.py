@@ -41,7 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hardware.unitree.lowlevel import REMOTE_BUTTONS, remote_mask
-from mpc.commands.command_base import CommandSource, VelocityCommand
+from mpc.app.commands.command_base import CommandSource, VelocityCommand
 
 log = logging.getLogger(__name__)
 

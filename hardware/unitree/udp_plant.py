@@ -41,7 +41,7 @@ class UnitreeUdpPlant(UnitreePlant):
                         options.get("local_ip", "0.0.0.0"))
         check_spec(options.get("base_state"))
 
-    #: Bounds of the options, read by mpc.schema.check_kwargs (see mpc/schema.py).
+    #: Bounds of the options, read by mpc.app.schema.check_kwargs (see mpc/app/schema.py).
     RANGES: ClassVar[dict[str, dict[str, float]]] = {
         "robot_port": {"min": 1, "max": 65535},
         "local_port": {"min": 0, "max": 65535},

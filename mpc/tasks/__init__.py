@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from common.registry import Registry
 from mpc.tasks.task_base import CostTerm, Task
-from robots.registry import Registry
 
 TASKS: Registry[Task] = Registry("task", {
     "quadruped_flat": "mpc.tasks.quadruped:QuadrupedFlat",

@@ -77,7 +77,7 @@ class HumanoidFlat(VelocityMode, Task):
     name = "humanoid_flat"
     description = "humanoid: stand, step in place and walk to a goal on flat ground"
 
-    #: Bounds of the options, read by mpc.schema.check_kwargs (see mpc/schema.py).
+    #: Bounds of the options, read by mpc.app.schema.check_kwargs (see mpc/app/schema.py).
     RANGES: ClassVar[dict[str, dict[str, float]]] = {
         "goal": {"min": -1000.0, "max": 1000.0},
         "goal_time": {"min": 0.0, "max": 86400.0},

@@ -31,7 +31,7 @@ windows meet all four feet had to leave the ground together: the robot hopped tw
 and with a real robot's delays in the loop the hops grew into stumbles.
 
 Modes: ``goal`` seeks the goal (or the waypoints). ``velocity`` tracks a commanded body-frame
-twist ĉ = (ĉ_x, ĉ_y, ĉ_ω) (:mod:`mpc.commands`, set each plan by :meth:`set_command`): v is the
+twist ĉ = (ĉ_x, ĉ_y, ĉ_ω) (:mod:`mpc.app.commands`, set each plan by :meth:`set_command`): v is the
 base's linear velocity in its own frame (a velocimeter on ``imu``) and ω_z its yaw rate (a
 gyro); the position term and the yaw term (x the base's x-axis) follow the reference pose integrated
 from the command, g(t) and θ(t) of :mod:`mpc.tasks.velocity`; at zero command that is a fixed
@@ -87,7 +87,7 @@ class QuadrupedFlat(VelocityMode, Task):
     default_params: ClassVar[dict[str, float]] = DEFAULT_PARAMS
     norms: ClassVar[dict[str, str]] = NORMS
 
-    #: Bounds of the options, read by mpc.schema.check_kwargs (see mpc/schema.py).
+    #: Bounds of the options, read by mpc.app.schema.check_kwargs (see mpc/app/schema.py).
     RANGES: ClassVar[dict[str, dict[str, float]]] = {
         "goal": {"min": -1000.0, "max": 1000.0},  # m, also every waypoint's x and y
         "height": {"gt": 0.0, "max": 2.0},

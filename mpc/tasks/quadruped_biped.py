@@ -43,7 +43,7 @@ class QuadrupedBiped(QuadrupedFlat):
     default_params: ClassVar[dict[str, float]] = {**DEFAULT_PARAMS, "heading": 0.1}
     norms: ClassVar[dict[str, str]] = {**NORMS, "heading": "smooth_abs"}
 
-    #: Bounds of the options, read by mpc.schema.check_kwargs (see mpc/schema.py).
+    #: Bounds of the options, read by mpc.app.schema.check_kwargs (see mpc/app/schema.py).
     RANGES: ClassVar[dict[str, dict[str, float]]] = {
         **{k: v for k, v in QuadrupedFlat.RANGES.items()
            if k in ("goal", "height", "foot_height", "effort_scale", "weights")},

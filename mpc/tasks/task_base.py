@@ -23,8 +23,8 @@ import numpy as np
 
 import robots
 from mpc import norms
-from mpc.kernels.gauss_newton import NORM_CODES
-from mpc.kernels.stage_cost import term_costs
+from mpc.norms.gauss_newton import NORM_CODES
+from mpc.norms.term_costs import term_costs
 from robots.collision import ground_contacts_only
 from robots.info import RobotInfo
 
@@ -124,7 +124,7 @@ class Task(ABC):
 
     def term_costs(self, residual: np.ndarray) -> np.ndarray:
         """Weighted cost of each term (..., nterms) from residuals (..., nr), in one
-        compiled call (:mod:`mpc.kernels.stage_cost`)."""
+        compiled call (:mod:`mpc.norms.term_costs`)."""
         if self._term_key != tuple(self.terms):
             self._term_key = tuple(self.terms)
             self._term_table = term_table(self.terms)

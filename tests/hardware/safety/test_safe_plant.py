@@ -8,9 +8,9 @@ import numpy as np
 import robots
 from hardware.safety.layer import SafetyConfig
 from hardware.safety.safe_plant import SafePlant
-from mpc import assembly
-from mpc.config import load_config
-from mpc.sim_plant import SimPlant
+from mpc.app import assembly
+from mpc.app.config import load_config
+from mpc.app.plants.sim_plant import SimPlant
 
 
 def wrapped(**safety) -> SafePlant:

@@ -38,7 +38,7 @@ def test_mpc_run_drives_a_fake_robot(robot, tmp_path):
     try:
         time.sleep(2.0)
         run = subprocess.run(
-            [sys.executable, "-m", "mpc.cli", f"configs/{robot}_hw.yaml", "--quiet",
+            [sys.executable, "-m", "mpc.app.cli", f"configs/{robot}_hw.yaml", "--quiet",
              "--duration", "4", "--out", str(tmp_path / "run"),
              *[a for s in sets for a in ("--set", s)]],
             cwd=ROOT, capture_output=True, text=True, timeout=500)

@@ -1,0 +1,411 @@
+"""Run configuration: YAML files validated strictly against a schema.
+
+The schema is a tree of sections. Fixed sections are dataclasses below; open sections (the
+task's parameters, a derivative backend's options, a plant's options) are checked against the
+keyword arguments of the class that consumes them, so a new task or backend is configurable
+without touching this file. Every error names the file, the key and what was expected; an
+unknown key also names the closest valid one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+import robots
+from common.settings import setting
+from derivatives import BACKENDS
+from mpc.app.commands import COMMAND_SOURCES, CommandFilter
+from mpc.app.plants import PLANTS, SAFETY
+from mpc.app.schema import (
+    ConfigError,
+    build_dataclass,
+    check_kwargs,
+    check_value,
+    unknown_key,
+)
+from mpc.planner.ilqr import ILQRSettings
+from mpc.tasks import TASKS, make_task
+
+#: The shipped configs: ``configs/`` of the repository, installed as ``mpc/configs`` (in the
+#: source tree ``mpc/configs`` is a link to ``configs/``).
+SHIPPED_DIR = Path(__file__).resolve().parents[1] / "configs"
+
+log = logging.getLogger(__name__)
+
+
+# Fixed sections (bounds as field metadata, see :func:`mpc.app.schema.setting`). The planner's
+# section is :class:`mpc.planner.ilqr.ILQRSettings`.
+
+
+@dataclass
+class AuditSettings:
+    """``derivatives.audit`` in a config (``every: 0`` turns the audit off)."""
+
+    every: int = 0
+    threshold: float = 1e-3
+    switch_to_fd: bool = False
+    eps: float = 1e-6
+
+    def __post_init__(self) -> None:
+        if self.every < 0 or self.threshold <= 0 or self.eps <= 0:
+            raise ValueError("derivatives.audit: every >= 0, threshold > 0 and eps > 0")
+
+
+@dataclass
+class RuntimeConfig:
+    mode: str = setting("realtime", choices=("lockstep", "realtime"))
+    duration: float = setting(10.0, gt=0.0, max=86400.0, help="run length (s of plant time)")
+    planning_rate: float = setting(50.0, gt=0.0, max=1000.0, help="planner target rate (Hz)")
+    feedback_rate: float = setting(300.0, gt=0.0, max=10000.0,
+                                  help="TV-LQR feedback rate (Hz)")
+    feedback_gain: float = setting(1.0, min=0.0, max=1.0,
+                              help="scale of the TV-LQR gains K (below 1 tolerates a slower "
+                                   "command path; see README, Running on a robot)")
+    seed: int = setting(0, min=0, max=2**32 - 1)
+    plan_ahead: bool = setting(False, help="realtime: plan from the state predicted one planner "
+                                      "iteration ahead (see mpc/app/runtime/predict.py)")
+    plan_latency: float = setting(0.0, min=0.0, max=1.0,
+                                  help="lockstep: a plan comes into force this long (s of plant "
+                                       "time) after the state it started from, as a slow "
+                                       "planner's would in real time (0: at once)")
+    policy_timeout: float = setting(0.5, gt=0.0, max=10.0,
+                                    help="feedback damps after the policy is this old (s)")
+    stop_at_goal: bool = setting(False,
+                                 help="stop when the goal is reached and the robot is still")
+
+
+@dataclass
+class OutputConfig:
+    dir: str = setting("runs", help="parent folder of run directories")
+    record_rate: float = setting(100.0, gt=0.0, max=10000.0,
+                                help="time series sample rate (Hz)")
+
+
+@dataclass
+class TelemetryConfig:
+    lcm_url: str = setting("", help="LCM URL of planner telemetry ('' = off), "
+                             "e.g. udpm://239.255.76.67:7667?ttl=0")
+    channel: str = setting("MPC_TELEMETRY", help="LCM channel of planner_telemetry_t messages")
+
+
+@dataclass
+class CommandConfig:
+    source: dict = setting({}, help="velocity command source {type: scripted | keyboard | lcm | "
+                           "unitree_remote, its options} for task.mode velocity ({}: none)")
+    max_speed: list[float] = setting([1.0, 0.5, 1.0],
+                                     help="limits of |vx|, |vy| (m/s) and |yaw rate| (rad/s)")
+    max_accel: list[float] = setting([1.0, 1.0, 2.0],
+                                     help="limits of the command's rate of change (per s)")
+    timeout: float = setting(0.5, gt=0.0, help="dead man: after this long (s) without a fresh "
+                             "command the command decays to zero")
+
+
+@dataclass
+class Config:
+    robot: str
+    description: str = ""
+    task: dict = setting({})
+    planner: ILQRSettings = field(default_factory=ILQRSettings)
+    derivatives: dict = setting({"backend": "fd"})
+    runtime: RuntimeConfig = field(default_factory=RuntimeConfig)
+    plant: dict = setting({"type": "sim"})
+    safety: dict = setting({})
+    output: OutputConfig = field(default_factory=OutputConfig)
+    telemetry: TelemetryConfig = field(default_factory=TelemetryConfig)
+    command: CommandConfig = field(default_factory=CommandConfig)
+    #: Where it came from, for messages.
+    source: str = "<config>"
+
+    def to_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        d.pop("source")
+        return d
+
+
+# ----------------------------------------------------------------------------------------------
+# Loading
+
+
+def resolve_path(name: str) -> Path:
+    """A config path as given, or a shipped config by name (``a1_trot``, ``a1_trot.yaml``)."""
+    path = Path(name)
+    if path.is_file():
+        return path
+    for candidate in (SHIPPED_DIR / path.name, SHIPPED_DIR / f"{path.name}.yaml"):
+        if candidate.is_file():
+            return candidate
+    raise ConfigError(f"config file not found: {name}")
+
+
+def read_yaml(path: Path) -> dict:
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise ConfigError(f"cannot read config file {path}: {e.strerror}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+        raise ConfigError(f"{path}: invalid YAML{where}: {problem}") from None
+    except ValueError as e:  # a value YAML parses but Python cannot hold (a 5000-digit integer)
+        raise ConfigError(f"{path}: invalid value: {e}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping of sections at the top level")
+    return data
+
+
+def apply_overrides(data: dict, overrides: list[str], source: str) -> None:
+    """Apply ``KEY=VALUE`` overrides (dotted keys, YAML values) to the raw config mapping."""
+    for item in overrides:
+        if "=" not in item:
+            raise ConfigError(f"--set {item}: expected KEY=VALUE")
+        key, _, text = item.partition("=")
+        try:
+            value = yaml.safe_load(text) if text != "" else ""
+        except yaml.YAMLError:
+            value = text
+        except ValueError as e:  # a value YAML parses but Python cannot hold
+            raise ConfigError(f"--set {key}: invalid value: {e}") from None
+        node = data
+        parts = key.strip().split(".")
+        for part in parts[:-1]:
+            if not isinstance(node.get(part, {}), dict):
+                raise ConfigError(f"--set {key}: {part} is not a section")
+            node = node.setdefault(part, {})
+        node[parts[-1]] = value
+
+
+def load_config(name: str, overrides: list[str] | None = None) -> Config:
+    """Read, override and validate a configuration file."""
+    path = resolve_path(name)
+    data = read_yaml(path)
+    apply_overrides(data, overrides or [], str(path))
+    return validate(data, str(path))
+
+
+def validate(data: dict, source: str) -> Config:
+    """Check the whole tree and return a typed :class:`Config`."""
+    cfg = build_dataclass(Config, data, source, prefix="", skip={"source"})
+    cfg.source = source
+    cfg.task = _validate_task(cfg, source)
+    cfg.derivatives = _validate_derivatives(cfg, source)
+    cfg.plant = _validate_plant(cfg, source)
+    cfg.safety = _validate_safety(cfg, source)
+    cfg.command.source = _validate_command(cfg, source)
+    check_consistency(cfg)
+    return cfg
+
+
+# ----------------------------------------------------------------------------------------------
+# Consistency: values each in range can still make a run impossible together.
+
+#: Planner knots (horizon / timestep + 1) above which an iteration takes seconds on a 2-core
+#: machine (an error: the robot would follow plans older than they are long) ...
+MAX_KNOTS = 1000
+#: ... and above which it is slower than the default's by an order of magnitude (a warning).
+WARN_KNOTS = 100
+#: Rollouts per line search or warm start above which an iteration is costly (a warning).
+WARN_CANDIDATES = 32
+
+
+def check_consistency(cfg: Config) -> None:
+    """Cross-key checks, in one place: ConfigError naming the key for combinations that make a
+    run impossible or meaningless, one warning line each for costly but legal ones."""
+    source, p, rt = cfg.source, cfg.planner, cfg.runtime
+
+    def fail(key: str, expected: str, value) -> None:
+        raise ConfigError(f"{source}: '{key}' must be {expected}, got {value}")
+
+    if not p.timestep < p.horizon:
+        fail("planner.timestep", f"< planner.horizon ({p.horizon})", p.timestep)
+    if p.knots > MAX_KNOTS:
+        fail("planner.horizon", f"<= {MAX_KNOTS} planner.timestep ({MAX_KNOTS * p.timestep:g} "
+             f"s at that timestep; {p.knots} knots)", p.horizon)
+    if not p.mu_min <= p.mu_init <= p.mu_max:
+        fail("planner.mu_init", f"within planner.mu_min..planner.mu_max ({p.mu_min}..{p.mu_max})",
+             p.mu_init)
+    if rt.planning_rate > rt.feedback_rate:
+        fail("runtime.planning_rate", f"<= runtime.feedback_rate ({rt.feedback_rate})",
+             rt.planning_rate)
+    if rt.policy_timeout <= 1.0 / rt.planning_rate:
+        fail("runtime.policy_timeout", f"> the planning period 1/runtime.planning_rate "
+             f"({1.0 / rt.planning_rate:g} s), or every plan would time out", rt.policy_timeout)
+    if "command_timeout" in cfg.safety and cfg.safety["command_timeout"] <= 1 / rt.feedback_rate:
+        fail("safety.command_timeout", f"> the feedback period 1/runtime.feedback_rate "
+             f"({1.0 / rt.feedback_rate:g} s)", cfg.safety["command_timeout"])
+    period, key, value = _plant_period(cfg)
+    if period is not None:
+        rate = 1.0 / period
+        if period > p.timestep * (1 + 1e-9):
+            fail(key, f"<= planner.timestep ({p.timestep} s)" if key == "plant.timestep"
+                 else f">= 1/planner.timestep ({1.0 / p.timestep:g} Hz)", value)
+        if rt.feedback_rate > rate * (1 + 1e-9):
+            fail("runtime.feedback_rate", f"<= the plant's rate ({rate:g} Hz, from {key})",
+                 rt.feedback_rate)
+        if cfg.output.record_rate > rate * (1 + 1e-9):
+            fail("output.record_rate", f"<= the plant's rate ({rate:g} Hz, from {key})",
+                 cfg.output.record_rate)
+        if rt.duration < period:
+            fail("runtime.duration", f">= one plant step ({period:g} s)", rt.duration)
+    if p.knots > WARN_KNOTS:
+        log.warning("%s: planner.horizon / planner.timestep gives %d knots (the default 0.35 s "
+                    "at 0.01 s gives 36): each iteration takes that much longer", source, p.knots)
+    for name in ("linesearch_candidates", "warmstart_candidates"):
+        if getattr(p, name) > WARN_CANDIDATES:
+            log.warning("%s: planner.%s = %d: more rollouts per iteration than %d cost time "
+                        "and rarely help", source, name, getattr(p, name), WARN_CANDIDATES)
+    cores = os.cpu_count() or 1
+    if p.threads > cores:
+        log.warning("%s: planner.threads = %d is more than this machine's %d cores: the "
+                    "threads will compete", source, p.threads, cores)
+
+
+def _plant_period(cfg: Config) -> tuple[float | None, str, float | None]:
+    """The plant's step (s), the key it comes from and that key's value: ``plant.timestep`` of
+    a simulated plant, ``1 / plant.rate`` of a robot's link, None for plants with neither."""
+    params = inspect.signature(PLANTS.get(cfg.plant["type"])).parameters
+    for key, to_period in (("timestep", lambda v: v), ("rate", lambda v: 1.0 / v)):
+        if key in params:
+            value = cfg.plant.get(key, params[key].default)
+            return to_period(value), f"plant.{key}", value
+    return None, "", None
+
+
+# Open sections: checked against the keyword arguments of the class that consumes them.
+def _check_name(value, source: str, key: str) -> None:
+    """A plug-in's name (looked up in a registry) is a string; anything else is named here
+    rather than failing inside the lookup."""
+    check_value(value, str, source, key)
+
+
+def _validate_task(cfg: Config, source: str) -> dict:
+    try:
+        info = robots.info(cfg.robot)
+    except ValueError as e:
+        raise ConfigError(f"{source}: robot: {e}") from None
+    task = dict(cfg.task)
+    name = task.pop("name", None)
+    if name is None:
+        raise ConfigError(f"{source}: missing required key 'task.name' "
+                          f"(available: {', '.join(TASKS.available())})")
+    _check_name(name, source, "task.name")
+    try:
+        cls = TASKS.get(name)
+    except ValueError as e:
+        raise ConfigError(f"{source}: task.name: {e}") from None
+    params = check_kwargs(cls, task, source, "task.", exclude=("robot",))
+    try:
+        make_task(name, info, **params)
+    except ValueError as e:
+        raise ConfigError(f"{source}: task: {e}") from None
+    return {"name": name, **params}
+
+
+def _validate_derivatives(cfg: Config, source: str) -> dict:
+    section = dict(cfg.derivatives)
+    backend = section.get("backend", "fd")
+    _check_name(backend, source, "derivatives.backend")
+    valid = ["backend", "audit", *BACKENDS.available()]
+    for key in section:
+        if key not in valid:
+            raise unknown_key(source, "derivatives.", str(key), valid)
+    if backend not in BACKENDS:
+        raise ConfigError(f"{source}: unknown derivative backend '{backend}'; available: "
+                          f"{', '.join(BACKENDS.available())}")
+    out = {"backend": backend}
+    if section.get("audit"):
+        audit = check_kwargs(AuditSettings, section["audit"], source, "derivatives.audit.")
+        try:
+            AuditSettings(**audit)
+        except ValueError as e:
+            raise ConfigError(f"{source}: {e}") from None
+        out["audit"] = audit
+    for name in BACKENDS.available():
+        if name in section:
+            out[name] = check_kwargs(BACKENDS.get(name), section[name] or {}, source,
+                                     f"derivatives.{name}.", exclude=("model",))
+    return out
+
+
+def _validate_plant(cfg: Config, source: str) -> dict:
+    section = dict(cfg.plant)
+    kind = section.pop("type", "sim")
+    _check_name(kind, source, "plant.type")
+    try:
+        cls = PLANTS.get(kind)
+    except ValueError as e:
+        raise ConfigError(f"{source}: plant.type: {e}") from None
+    try:
+        params = check_kwargs(cls, section, source, "plant.",
+                              exclude=("robot", "seed", "safety"))
+    except ConfigError as e:
+        if "type" in cfg.plant:
+            raise
+        # the options of a robot's plant, read as a simulation's: say why
+        raise ConfigError(f"{e}; plant.type is not set, so it is {kind}") from None
+    try:
+        cls.check_options(cfg.robot, params)
+    except (ValueError, OSError) as e:
+        raise ConfigError(f"{source}: plant: {e}") from None
+    return {"type": kind, **params}
+
+
+def _validate_safety(cfg: Config, source: str) -> dict:
+    safety_config = SAFETY.get("config")
+    params = check_kwargs(safety_config, dict(cfg.safety), source, "safety.")
+    try:
+        safety_config(**params)
+    except ValueError as e:
+        raise ConfigError(f"{source}: {e}") from None
+    return params
+
+
+def _validate_command(cfg: Config, source: str) -> dict:
+    """The command source's section; a velocity-mode task needs one, other tasks none."""
+    section = dict(cfg.command.source)
+    kind = section.pop("type", None)
+    velocity = cfg.task.get("mode") == "velocity"
+    if velocity and kind is None:
+        raise ConfigError(f"{source}: task.mode velocity needs 'command.source.type' "
+                          f"(available: {', '.join(COMMAND_SOURCES.available())})")
+    if kind is None:
+        if section:
+            raise ConfigError(f"{source}: 'command.source' needs a 'type'")
+        return {}
+    if not velocity:
+        raise ConfigError(f"{source}: 'command.source' is set but the task is not in velocity "
+                          f"mode (set task.mode: velocity)")
+    try:
+        cls = COMMAND_SOURCES.get(kind)
+    except ValueError as e:
+        raise ConfigError(f"{source}: command.source.type: {e}") from None
+    params = check_kwargs(cls, section, source, "command.source.", exclude=("plant",))
+    try:
+        cls.check_options(params)
+        CommandFilter(cfg.command.max_speed, cfg.command.max_accel, cfg.command.timeout)
+    except ValueError as e:
+        raise ConfigError(f"{source}: {e}") from None
+    return {"type": kind, **params}
+
+
+def shipped_configs() -> list[tuple[str, str]]:
+    """(name, one-line description) of every shipped config."""
+    out = []
+    for path in sorted(SHIPPED_DIR.glob("*.yaml")):
+        try:
+            data = yaml.safe_load(path.read_text()) or {}
+        except yaml.YAMLError:
+            data = {}
+        out.append((path.stem, str(data.get("description", "")).strip()))
+    return out

@@ -32,12 +32,16 @@ from mpc.planner.planner_base import PHASES
 ROOT = Path(__file__).resolve().parents[1]
 
 #: One lockstep run in a fresh interpreter (argv: JSON [config, duration, overrides, out]);
-#: uses only ``mpc.app.run.run``, so it works on any revision of the code.
+#: uses only the public ``run`` (``mpc.app.run`` since the library/application split,
+#: ``mpc.run`` before), so it works on any revision of the code.
 CHILD = """
 import json, sys, tempfile
 from pathlib import Path
 import numpy as np
-from mpc.app.run import run
+try:
+    from mpc.app.run import run
+except ImportError:
+    from mpc.run import run
 config, duration, overrides, out = json.loads(sys.argv[1])
 with tempfile.TemporaryDirectory() as tmp:
     summary = run(config, ["runtime.mode=lockstep", f"runtime.duration={duration}",

@@ -187,11 +187,62 @@ def apply_overrides(data: dict, overrides: list[str], source: str) -> None:
 
 
 def load_config(name: str, overrides: list[str] | None = None) -> Config:
-    """Read, override and validate a configuration file."""
+    """Read (following ``extends``), override and validate a configuration file."""
     path = resolve_path(name)
-    data = read_yaml(path)
+    data = read_config_tree(path)
     apply_overrides(data, overrides or [], str(path))
     return validate(data, str(path))
+
+
+def read_config_tree(path: Path, _chain: tuple[Path, ...] = ()) -> dict:
+    """The mapping of config file ``path`` with the configs it extends merged under it.
+
+    ``extends: OTHER`` names another config file, relative to this file's folder (or a
+    shipped config by name). This file's keys are merged over OTHER's (itself resolved the
+    same way): a mapping merges key by key, anything else (a number, a list) replaces, and a
+    plug-in section that selects another class (``task.name``, ``plant.type``,
+    ``command.source.type``) replaces OTHER's section whole, since its options belong to the
+    other class. ``KEY: null`` drops an inherited key (its default applies). ``description``
+    is not inherited: each file says what it is.
+    """
+    data = read_yaml(path)
+    parent = data.pop("extends", None)
+    if parent is None:
+        return data
+    if not isinstance(parent, str) or not parent.strip():
+        raise ConfigError(f"{path}: 'extends' must name a config file, got {parent!r}")
+    base_path = path.parent / parent
+    try:
+        base_path = base_path if base_path.is_file() else resolve_path(parent)
+    except ConfigError:
+        raise ConfigError(f"{path}: extends: config file not found: {parent}") from None
+    chain = (*_chain, path.resolve())
+    if base_path.resolve() in chain:
+        loop = " -> ".join(p.name for p in (*chain, base_path.resolve()))
+        raise ConfigError(f"{path}: extends: a loop ({loop})")
+    base = read_config_tree(base_path, chain)
+    base.pop("description", None)
+    return merge_sections(base, data)
+
+
+#: Keys that select a plug-in class inside a section: a different choice replaces the section.
+SELECTORS = ("name", "type")
+
+
+def merge_sections(base: dict, over: dict) -> dict:
+    """``over`` merged over ``base`` (see :func:`read_config_tree`); neither is modified."""
+    out = dict(base)
+    for key, value in over.items():
+        old = out.get(key)
+        if value is None:  # ``key: null`` drops an inherited key: its default applies
+            out.pop(key, None)
+            continue
+        if isinstance(old, dict) and isinstance(value, dict) and not any(
+                k in value and k in old and value[k] != old[k] for k in SELECTORS):
+            out[key] = merge_sections(old, value)
+        else:
+            out[key] = value
+    return out
 
 
 def validate(data: dict, source: str) -> Config:

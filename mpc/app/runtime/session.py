@@ -126,7 +126,8 @@ class Session:
             self.command_filter = CommandFilter(cfg.command.max_speed, cfg.command.max_accel,
                                                 cfg.command.timeout)
             self.update_command(state.time)
-        self.goal_final = np.array(getattr(self.task, "waypoints", [[np.nan, np.nan]])[-1])
+        waypoints = self.task.waypoints
+        self.goal_final = np.array(waypoints[-1] if len(waypoints) else [np.nan, np.nan])
         self.goal_distance_start = self.goal_distance(state.qpos)
         self.planner.reset(state.time, state.qpos, state.qvel, state.act)
         self._in_force = self.planner.policy

@@ -125,7 +125,7 @@ def test_feet_alternate_and_one_is_always_down(h1):
     task, _, _ = h1
     half = 600  # samples per half cycle
     times = np.arange(6 * half) * (0.5 / task.gait.cadence / half)
-    lift = task._swing_targets(times)
+    lift = task.swing_targets(times)
     assert np.all((lift > 0).sum(axis=1) <= 1)
     swing = (lift > 0).mean(axis=0)
     np.testing.assert_allclose(swing, 1 - task.gait.duty, atol=2e-3)

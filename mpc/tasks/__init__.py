@@ -9,6 +9,7 @@ TASKS: Registry[Task] = Registry("task", {
     "quadruped_flat": "mpc.tasks.quadruped:QuadrupedFlat",
     "quadruped_biped": "mpc.tasks.quadruped_biped:QuadrupedBiped",
     "humanoid_flat": "mpc.tasks.humanoid:HumanoidFlat",
+    "turn_then_walk": "mpc.tasks.examples.turn_then_walk:TurnThenWalk",
 })
 
 __all__ = ["TASKS", "CostTerm", "Task", "make_task"]

@@ -217,7 +217,7 @@ def base_yaw(qpos: np.ndarray) -> float:
 
 
 def wrap_angle(angle):
-    """``angle`` (radians, scalar or array) wrapped into [−π, π)."""
+    """``angle`` (radians, scalar or array) wrapped into [−π, π] (π only by rounding)."""
     return (angle + np.pi) % (2 * np.pi) - np.pi
 
 

@@ -55,7 +55,7 @@ def test_each_listing_on_the_page_is_the_code(kind, where, block):
 
 
 def test_the_go2_turns_in_place_then_walks_left(tmp_path):
-    summary = run(str(CONFIG), ["runtime.mode=lockstep", "runtime.duration=7",
+    summary = run(str(CONFIG), ["runtime.mode=lockstep", "runtime.duration=4",
                                 "derivatives.backend=analytic"], out=tmp_path / "run")
     assert not summary["fell"] and summary["failed_iterations"] == 0
     assert summary["fd_evaluations"] == 0

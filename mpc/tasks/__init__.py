@@ -1,4 +1,6 @@
-"""Tasks by name (``task.name`` in a config)."""
+"""Tasks by name (``task.name`` in a config). Writing a new one: ``docs/tasks.md``; a variant
+that changes what the residual computes is a task of its own here, one that changes a number
+an option of its task."""
 
 from __future__ import annotations
 

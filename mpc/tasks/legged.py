@@ -14,8 +14,11 @@ each term fills its rows of G (nr, ns) and c (nr), and at every evaluation :meth
 gives what is subtracted from a term's rows at the knot times (a goal, a command, a heading).
 Then ∂r/∂s = G exactly, except where a task overrides :meth:`residual` and
 :meth:`residual_jacobian` for a term that is not affine (the humanoid's balance). The terms
-this base can build, with x the base's position p and axes, f the feet, ρ the foot sites'
-resting height over the ground, S the support feet:
+this base can build, with p the base position and z its z-axis (site ``imu``), f the foot
+positions, S the support feet (all by default), ρ the foot sites' resting height, h the
+standing height, c and ċ the centre of mass and its velocity, σ the effort scale, γ the
+posture gains, ĉ the command, and ψ(t) the heading of the stage, of the task or of the
+velocity reference:
 
     upright   z − e_z                                              (3)
     height    p_z − mean_S(f_z) − h                                (1)
@@ -30,7 +33,8 @@ resting height over the ground, S the support feet:
 **Sensors.** The base position and axes (:attr:`BASE_SENSORS`) on the site ``imu``, each foot's
 position (and axes, :attr:`FOOT_SENSORS`), the subtree centre of mass and its velocity,
 actuator forces and joint angles; in velocity mode a velocimeter and a gyro; the forward axis
-when there is a heading term. Their order is the residual's column order.
+when there is a heading term. The order they are added in is the order of ``sensordata``,
+the columns of G.
 
 **Goals, stages and modes.** In ``goal`` mode the task walks through ``waypoints`` (a goal or a
 list of them) in :class:`Stage` s: by default an optional hold (``hold_time`` seconds at the
@@ -81,6 +85,10 @@ class Stage:
     goal: np.ndarray | None = None
     heading: float | None = None
     done: Callable[[float, np.ndarray], bool] | None = None
+
+    def __post_init__(self) -> None:
+        if self.goal is not None and not isinstance(self.goal, np.ndarray):
+            self.goal = np.array(self.goal, dtype=float)  # an array (a view stays a view)
 
 
 class LeggedTask(VelocityMode, Task):

@@ -355,9 +355,10 @@ class LeggedTask(VelocityMode, Task):
         time = np.asarray(time)
         shape = np.broadcast_shapes(np.shape(sensordata)[:-1], time.shape)
         J = np.broadcast_to(self.G, (*shape, *self.G.shape)).copy()
-        if "gait" in self.rows:
+        gait = self.rows.get("gait")
+        if gait is not None:
             swing = self.swing_targets(time) > 0
-            J[..., self.rows["gait"], :] *= swing[..., None]
+            J[..., gait, :] *= swing[..., None]
         return J
 
     # --- goals and stages ------------------------------------------------------------------

@@ -9,10 +9,12 @@ Bounds are one kind of thing everywhere: a mapping of ``min``/``max`` (inclusive
 ``gt``/``lt`` (exclusive). A fixed section's dataclass field carries it as metadata
 (``setting(0.01, gt=0.0, max=0.1)``); a class that consumes an open section declares it in a
 class attribute ``RANGES = {"eps": {"gt": 0.0, "max": 1e-2}}`` keyed by keyword argument (a
-plain mapping, so plug-ins in lower layers need not import this module). Bounds apply to every
-number of a value, so they also bound the elements of a list (``task.goal``, ``plant.kp``) or
-the values of a mapping (``task.weights``). Independently of bounds, no value anywhere may hold
-a NaN or an infinity: a config that does is never meaningful.
+plain mapping, so plug-ins in lower layers need not import this module). A subclass that takes
+``**kwargs`` and passes them to its base's ``__init__`` has its base's options too, and its
+``RANGES`` need only name its own (:func:`keyword_options`, :func:`option_ranges`). Bounds apply
+to every number of a value, so they also bound the elements of a list (``task.goal``,
+``plant.kp``) or the values of a mapping (``task.weights``). Independently of bounds, no value
+anywhere may hold a NaN or an infinity: a config that does is never meaningful.
 """
 
 from __future__ import annotations
@@ -173,19 +175,49 @@ def _check_finite(value, source: str, where: str) -> None:
             raise ConfigError(f"{source}: '{at}' must be a finite number, got {x}")
 
 
+def keyword_options(func, exclude=()) -> dict[str, tuple[inspect.Parameter, Any]]:
+    """The options a class (its ``__init__``) or a function takes by keyword: name ->
+    (parameter, type hint). A class's ``__init__`` that takes ``**kwargs`` passes them on to
+    its base's, so the options of the next ``__init__`` up the class's MRO follow, and so on
+    up to one without ``**kwargs``; where two declare an option, the lower class's (its
+    default and hint) wins."""
+    if inspect.isclass(func):
+        inits = [k.__dict__["__init__"] for k in func.__mro__ if "__init__" in k.__dict__]
+    else:
+        inits = [func]
+    out: dict[str, tuple[inspect.Parameter, Any]] = {}
+    for init in inits:
+        params = inspect.signature(init).parameters
+        try:
+            hints = typing.get_type_hints(init)
+        except Exception:  # unresolvable annotations: check names only
+            hints = {}
+        for n, p in params.items():
+            if (n not in ("self", *exclude) and n not in out
+                    and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)):
+                out[n] = (p, hints.get(n, Any))
+        if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+            break
+    return out
+
+
+def option_ranges(func) -> dict[str, dict]:
+    """The bounds of a class's options: the ``RANGES`` of the class and of its bases, a
+    lower class's bounds of an option replacing its bases'; a function's own ``RANGES``."""
+    if not inspect.isclass(func):
+        return dict(getattr(func, "RANGES", {}))
+    ranges: dict[str, dict] = {}
+    for klass in reversed(func.__mro__):
+        ranges.update(klass.__dict__.get("RANGES", {}))
+    return ranges
+
+
 def check_kwargs(func, options: dict, source: str, prefix: str, exclude=()) -> dict:
-    """Check an open section against the keyword parameters of ``func`` (a class or function):
-    names, type hints, and the bounds in ``func.RANGES`` (see the module docstring)."""
-    target = func.__init__ if inspect.isclass(func) else func
-    ranges = getattr(func, "RANGES", {})
-    sig = inspect.signature(target)
-    try:
-        hints = typing.get_type_hints(target)
-    except Exception:  # unresolvable annotations: check names only
-        hints = {}
-    params = {n: p for n, p in sig.parameters.items()
-              if n not in ("self", *exclude) and p.kind in (p.KEYWORD_ONLY,
-                                                             p.POSITIONAL_OR_KEYWORD)}
+    """Check an open section against the keyword options of ``func`` (a class or function,
+    :func:`keyword_options`): names, type hints, and the bounds of :func:`option_ranges` (see
+    the module docstring)."""
+    params = keyword_options(func, exclude)
+    ranges = option_ranges(func)
     if not isinstance(options, dict):
         raise ConfigError(f"{source}: '{prefix.rstrip('.')}' must be a mapping, "
                           f"got {_describe(options)}")
@@ -193,9 +225,9 @@ def check_kwargs(func, options: dict, source: str, prefix: str, exclude=()) -> d
     for key, value in options.items():
         if key not in params:
             raise unknown_key(source, prefix, str(key), params)
-        out[key] = check_value(value, hints.get(key, Any), source, f"{prefix}{key}",
+        out[key] = check_value(value, params[key][1], source, f"{prefix}{key}",
                                ranges.get(key))
-    for name, p in params.items():
+    for name, (p, _) in params.items():
         if p.default is inspect.Parameter.empty and name not in out:
             raise ConfigError(f"{source}: missing required key '{prefix}{name}'")
     return out

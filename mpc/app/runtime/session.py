@@ -31,7 +31,7 @@ from mpc.app.runtime.feedback import FeedbackController
 from mpc.app.runtime.predict import StatePredictor
 from mpc.planner.planner_base import IterationStats
 from mpc.planner.policy import Policy
-from mpc.tasks.task_base import Task
+from mpc.tasks.task_base import Task, base_yaw
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +51,8 @@ class Counters:
     derivative_ms: list[float] = field(default_factory=list)
     phase_ms: dict[str, list[float]] = field(default_factory=dict)
     stage_costs: list[float] = field(default_factory=list)
+    #: Each term's cost at the measured state of the latest plan that computed them.
+    term_costs: np.ndarray | None = None
     policy_age: list[float] = field(default_factory=list)
     max_joint_speed: float = 0.0
     last: IterationStats | None = None
@@ -126,7 +128,8 @@ class Session:
             self.command_filter = CommandFilter(cfg.command.max_speed, cfg.command.max_accel,
                                                 cfg.command.timeout)
             self.update_command(state.time)
-        self.goal_final = np.array(getattr(self.task, "waypoints", [[np.nan, np.nan]])[-1])
+        waypoints = self.task.waypoints
+        self.goal_final = np.array(waypoints[-1] if len(waypoints) else [np.nan, np.nan])
         self.goal_distance_start = self.goal_distance(state.qpos)
         self.planner.reset(state.time, state.qpos, state.qvel, state.act)
         self._in_force = self.planner.policy
@@ -180,6 +183,8 @@ class Session:
                         c.phase_ms.setdefault(k, []).append(v)
             if np.isfinite(stats.stage_cost):
                 c.stage_costs.append(stats.stage_cost)
+            if len(stats.term_costs):
+                c.term_costs = stats.term_costs
             report = PlanReport(stats, self.planner.nominal, _time.perf_counter() -
                                 self.wall_start, c.iterations, c.feedback_steps,
                                 self.feedback.last_age, _copy(self.task.goal))
@@ -297,6 +302,9 @@ class Session:
             "goal_distance_start_m": round(self.goal_distance_start, 4),
             "goal_distance_end_m": round(self.goal_distance(state.qpos), 4),
             "final_base_xy": [round(float(v), 4) for v in state.qpos[:2]],
+            "final_base_yaw": round(base_yaw(state.qpos), 4),  # rad
+            "final_term_costs": None if c.term_costs is None else
+            {t.name: float(v) for t, v in zip(self.task.terms, c.term_costs, strict=True)},
             "mean_cost": float(np.mean(c.stage_costs)) if c.stage_costs else None,
             "planner_iterations": c.iterations,
             "failed_iterations": c.failed_iterations,

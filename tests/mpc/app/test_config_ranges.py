@@ -5,7 +5,6 @@ but legal values warn."""
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import logging
 import typing
 
@@ -17,7 +16,7 @@ from hardware.estimation.sources import SOURCES
 from hardware.mocap.pose_input import MocapOptions
 from mpc.app.config import OutputConfig, RuntimeConfig, load_config
 from mpc.app.plants import PLANTS, SAFETY
-from mpc.app.schema import BOUND_KEYS, ConfigError
+from mpc.app.schema import BOUND_KEYS, ConfigError, keyword_options, option_ranges
 from mpc.planner.ilqr import ILQRSettings
 from mpc.tasks import TASKS
 
@@ -44,16 +43,10 @@ def _is_number_default(value) -> bool:
 
 
 def _numeric_options(cls, skip: set[str]) -> list[str]:
-    """The keyword arguments of ``cls`` that take numbers, by type hint or by default."""
-    hints = typing.get_type_hints(cls.__init__)
-    out = []
-    for name, p in inspect.signature(cls.__init__).parameters.items():
-        if name == "self" or name in skip or p.kind not in (p.POSITIONAL_OR_KEYWORD,
-                                                            p.KEYWORD_ONLY):
-            continue
-        if _is_number_type(hints.get(name)) or _is_number_default(p.default):
-            out.append(name)
-    return out
+    """The options of ``cls`` (its own and those it passes on to its bases) that take
+    numbers, by type hint or by default."""
+    return [name for name, (p, hint) in keyword_options(cls, tuple(skip)).items()
+            if _is_number_type(hint) or _is_number_default(p.default)]
 
 
 def _bounded(bounds: dict | None) -> bool:
@@ -66,10 +59,10 @@ def _bounded(bounds: dict | None) -> bool:
 def test_every_numeric_option_of_every_plugin_declares_its_range(cls, skip):
     numeric = _numeric_options(cls, skip)
     assert numeric, f"{cls.__name__} has no numeric options?"
-    ranges = getattr(cls, "RANGES", {})
+    ranges = option_ranges(cls)
     missing = [n for n in numeric if not _bounded(ranges.get(n))]
     assert not missing, f"{cls.__name__}: no range (lower and upper bound) for {missing}"
-    assert set(ranges) <= set(inspect.signature(cls.__init__).parameters), "stale RANGES key"
+    assert set(ranges) <= set(keyword_options(cls)), "stale RANGES key"
 
 
 @pytest.mark.parametrize("cls", FIXED, ids=lambda c: c.__name__)

@@ -46,6 +46,7 @@ def test_a_run_that_plans_nothing_writes_strict_json(no_planning, tmp_path, caps
     assert summary["planner_iterations"] == 0
     assert summary["iteration_ms_median"] is None and summary["iteration_ms_p95"] is None
     assert summary["derivative_ms_median"] is None
+    assert summary["final_term_costs"] is None and abs(summary["final_base_yaw"]) < 1e-3
     last = strict_loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert last["iteration_ms_median"] is None
 

@@ -1,10 +1,13 @@
 """What a run directory records for the plots and the replay, checked against the run."""
 
+import json
 import re
 
 import numpy as np
+import pytest
 
 from mpc.tasks.gait import QUADRUPED_GAITS, step_height
+from mpc.tasks.task_base import base_yaw
 
 A1_TORQUE_LIMIT = 33.5
 
@@ -63,3 +66,15 @@ def test_a_simulation_behind_the_safety_layer_reports_contacts_and_forces(damped
     z = np.load(damped_run / "timeseries.npz")
     assert z["state_contacts"][:5].any(axis=0).all()  # standing at the start
     assert np.abs(z["state_actuator_force"]).max() > 1.0
+
+
+def test_the_summary_states_the_final_yaw_and_each_terms_final_cost(trot_run):
+    summary = json.loads((trot_run / "summary.json").read_text())
+    z = np.load(trot_run / "timeseries.npz")
+    # the summary reads the state at the end, the series samples it at 100 Hz
+    assert summary["final_base_yaw"] == pytest.approx(base_yaw(z["state_qpos"][-1]), abs=0.01)
+    costs = summary["final_term_costs"]
+    assert list(costs) == list(z["term_names"])
+    last = z["plan_term_costs"][np.isfinite(z["plan_term_costs"]).all(axis=1)][-1]
+    np.testing.assert_array_equal(list(costs.values()), last)
+    assert costs["position"] > 0.0  # 1.5 s into a walk to a goal 2 m ahead

@@ -59,7 +59,7 @@ def test_h1_stands(tmp_path):
 
 
 def test_h1_steps_and_walks_toward_the_goal(tmp_path):
-    summary, series = run(tmp_path, "configs/h1_trot.yaml", 2.5, "task.goal_time=0.5")
+    summary, series = run(tmp_path, "configs/h1_trot.yaml", 2.5, "task.hold_time=0.5")
     assert not summary["fell"] and summary["failed_iterations"] == 0
     assert np.all(feet_lift_offs(series) >= 3)
     # measured: from 1.0 m to 0.52 m

@@ -17,11 +17,16 @@ what runs where Ray is not installed).
 
 Threads. A lockstep run plans with ``planner.threads`` rollout threads and
 ``derivatives.<backend>.threads`` derivative threads (numba kernels release the GIL; no numba
-parallel loops, so ``NUMBA_NUM_THREADS`` only bounds numba's own pool). A case declares how many
-it uses (``cpus_per_case``, the same for every case of a campaign); Ray then runs at most
-``num_cpus / cpus_per_case`` cases at once on a node, so a worker never oversubscribes the
-cores. On the 2-core development machine: 1 thread per run and 2 runs at a time (a run's result
-does not depend on its thread count: ``tests/mpc/test_campaign.py``).
+parallel loops, so ``NUMBA_NUM_THREADS`` only bounds numba's own pool). A campaign declares how
+many one case uses (``cpus_per_case``); Ray then runs at most ``num_cpus / cpus_per_case``
+cases at once on a node, so its workers never oversubscribe the cores. The thread count is part
+of a case, not a free choice: the planner's batched line search rolls out thread-sized batches
+of candidates, so a run with 1 thread plans differently from one with 2
+(``tests/mpc/test_campaign.py``). On the 2-core development machine the hardware configs (2
+threads) run one at a time.
+
+A local instance's workers get this process's ``sys.path`` as their ``PYTHONPATH`` (a script's
+own folder included), so they import what the driver imports.
 
 Local Ray on loopback. ``ray.init()`` with no address starts a local instance whose every
 advertised address is ``127.0.0.2`` (``_node_ip_address``; Ray turns ``127.0.0.1`` and
@@ -54,6 +59,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 import traceback
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -178,9 +184,11 @@ class Campaign:
             init_ray(self.address, self.num_cpus)
         try:
             threads = str(self.cpus_per_case)
-            remote = ray.remote(num_cpus=self.cpus_per_case, max_retries=0, runtime_env={
-                "env_vars": {"NUMBA_NUM_THREADS": threads, "OMP_NUM_THREADS": threads}},
-            )(_guarded)
+            env = {"NUMBA_NUM_THREADS": threads, "OMP_NUM_THREADS": threads}
+            if self.address is None:  # local workers import what this process imports
+                env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+            remote = ray.remote(num_cpus=self.cpus_per_case, max_retries=0,
+                                runtime_env={"env_vars": env})(_guarded)
             pending = {remote.remote(self.run_case, case): case for case in todo}
             while pending:
                 ready, _ = ray.wait(list(pending), num_returns=1)

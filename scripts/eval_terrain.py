@@ -55,8 +55,9 @@ JOINT_TRIP = 40.0
 #: Plant-time period (s) of the truth/estimate record.
 RECORD_PERIOD = 0.01
 QUADRUPEDS = ("a1_hw", "go1_hw", "go2_hw")
-#: The issue's "done means": quadrupeds on these; the H1 walking on those.
-DONE_TERRAINS = ("ramp_up_5", "ramp_up_10", "ramp_up_15", "ramp_down_5", "ramp_down_10",
+#: The issue's "done means": quadrupeds on these (and the level floor, the control); the H1
+#: walking on those.
+DONE_TERRAINS = ("flat", "ramp_up_5", "ramp_up_10", "ramp_up_15", "ramp_down_5", "ramp_down_10",
                  "ramp_down_15", "step_up_8cm", "step_down_8cm", "slabs_5cm")
 H1_TERRAINS = ("flat", "ramp_up_5", "step_up_3cm")
 #: The issue's own trials: standing on a 4 deg slope, an 8 deg ramp 0.5 m ahead, a 5 cm step.

@@ -254,7 +254,12 @@ def summarize(results: list[dict]) -> list[dict]:
         def med(key: str, runs=runs) -> str:
             values = [r[key] for r in runs if r.get(key) is not None]
             return f"{np.median(values):.3f}" if values else "-"
-        where = sorted({f"{r['outcome']} ({r['where']})" for r in runs if not r["success"]})
+        failed: dict[str, list[float]] = {}
+        for r in runs:
+            if not r["success"]:
+                failed.setdefault(f"{r['outcome']} ({r['where']})", []).append(r["where_x_m"])
+        where = [f"{len(xs)}x {what} at x {min(xs):.2f}-{max(xs):.2f} m"
+                 for what, xs in sorted(failed.items())]
         rows.append({
             "config": config, "terrain": terrain,
             "success": f"{sum(r['success'] for r in runs)}/{len(runs)}",
@@ -266,7 +271,7 @@ def summarize(results: list[dict]) -> list[dict]:
             "fastest joint (rad/s)": max(r["max_joint_speed"] for r in runs),
             "height err max (m, median)": med("height_err_max_m"),
             "velocity err RMS (m/s, median)": med("vel_err_rms_mps"),
-            "failures (where)": "; ".join(where) or "-",
+            "failures (where the base was)": "; ".join(where) or "-",
         })
     return rows
 

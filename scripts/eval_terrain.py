@@ -16,10 +16,12 @@ simulates the robot from another published description of it (MuJoCo Menagerie's
 tests/reference) than the planner's own model, as the real robot differs from any model;
 ``own`` simulates the planner's model.
 
-Goal-mode configs walk to a goal ``--goal`` m ahead; velocity-mode configs (``h1_hw_velocity``)
-are driven at ``--speed`` m/s forward for as long as it takes to cover ``--goal`` m, then
-stopped. A run succeeds with no fall, joints below the bridge's 40 rad/s trip and, by the
-simulation's truth, the goal within 0.25 m (velocity mode: at least ``goal - 0.25`` m covered).
+Random terrains (slabs, rough ground) are laid out anew for every seed (the run's seed
+seeds them too). Goal-mode configs walk to a goal ``--goal`` m ahead; velocity-mode configs
+(``h1_hw_velocity``) are driven at ``--speed`` m/s forward for as long as it takes to cover
+``--goal`` m, then stopped. A run succeeds with no fall, joints below the bridge's 40 rad/s
+trip and, by the simulation's truth, the goal within 0.25 m (velocity mode: at least
+``goal - 0.25`` m covered).
 Falls are judged by the truth against the terrain (base below the robot's fall height above
 the ground under it, or tilted past its fall tilt); the controller's own fall check (which
 believes the ground is the plane at 0) stopping a run is reported apart. Each run also records
@@ -96,7 +98,7 @@ def run_case(case: dict) -> dict:
 
     plant = recording_plant(FakeMotorPlant)(
         robot, delay=case["delay_ms"] / 1e3, base_state=base_state, seed=case["seed"],
-        terrain=case["terrain"], spec=spec)
+        terrain=seeded_terrain(case), spec=spec)
     with tempfile.TemporaryDirectory() as tmp:
         summary = run(cfg, out=tmp, plant=plant)
     return judge(case, cfg, robot, plant, summary)
@@ -235,13 +237,29 @@ def make_case(config: str, terrain: str, seed: int, args) -> dict:
     """A case of the campaign: everything its result depends on. ``threads`` is the config's
     ``planner.threads`` unless ``--threads`` is given: the batched line search rolls out
     thread-sized batches, so the thread count changes what the planner does."""
+    from mpc import terrain as terrain_mod
     from mpc.config import load_config
 
     threads = args.threads or load_config(config, args.set).planner.threads
-    return {"config": config, "terrain": terrain, "seed": seed, "estimator": args.estimator,
+    case = {"config": config, "terrain": terrain, "seed": seed, "estimator": args.estimator,
             "delay_ms": args.delay_ms, "plan_latency_ms": args.plan_latency_ms,
             "plant_model": args.plant_model, "goal": args.goal, "speed": args.speed,
             "duration": args.duration, "threads": threads, "set": list(args.set)}
+    if any(hasattr(f, "seed") for f in terrain_mod.parse(terrain)):
+        case["terrain_seed"] = seed  # slabs or bumps laid out anew for every seed
+    return case
+
+
+def seeded_terrain(case: dict):
+    """The case's terrain, its random layout (slabs, bumps) seeded by ``terrain_seed``."""
+    import dataclasses
+
+    from mpc import terrain as terrain_mod
+
+    if "terrain_seed" not in case:
+        return case["terrain"]
+    return [dataclasses.replace(f, seed=case["terrain_seed"]) if hasattr(f, "seed") else f
+            for f in terrain_mod.parse(case["terrain"])]
 
 
 def summarize(results: list[dict]) -> list[dict]:

@@ -64,3 +64,14 @@ def test_bad_input_exits_2_with_one_line(args, message, tmp_path, capsys):
     assert eval_terrain.main([*args, "--engine", "serial", "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1
+
+
+def test_random_terrain_is_laid_out_anew_for_every_seed():
+    args = eval_terrain.argparse.Namespace(
+        threads=None, set=[], estimator="config", delay_ms=6.0, plan_latency_ms=20.0,
+        plant_model="reference", goal=2.0, speed=0.3, duration=10.0)
+    slabs = [eval_terrain.make_case("go2_hw", "slabs_5cm", s, args) for s in (0, 1)]
+    assert [eval_terrain.seeded_terrain(c)[0].seed for c in slabs] == [0, 1]
+    ramp = eval_terrain.make_case("go2_hw", "ramp_up_5", 1, args)
+    assert "terrain_seed" not in ramp and eval_terrain.seeded_terrain(ramp) == "ramp_up_5"
+    assert ramp["threads"] == 2  # the config's planner.threads

@@ -25,7 +25,8 @@ trip and, by the simulation's truth, the goal within 0.25 m (velocity mode: at l
 Falls are judged by the truth against the terrain (base below the robot's fall height above
 the ground under it, or tilted past its fall tilt); the controller's own fall check (which
 believes the ground is the plane at 0) stopping a run is reported apart. Each run also records
-where it fell or stopped (the terrain's section there) and, with an estimator, its height and
+where it fell or stopped (the terrain's section there), the furthest it got (a robot that
+stumbles at an edge may be thrown back before it is down) and, with an estimator, its height and
 velocity error against the truth.
 
 The matrix runs as a campaign (:mod:`mpc.campaign`): on Ray by default (a local instance on
@@ -187,6 +188,8 @@ def judge(case: dict, cfg, robot, plant, summary: dict) -> dict:
     else:
         outcome = "stalled"
     where_x = float(qpos[fall_at][0]) if fall_at is not None else covered
+    # a robot that stumbles at an edge may be thrown back before it is down
+    furthest = float(qpos[: None if fall_at is None else fall_at + 1, 0].max())
     out = {
         "config": Path(case["config"]).stem, "robot": cfg.robot,
         "terrain": case["terrain"] if isinstance(case["terrain"], str) else "custom",
@@ -195,6 +198,7 @@ def judge(case: dict, cfg, robot, plant, summary: dict) -> dict:
         "fell": fall_at is not None,
         "fall_time_s": round(float(t[fall_at]), 2) if fall_at is not None else None,
         "where_x_m": round(where_x, 3), "where": terrain.section(where_x),
+        "furthest_x_m": round(furthest, 3), "furthest_where": terrain.section(furthest),
         "controller_stop": stop, "joint_trip": trip,
         "max_joint_speed": round(plant.max_joint_speed, 1),
         "sim_time_s": round(float(t[-1]), 2) if len(t) else 0.0,
@@ -282,6 +286,7 @@ def summarize(results: list[dict]) -> list[dict]:
             "config": config, "terrain": terrain,
             "success": f"{sum(r['success'] for r in runs)}/{len(runs)}",
             "median end distance (m)": med("end_distance_m"),
+            "median furthest x (m)": med("furthest_x_m"),
             "falls": sum(r["fell"] for r in runs),
             "controller stops": sum(r["outcome"].startswith("stopped") for r in runs),
             "trips": sum(r["joint_trip"] for r in runs),

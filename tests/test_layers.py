@@ -27,21 +27,23 @@ ROOT = Path(__file__).resolve().parents[1]
 LAYERS = ["common", "robots", "derivatives", "mpc", "hardware"]
 
 #: Inside each layer, its parts from the bottom up; a part is a module or a sub-package (with
-#: all below it). Parts on one level may import each other (cycles are caught apart). Every
-#: module of a layer must belong to exactly one part: a new file is placed on purpose.
+#: all below it), or with a trailing ``$`` that package's ``__init__`` alone. Parts on one level
+#: may import each other (cycles are caught apart). Every module of a layer must belong to a
+#: part: a new file is placed on purpose.
 LEVELS: dict[str, list[list[str]]] = {
     "common": [["common.libmujoco", "common.registry", "common.settings", "common.trajectory"],
-               ["common.handover"], ["common"]],
+               ["common.handover"], ["common$"]],
     "robots": [["robots.info", "robots.collision", "robots.statics"],
-               ["robots.derive", "robots.locked"], ["robots"]],
+               ["robots.derive", "robots.locked"], ["robots$"]],
     "derivatives": [["derivatives.provider_base", "derivatives.counter"], ["derivatives.fd"],
                     ["derivatives.analytic", "derivatives.wasp"], ["derivatives.registry"],
-                    ["derivatives"]],
-    "mpc": [["mpc"], ["mpc.norms"], ["mpc.tasks"], ["mpc.planner"],
+                    ["derivatives$"]],
+    "mpc": [["mpc$"], ["mpc.norms"], ["mpc.tasks"], ["mpc.planner"],
             ["mpc.app.errors", "mpc.app.schema"], ["mpc.app.plants", "mpc.app.commands"],
             ["mpc.app.config"], ["mpc.app.assembly", "mpc.app.observers"],
             ["mpc.app.record"], ["mpc.app.runtime"],
-            ["mpc.app.run", "mpc.app.view", "mpc.app.plots"], ["mpc.app.cli"], ["mpc.app"]],
+            ["mpc.app.run", "mpc.app.view", "mpc.app.plots", "mpc.app.campaign"],
+            ["mpc.app.cli"], ["mpc.app$"]],
 }
 
 
@@ -89,9 +91,9 @@ def _rank(name: str) -> tuple[int, int]:
     best, level = -1, -1
     for i, parts in enumerate(LEVELS.get(layer, [[layer]])):
         for part in parts:
-            # a layer's own name as a part stands for its __init__ only
-            prefix = part != layer or layer not in LEVELS
-            if (name == part or (prefix and name.startswith(part + "."))) and len(part) > best:
+            exact = part.endswith("$")
+            part = part.rstrip("$")
+            if (name == part or (not exact and name.startswith(part + "."))) and len(part) > best:
                 best, level = len(part), i
     return LAYERS.index(layer), level
 

@@ -20,6 +20,7 @@ from hardware.fake.robot import default_sensors
 from hardware.fake.sensors import SensorModel
 from mpc.app.plants.plant_base import PlantState
 from mpc.app.plants.sim_plant import SimPlant
+from mpc.app.plants.terrain import TerrainSpec
 from robots.info import RobotInfo
 
 
@@ -28,14 +29,16 @@ class EstimatedSimPlant(SimPlant):
 
     @staticmethod
     def check_options(robot: str, options: dict) -> None:
+        SimPlant.check_options(robot, options)
         check_spec(options.get("base_state"))
         default_sensors(robot, options.get("sensors"))
 
     def __init__(self, robot: RobotInfo, seed: int = 0, timestep: float = 0.002,
                  init_noise: float = 0.0, keyframe: str = "home",
-                 base_state: dict | None = None, sensors: dict | None = None):
+                 base_state: dict | None = None, sensors: dict | None = None,
+                 terrain: TerrainSpec = None):
         super().__init__(robot, seed=seed, timestep=timestep, init_noise=init_noise,
-                         keyframe=keyframe)
+                         keyframe=keyframe, terrain=terrain)
         m = self.model
         self.planning = robots.load_planning_model(robot.name)
         self.source: BaseStateSource = make_source(base_state or {"type": "kalman"},

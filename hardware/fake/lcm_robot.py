@@ -3,19 +3,20 @@ closed-loop estimator run.
 
     python -m hardware.fake.lcm_robot --robot a1 [--sync] [--lcm-url URL] [--truth-channel CH]
                                       [--mocap-latency S] [--dropout-every S]
-                                      [--session N] [--mocap-stop-at S] ...
+                                      [--session N] [--mocap-stop-at S]
+                                      [--terrain NAME|YAML] ...
 
-MuJoCo simulates the robot. Every physics step the process publishes ``robot_state_t`` with
-what a real robot reports (joint encoders, estimated torques, IMU with optional noise; *no* base
-state) and applies the latest ``joint_command_t`` with the motor law
-tau = kp (q* - q) + kd (dq* - dq) + tau_ff, clamped to the actuator's force range. Before the
-first command it holds the home pose with the model's own gains (as a robot that a start-up
-ramp has stood up); a damping command, or no command for ``command_timeout``, puts the motors
-in damping (tau = -3 dq). It obeys one controller session (``--session``, or the first
-command's): commands of any other are refused and counted. It streams the base pose as a fake
-OptiTrack Motive (NatNet, Y-up, with latency, noise, optional dropouts and a stop) and, with
-``--truth-channel``, publishes the true state (base included) on that channel for evaluation
-only.
+MuJoCo simulates the robot. Every physics step the process publishes ``robot_state_t`` with what a
+real robot reports (joint encoders, estimated torques, IMU with optional noise; *no* base state) and
+applies the latest ``joint_command_t`` with the motor law tau = kp (q* - q) + kd (dq* - dq) +
+tau_ff, clamped to the actuator's force range. Before the first command it holds the home pose with
+the model's own gains (as a robot that a start-up ramp has stood up); a damping command, or no
+command for ``command_timeout``, puts the motors in damping (tau = -3 dq). It obeys one controller
+session (``--session``, or the first command's): commands of any other are refused and counted. It
+streams the base pose as a fake OptiTrack Motive (NatNet, Y-up, with latency, noise, optional
+dropouts and a stop) and, with ``--truth-channel``, publishes the true state (base included) on that
+channel for evaluation only. ``--terrain`` (:mod:`mpc.app.plants.terrain`, as ``mpc-fake-robot
+--terrain``) builds ramps, steps, slabs, rough or soft ground into the simulated world.
 
 By default the simulation follows the wall clock; with ``--sync`` it steps only when a
 ``sim_step_t`` asks (lockstep), and all its clocks, the mocap stamps included, are simulation
@@ -37,11 +38,14 @@ import numpy as np
 import yaml
 
 import robots
+from hardware.fake.cli import terrain_option
 from hardware.fake.natnet_server import FakeNatNetServer, MocapReplay, ReplaySettings
 from hardware.fake.sensors import SensorModel, SensorSpec
 from hardware.lcm.lcm_types import joint_command_t, robot_state_t, sim_step_t
 from hardware.lcm.plant import DEFAULT_URL, model_gains
 from hardware.mocap.frames import MocapFrame
+from mpc.app.plants import terrain as terrain_mod
+from mpc.app.plants.terrain import TerrainSpec
 from robots.info import RobotInfo
 
 DAMPING_KD = 3.0
@@ -76,9 +80,10 @@ class SimulatedRobot:
 
     def __init__(self, robot: RobotInfo, timestep: float = 0.002, gyro_noise: float = 0.0,
                  accel_noise: float = 0.0, seed: int = 0, keyframe: str = "home",
-                 sensors: SensorSpec | None = None):
+                 sensors: SensorSpec | None = None, terrain: TerrainSpec = None):
         spec = mujoco.MjSpec.from_file(str(robots.model_path(robot.name)))
         spec.option.timestep = timestep
+        self.terrain = terrain_mod.build(spec, terrain, list(robot.feet))
         for kind in (mujoco.mjtSensor.mjSENS_GYRO, mujoco.mjtSensor.mjSENS_ACCELEROMETER):
             spec.add_sensor(type=kind, objtype=mujoco.mjtObj.mjOBJ_SITE, objname="imu")
         self.model = m = spec.compile()
@@ -89,6 +94,8 @@ class SimulatedRobot:
         servo, kp, kd = model_gains(m)
         key = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_KEY, keyframe)
         mujoco.mj_resetDataKeyframe(m, self.data, key)
+        mujoco.mj_forward(m, self.data)
+        self.terrain.place(m, self.data)
         home = np.where(servo, m.key_ctrl[key], self.data.qpos[self.qadr])
         if not servo.any():  # torque robots hold home with their hardware joint gains
             order = [robot.motor_joints.index(m.joint(j).name) for j in joints]
@@ -292,16 +299,19 @@ def main(argv: list[str] | None = None) -> int:
                    help="fault: the mocap stream stops at simulated time S")
     p.add_argument("--dropout-every", type=float, default=0.0)
     p.add_argument("--dropout-duration", type=float, default=0.1)
+    p.add_argument("--terrain", metavar="NAME|YAML",
+                   help="the ground ahead (mpc.app.plants.terrain), as mpc-fake-robot --terrain")
     args = p.parse_args(argv)
 
     try:
         sensors = SensorSpec.build({"enabled": args.sensors == "realistic",
                                     **dict(_key_value(item) for item in args.sensor)})
+        sim = SimulatedRobot(robots.info(args.robot), args.timestep, args.gyro_noise,
+                             args.accel_noise, args.seed, sensors=sensors,
+                             terrain=terrain_option(args.terrain))
     except ValueError as e:
         print(f"fake-lcm-robot: error: {e}", file=sys.stderr)
         return 2
-    sim = SimulatedRobot(robots.info(args.robot), args.timestep, args.gyro_noise,
-                         args.accel_noise, args.seed, sensors=sensors)
     try:
         lc = lcm.LCM(args.lcm_url)
     except Exception as e:  # the binding raises a bare RuntimeError

@@ -27,6 +27,7 @@ from hardware.unitree import legacy_packets, sdk2_messages
 from hardware.unitree.legacy_packets import PacketError
 from hardware.unitree.lowlevel import LowState, remote_block
 from hardware.unitree.remote import decode_remote, encode_remote
+from mpc.app.plants.terrain import TerrainSpec
 from robots.info import RobotInfo
 
 log = logging.getLogger(__name__)
@@ -39,7 +40,8 @@ class FakeRobot:
                  command_timeout: float = 0.1, gantry: bool = False,
                  gantry_release: float | None = None,
                  controller: tuple[str, int] | None = None,
-                 sensors: SensorSpec | None = None, seed: int = 0):
+                 sensors: SensorSpec | None = None, seed: int = 0,
+                 terrain: TerrainSpec = None):
         self.robot = robot
         #: UDP: the only (address, port) whose commands are obeyed (None: anyone's, and the
         #: state goes to whoever sent the last valid command, as a legacy robot does).
@@ -49,7 +51,7 @@ class FakeRobot:
         self.transport = transport
         self.sim = FakeRobotSim(robot, start=start, command_timeout=command_timeout,
                                 gantry=gantry, gantry_release=gantry_release,
-                                sensors=sensors, seed=seed)
+                                sensors=sensors, seed=seed, terrain=terrain)
         if transport == "udp":
             if robot.name not in legacy_packets.FORMATS:
                 raise ValueError(f"{robot.name} does not speak the legacy UDP protocol "

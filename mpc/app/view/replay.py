@@ -18,6 +18,8 @@ import numpy as np
 
 import robots
 from mpc.app.errors import UserError
+from mpc.app.plants import terrain as terrain_mod
+from mpc.app.plants.terrain import TerrainSpec
 from mpc.app.record.reader import Run, RunDirError, load_run
 from mpc.app.view.window import Window
 from robots.info import RobotInfo
@@ -29,10 +31,13 @@ class ReplayError(Exception):
     """The replay cannot start (the message is one line for the user)."""
 
 
-def replay_model(robot: RobotInfo) -> mujoco.MjModel:
+def replay_model(robot: RobotInfo, terrain: TerrainSpec = None) -> mujoco.MjModel:
     """The model the recorded states belong to (the planning model: H1's legs-only layout),
-    with a mocap disc marking the goal."""
+    with a mocap disc marking the goal, on the run's terrain (``plant.terrain``): its ground,
+    without the loose slabs, whose motion is not recorded."""
     spec = mujoco.MjSpec.from_file(str(robots.planning_model_path(robot.name)))
+    ground = [f for f in terrain_mod.parse(terrain) if not isinstance(f, terrain_mod.Slabs)]
+    terrain_mod.build(spec, ground, list(robot.feet))
     goal = spec.worldbody.add_body(name="goal", mocap=True, pos=[0, 0, 0.02])
     goal.add_geom(type=mujoco.mjtGeom.mjGEOM_CYLINDER, size=[0.08, 0.01, 0], contype=0,
                   conaffinity=0, rgba=[0.1, 0.9, 0.2, 0.6])
@@ -44,7 +49,10 @@ class Replayer:
 
     def __init__(self, run: Run, speed: float = 1.0, loop: bool = False):
         self.run, self.speed, self.loop = run, speed, loop
-        self.model = replay_model(run.robot)
+        try:
+            self.model = replay_model(run.robot, run.config.get("plant", {}).get("terrain"))
+        except terrain_mod.TerrainError as e:
+            raise ReplayError(f"{run.dir}: config.yaml: plant: {e}") from None
         self.data = mujoco.MjData(self.model)
         self.times, self.qpos = run.time(), run.series["state_qpos"]
         if self.qpos.shape[1] != self.model.nq:

@@ -46,3 +46,17 @@ def test_bad_input_gets_one_line_and_exit_code_2(tmp_path, monkeypatch, capsys, 
     monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
     assert replay.main([str(trot_run)]) == 2
     assert "needs a display" in capsys.readouterr().err
+
+
+def test_the_replay_model_stands_on_the_runs_terrain():
+    """A run on a ramp replays on the ramp (its ground only: loose slabs move unrecorded, and
+    the recorded states keep the planning model's layout)."""
+    import robots
+    from mpc.app.view.replay import replay_model
+
+    plain = replay_model(robots.info("a1"))
+    ramp = replay_model(robots.info("a1"), [{"kind": "ramp", "slope": 10},
+                                            {"kind": "slabs", "count": 3}])
+    assert ramp.nq == plain.nq
+    assert ramp.geom("terrain_piece1").size[0] > 0.7  # the slope's box
+    assert "terrain_slab" not in " ".join(ramp.body(i).name for i in range(ramp.nbody))

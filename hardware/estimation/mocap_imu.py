@@ -38,11 +38,13 @@ from hardware.estimation.base_state import BaseState, BaseStateSource, ImuSample
 from hardware.rotations import quat_conj, quat_exp, quat_log, quat_mul, quat_normalize, quat_rotate
 
 GRAVITY = np.array([0.0, 0.0, -9.81])
-#: A pose captured more than this after the newest IMU sample is refused (s): no real pose is
-#: younger than the state stream (both come from the robot's present), while one stamped in the
-#: future would make the pose age negative, blind the stale-mocap watchdog and refuse every real
-#: pose until the robot's clock caught up with it.
-MAX_POSE_LEAD = 0.05
+#: A pose captured more than this after the newest IMU sample is refused (s). One stamped in
+#: the future would make the pose age negative, blind the stale-mocap watchdog and refuse every
+#: real pose until the robot's clock caught up with it. A real pose leads the IMU by the
+#: transport's jitter, and by up to 0.2 s (1 - r) with the robot's clock mapped from this
+#: computer's (:class:`hardware.estimation.clock_sync.ClockOffset`) when the robot is a
+#: simulation running at r times real time (70 ms was seen at r = 0.65).
+MAX_POSE_LEAD = 0.25
 
 
 def alpha_beta_gains(accel_noise: float, pos_noise: float, period: float) -> tuple[float, float]:

@@ -44,6 +44,7 @@ class LcmCommand(CommandSource):
         self._stop = threading.Event()
         #: Messages refused (undecodable, non-finite), and errors of the LCM handler.
         self.refused = Refusals(f"command.source lcm {channel}", log)
+        self.accepted = 0
         self._subscription = self._lcm.subscribe(channel, self._on_message)
         self._thread = threading.Thread(target=self._receive, name="lcm-command", daemon=True)
         self._thread.start()
@@ -71,6 +72,7 @@ class LcmCommand(CommandSource):
             return
         with self._lock:
             self._latest = (msg.vx, msg.vy, msg.yaw_rate, _time.monotonic())
+            self.accepted += 1
 
     def read(self, time: float) -> VelocityCommand | None:
         with self._lock:
@@ -81,8 +83,8 @@ class LcmCommand(CommandSource):
         return VelocityCommand(vx, vy, wz, time - (_time.monotonic() - arrival))
 
     def stats(self) -> dict:
-        """Messages refused, by reason."""
-        return {"refused": self.refused.as_dict()}
+        """Commands taken, and messages refused by reason."""
+        return {"accepted": self.accepted, "refused": self.refused.as_dict()}
 
     def close(self) -> None:
         self._stop.set()

@@ -54,6 +54,8 @@ log = logging.getLogger(__name__)
 DEFAULT_URL = "udpm://239.255.76.67:7667?ttl=0"
 #: How often the LCM thread checks the watchdogs, at the latest (ms).
 WATCH_PERIOD_MS = 10
+#: A state value (rad, rad/s, N m, m/s^2, m) this large is no sensor's reading.
+MAX_VALUE = 1e6
 
 
 def options_from(cls, values: dict | None, section: str):
@@ -239,7 +241,8 @@ class LcmPlant(Plant):
 
     def _invalid(self, msg: robot_state_t) -> str | None:
         """Why a decoded state cannot be used (None: it can): the wrong joint count, a
-        non-finite value, an IMU quaternion far from unit length."""
+        non-finite value or one beyond :data:`MAX_VALUE`, a quaternion far from unit
+        length."""
         if msg.num_joints != self.nu:
             return f"{msg.num_joints} joints, the {self.robot.name} model has {self.nu}"
         values = np.concatenate([msg.q, msg.dq, msg.tau_est, msg.imu_quat, msg.imu_gyro,
@@ -247,8 +250,8 @@ class LcmPlant(Plant):
         if self.base_state == "message":
             values = np.concatenate([values, msg.base_pos, msg.base_quat, msg.base_linvel,
                                      msg.base_angvel])
-        if not np.all(np.isfinite(values)):
-            return "non-finite values"
+        if not np.all(np.abs(values) < MAX_VALUE):  # also NaN
+            return "non-finite values, or beyond any sensor's range"
         quats = [msg.imu_quat]
         if self.base_state == "message" and msg.base_flags & 1:
             quats.append(msg.base_quat)

@@ -8,9 +8,10 @@ clients send a keep-alive every second so the server keeps streaming to them.
 
 The receiving thread survives any bytes: a packet that does not decode, a frame whose number
 is not newer than the last one's (repeated, reordered or replayed), a unicast packet from
-another address than the server's, and a server description that arrives after the first and
-differs from it (it would change the protocol version and the clock of the stamps mid-run) are
-refused and counted (:attr:`NatNetClient.refused`), with a warning at most once a second.
+another address than the server's, a message of a kind the client never asked for, and a
+server description after the first (it would change the protocol version and the clock of the
+stamps mid-run: the first one stays) are refused and counted (:attr:`NatNetClient.refused`),
+with a warning at most once a second.
 """
 
 from __future__ import annotations
@@ -108,16 +109,21 @@ class NatNetClient:
                 data, sender = s.recvfrom(65536)
             except OSError:
                 return
-            received = time.monotonic()
-            if s is self._command and sender[0] != self._server_ip:
-                self.refused.refuse(FOREIGN, f"from {sender[0]}:{sender[1]}")
-                continue
-            try:
-                self._handle(data, received)
-            except NatNetDecodeError as e:
-                self.refused.refuse(UNDECODABLE, str(e))
-            except Exception as e:  # a bug downstream (on_frame): counted, never fatal
-                self.refused.refuse("handler_error", f"{type(e).__name__}: {e}")
+            self.on_packet(data, sender, s is self._command, time.monotonic())
+
+    def on_packet(self, data: bytes, sender: tuple[str, int], unicast: bool,
+                  received: float) -> None:
+        """Handle one packet (``unicast``: it came to the command socket); a bad one is
+        refused and counted. Never raises."""
+        if unicast and sender[0] != self._server_ip:
+            self.refused.refuse(FOREIGN, f"from {sender[0]}:{sender[1]}")
+            return
+        try:
+            self._handle(data, received)
+        except NatNetDecodeError as e:
+            self.refused.refuse(UNDECODABLE, str(e))
+        except Exception as e:  # a bug downstream (on_frame): counted, never fatal
+            self.refused.refuse("handler_error", f"{type(e).__name__}: {e}")
 
     def _handle(self, data: bytes, received: float) -> None:
         message_id, payload = pk.decode_packet(data)
@@ -125,12 +131,16 @@ class NatNetClient:
             info = pk.decode_server_info(payload)
             if self.info is None:
                 self.info = info
-            elif info != self.info:  # a reply to a repeated connect request is the same
+            else:  # ignored: it would change the version and the stamps' clock mid-run
                 self.refused.refuse("server_info", f"NatNet {info.natnet_version}, clock "
-                                    f"{info.clock_frequency} Hz mid-run; keeping NatNet "
+                                    f"{info.clock_frequency} Hz after NatNet "
                                     f"{self.info.natnet_version}, {self.info.clock_frequency}"
                                     " Hz")
-        elif message_id == pk.FRAME_OF_DATA and self.info is not None:
+        elif self.info is None:
+            return  # frames streaming before the server has described itself (connecting)
+        elif message_id != pk.FRAME_OF_DATA:
+            self.refused.refuse("unexpected", f"message id {message_id}")
+        else:
             frame = pk.decode_frame(payload, self.info.natnet_version)
             reason = counter_order(frame.frame, self._last_frame)
             if reason is not None:

@@ -11,7 +11,8 @@ Capture time ("pose latency"), by ``clock``:
   pose's ``utime`` minus its ``latency``.
 
 Whatever arrives, the inputs keep receiving: a pose with a non-finite or absurd value (a
-position beyond :data:`MAX_DISTANCE`, a zero quaternion, a reported latency outside 0..1 s) is
+position beyond :data:`MAX_DISTANCE`, a quaternion component beyond 2, a zero quaternion, a
+reported latency outside 0..1 s, a capture time that is not finite) is
 refused by :class:`PoseStamper`, an LCM message that does not decode or repeats or precedes the
 last frame number by :class:`LcmPoseInput`, a bad NatNet packet by the NatNet client; each is
 counted by reason (``refused``) with a warning at most once a second.
@@ -35,7 +36,7 @@ from hardware.refusals import INVALID, UNDECODABLE, Refusals, counter_order
 
 log = logging.getLogger(__name__)
 
-#: A base position further than this from the robot's world origin is refused (m).
+#: A streamed position further than this from the mocap origin is refused (m).
 MAX_DISTANCE = 10_000.0
 #: The largest reported latency (s) taken as a real one.
 MAX_LATENCY = 1.0
@@ -112,9 +113,9 @@ class PoseStamper:
                  reported_latency: float, stream_time: float) -> bool:
         """Pass the pose on; False if it was dropped (refused, or no robot clock yet)."""
         pos_m, quat_m_wxyz = np.asarray(pos_m, float), np.asarray(quat_m_wxyz, float)
-        if not (np.all(np.isfinite(pos_m)) and np.all(np.isfinite(quat_m_wxyz))
-                and quat_m_wxyz @ quat_m_wxyz > 1e-6):
-            self.refused.refuse(INVALID, "non-finite position or quaternion, or a zero one")
+        if not (np.all(np.abs(self.options.scale * pos_m) < MAX_DISTANCE)  # also NaN
+                and np.all(np.abs(quat_m_wxyz) <= 2.0) and quat_m_wxyz @ quat_m_wxyz > 1e-6):
+            self.refused.refuse(INVALID, "a non-finite or absurd position or quaternion")
             return False
         if not 0.0 <= reported_latency <= MAX_LATENCY:  # also NaN
             self.refused.refuse(INVALID, f"reported latency {reported_latency!r} s")
@@ -127,10 +128,10 @@ class PoseStamper:
             if capture is None:
                 self.unclocked += 1
                 return False
-        pos, quat = mocap_to_base(self.frame, pos_m, quat_m_wxyz)
-        if not (math.isfinite(capture) and np.all(np.abs(pos) < MAX_DISTANCE)):
-            self.refused.refuse(INVALID, f"capture time {capture!r} s, position {pos}")
+        if not math.isfinite(capture):
+            self.refused.refuse(INVALID, f"capture time {capture!r} s")
             return False
+        pos, quat = mocap_to_base(self.frame, pos_m, quat_m_wxyz)
         self.sink(capture, pos, quat, tracked)
         return True
 

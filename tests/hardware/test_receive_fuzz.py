@@ -22,7 +22,8 @@ Two levels:
   stops and the stale-state watchdog trips with its logged reason.
 
 Hypothesis runs derandomized (the same examples every run) without deadlines (a loaded machine
-would make them flaky).
+would make them flaky), :data:`BATCH` messages per example (its fixed cost per example is
+several messages' worth). A RuntimeWarning while handling a message fails the test.
 """
 
 from __future__ import annotations
@@ -69,6 +70,10 @@ _COMMON = dict(derandomize=True, deadline=None, database=None, print_blob=True,
 DECODE = settings(max_examples=DECODE_MESSAGES // BATCH + 10, **_COMMON)
 FAKE_ROBOT = settings(max_examples=DECODE_MESSAGES // 5 // BATCH + 10, **_COMMON)
 THREAD = settings(max_examples=THREAD_MESSAGES // BATCH + 5, **_COMMON)
+
+#: A warning while a message is handled (an overflow, a cast of a signalling NaN) is a failure:
+#: in a receive thread it would be noise at best, under ``-W error`` a trip.
+pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
 
 RNG = np.random.default_rng(7)
 

@@ -47,9 +47,9 @@ while time.monotonic() < end:
     sent += max(libc.sendmmsg(sock.fileno(), messages, batch, 0), 0)
 print(sent)
 """
-FLOOD_S = 4.0
+FLOOD_S = 5.0
 WINDOW_S = 2.0
-STATE_TIMEOUT = 0.25
+STATE_TIMEOUT = 0.5
 
 
 def flood(port: int, seconds: float) -> subprocess.Popen:

@@ -106,7 +106,7 @@ def test_the_link_keeps_its_rate_and_watchdogs_under_a_udp_flood(tmp_path):
           f"stale-state trip {trip_delay * 1e3:.0f} ms after the robot went silent")
     # the flood outran the link: the kernel dropped what it could not queue
     assert stats["refused_packets"] < sent, (stats, sent)
-    assert before > 400 and during > 0.9 * before, (before, during)
+    assert during > 0.8 * before, (before, during)
     assert tripped and still_flooding, (plant.damping_reason, trip_delay)
     assert plant.damping_reason.startswith("stale state: none for"), plant.damping_reason
     assert trip_delay < STATE_TIMEOUT + 0.3

@@ -476,9 +476,9 @@ def serve(target: str, robot_name: str, options: dict, shm_name: str, conn, pare
         holder["bridge"] = bridge
         lifeline = Lifeline(shm, SharedBlock.lifeline_offset(model.nq, model.nv, model.nu,
                                                              feet))
-        lifeline.watch(lambda: bridge.damp("the controller's process is gone"))
-        conn.send(("ready",))
         forwarded = ForwardedLog.install()
+        lifeline.watch(lambda: orphaned(bridge, forwarded))
+        conn.send(("ready",))
         _serve_loop(bridge, conn, parent, forwarded)
     finally:
         shm.close()
@@ -486,11 +486,13 @@ def serve(target: str, robot_name: str, options: dict, shm_name: str, conn, pare
 
 class ForwardedLog(logging.Handler):
     """The link process's warnings and errors, queued (any thread may log) for
-    :func:`_serve_loop` to send to the controller; on stderr once the controller is gone."""
+    :func:`_serve_loop` to send to the controller; on stderr once the controller is gone
+    (:meth:`orphaned`: a message sent to a controller that is dying would be lost)."""
 
     def __init__(self):
         super().__init__(logging.WARNING)
         self.queue: queue.SimpleQueue[tuple[int, str, str]] = queue.SimpleQueue()
+        self.orphan = False
 
     @classmethod
     def install(cls) -> ForwardedLog:
@@ -503,16 +505,37 @@ class ForwardedLog(logging.Handler):
         return forwarded
 
     def emit(self, record: logging.LogRecord) -> None:
-        self.queue.put((record.levelno, record.name, record.getMessage()))
+        item = (record.levelno, record.name, record.getMessage())
+        if self.orphan:
+            self._print(*item)
+        else:
+            self.queue.put(item)
+
+    @staticmethod
+    def _print(level: int, name: str, message: str) -> None:
+        print(f"{logging.getLevelName(level)} {name}: {message}", file=sys.stderr, flush=True)
+
+    def orphaned(self) -> None:
+        """The controller is gone: what is queued, and what is logged from now on, goes to
+        stderr."""
+        self.orphan = True
+        while not self.queue.empty():
+            self._print(*self.queue.get())
 
     def forward(self, conn) -> None:
         """Send what is queued; what cannot be sent goes to stderr (the controller is gone)."""
         while not self.queue.empty():
-            level, name, message = self.queue.get()
+            item = self.queue.get()
             try:
-                conn.send(("log", level, name, message))
+                conn.send(("log", *item))
             except (OSError, EOFError, ValueError):
-                print(f"{logging.getLevelName(level)} {name}: {message}", file=sys.stderr)
+                self._print(*item)
+
+
+def orphaned(bridge, forwarded: ForwardedLog) -> None:
+    """The controller's process is gone: damping, said on stderr."""
+    forwarded.orphaned()
+    bridge.damp("the controller's process is gone")
 
 
 def _serve_loop(bridge, conn, parent: int, forwarded: ForwardedLog) -> None:
@@ -520,7 +543,7 @@ def _serve_loop(bridge, conn, parent: int, forwarded: ForwardedLog) -> None:
     try:
         while True:
             if os.getppid() != parent:
-                bridge.damp("the controller's process is gone")
+                orphaned(bridge, forwarded)
                 break
             forwarded.forward(conn)
             if bridge.damping_reason is not None and not reported:
@@ -538,7 +561,7 @@ def _serve_loop(bridge, conn, parent: int, forwarded: ForwardedLog) -> None:
             elif kind == "close":
                 break
     except (EOFError, OSError):
-        bridge.damp("the controller's process is gone")
+        orphaned(bridge, forwarded)
     bridge.close()
     forwarded.forward(conn)
     with contextlib.suppress(OSError, EOFError):

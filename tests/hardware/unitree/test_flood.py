@@ -1,14 +1,23 @@
-"""A UDP flood on the bridge's port (real UDP on loopback, the link in its own process, the fake
-robot in another): the link thread reads a bounded batch per pass, so it keeps sending commands
-at its rate and its watchdogs keep running while a second process floods the port faster than
-the link can read. Before, one receive call read until the socket ran dry, which under such a
-flood it never did: the command tick and the stale-state watchdog stopped."""
+"""A UDP flood on the bridge's port: one receive call reads a bounded batch (the rest waits in
+the socket for the next call), so the link thread keeps sending commands at its rate and its
+watchdogs keep running while a second process floods the port faster than the link can read
+(real UDP on loopback, the link in its own process, the fake robot in another). Before, one
+receive call read until the socket ran dry, which under such a flood it never did: the command
+tick and the stale-state watchdog stopped.
+
+The first test is the mechanism, exactly; the second its effect, measured: the command rate
+before and during the flood, side by side in one run (the flood must outrun the link, so the
+flooder sends 512 datagrams per system call, at the link's raised priority where allowed; on a
+machine whose other work starves the flooder, the unbounded reading keeps up with it, and only
+the first test tells the two apart).
+"""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -18,6 +27,7 @@ from unitree_helpers import ROOT, free_udp_port, start_fake_process, wait_for
 
 import robots
 from hardware.safety.layer import SafetyConfig
+from hardware.unitree.udp_link import MAX_BATCH, UdpLink
 from hardware.unitree.udp_plant import UnitreeUdpPlant
 
 #: The flooder: 64-byte datagrams to 127.0.0.1:PORT for SECONDS, 512 per sendmmsg(2) call, so
@@ -68,6 +78,21 @@ def rate(times: np.ndarray, start: float, end: float) -> float:
     return float(np.count_nonzero((times >= start) & (times < end)) / (end - start))
 
 
+def test_one_receive_reads_a_bounded_batch_and_leaves_the_rest_queued():
+    link = UdpLink("127.0.0.1", 9, 0, "127.0.0.1")
+    sender = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        for i in range(3 * MAX_BATCH + 5):
+            sender.sendto(i.to_bytes(2, "little"), link.sock.getsockname())
+        batches = [link.receive(0.1) for _ in range(5)]
+    finally:
+        sender.close()
+        link.close()
+    assert [len(b) for b in batches] == [MAX_BATCH] * 3 + [5, 0]
+    got = [int.from_bytes(data, "little") for b in batches for data, _ in b]
+    assert got == list(range(3 * MAX_BATCH + 5))  # nothing lost, in order
+
+
 def test_the_link_keeps_its_rate_and_watchdogs_under_a_udp_flood(tmp_path):
     port, local = free_udp_port(), free_udp_port()
     fake = start_fake_process(["--robot", "a1", "--transport", "udp", "--port", str(port),
@@ -106,7 +131,9 @@ def test_the_link_keeps_its_rate_and_watchdogs_under_a_udp_flood(tmp_path):
           f"stale-state trip {trip_delay * 1e3:.0f} ms after the robot went silent")
     # the flood outran the link: the kernel dropped what it could not queue
     assert stats["refused_packets"] < sent, (stats, sent)
-    assert during > 0.8 * before, (before, during)
+    # loose: the flooder takes a processor of this 2-core machine from everything else (a
+    # link stuck reading the flood sends nothing, or a few per cent of its commands)
+    assert during > 0.5 * before, (before, during)
     assert tripped and still_flooding, (plant.damping_reason, trip_delay)
     assert plant.damping_reason.startswith("stale state: none for"), plant.damping_reason
     assert trip_delay < STATE_TIMEOUT + 0.3

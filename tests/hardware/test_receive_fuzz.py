@@ -70,6 +70,9 @@ _COMMON = dict(derandomize=True, deadline=None, database=None, print_blob=True,
 DECODE = settings(max_examples=DECODE_MESSAGES // BATCH + 10, **_COMMON)
 FAKE_ROBOT = settings(max_examples=DECODE_MESSAGES // 5 // BATCH + 10, **_COMMON)
 THREAD = settings(max_examples=THREAD_MESSAGES // BATCH + 5, **_COMMON)
+#: Over DDS twice as many are drawn: cyclonedds refuses to write a sample shorter than its
+#: type (half the mutations), so only the rest reaches the wire.
+THREAD_DDS = settings(max_examples=2 * THREAD_MESSAGES // BATCH + 10, **_COMMON)
 
 #: A warning while a message is handled (an overflow, a cast of a signalling NaN) is a failure:
 #: in a receive thread it would be noise at best, under ``-W error`` a trip.
@@ -415,7 +418,7 @@ def test_the_link_thread_refuses_every_fuzz_packet_and_still_trips(fake_robot, c
         assert bridge.damping_reason is None, bridge.damping_reason
 
     try:
-        drawn = fuzz(messages, one, THREAD)
+        drawn = fuzz(messages, one, THREAD if wire == "udp" else THREAD_DDS)
         time.sleep(0.05)
         refused = dict(bridge.refused.as_dict())
         assert bridge.thread.is_alive() and bridge.damping_reason is None
@@ -427,7 +430,7 @@ def test_the_link_thread_refuses_every_fuzz_packet_and_still_trips(fake_robot, c
         bridge.close()
     print(f"\n{wire} {name}: {sent} fuzz packets sent, refused {refused}, {lost} not seen; "
           f"stale-state trip {trip * 1e3:.0f} ms after the robot went silent")
-    assert drawn >= THREAD_MESSAGES and sent > 0.3 * drawn
+    assert drawn >= THREAD_MESSAGES and sent >= 0.9 * THREAD_MESSAGES
     assert lost <= (0 if wire == "udp" else 0.02 * sent)
     assert sum(refused.values()) == sent - lost
     assert bridge.damping_reason.startswith("stale state: none for")

@@ -126,6 +126,12 @@ class DdsBridge(UnitreeBridge):
                                     f"{self._guid(self.writer)}")
         return out
 
+    def stats(self) -> dict:
+        """The bridge's counts, and the GUID of the rt/lowstate writer it followed."""
+        out = super().stats()
+        out["lowstate_writer"] = self._guid(self.writer) if self.writer is not None else None
+        return out
+
     def _guid(self, writer: int) -> str:
         if writer not in self._guids:
             self._guids[writer] = self.link.writer_guid(writer)

@@ -139,3 +139,4 @@ def test_a_second_lowstate_writer_on_the_domain_is_refused(fake_robot):
     # best effort: a starved bridge may lose some of either writer's samples
     assert 0.5 * COPIES <= refused <= COPIES, refused
     assert plant.counts["states"] > 200
+    assert len(plant.stats()["lowstate_writer"]) == 36  # the GUID of the robot's writer

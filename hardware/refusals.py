@@ -28,7 +28,7 @@ UNDECODABLE = "undecodable"      # not a message of the expected type (size, fin
 INVALID = "invalid"              # decodes, but carries non-finite or impossible values
 DUPLICATE = "duplicate"          # the sequence number of the last accepted message again
 OUT_OF_ORDER = "out_of_order"    # older than the last accepted message (reordered, replayed)
-IMPLAUSIBLE = "implausible"      # a clock or counter leap no real stream makes
+IMPLAUSIBLE = "implausible"      # a counter leap no real stream makes
 FOREIGN = "foreign"              # from another sender than the one this path follows
 
 #: Largest forward step of a 32-bit robot tick taken as newer (2**24: 16.8 s of a microsecond
@@ -109,37 +109,36 @@ def counter_order(number: int, last: int | None) -> str | None:
 
 class StreamOrder:
     """The ordering rule of a stream whose messages carry a sequence number and a time stamp in
-    the sender's clock (LCM robot states): with (s, t) the last accepted message, received at
-    local time r, a message (s', t') received at r' is
+    the sender's clock (LCM robot states): with (s, t) the last accepted message, a message
+    (s', t') is
 
     - a :data:`DUPLICATE` if s' = s, :data:`OUT_OF_ORDER` if s' < s or t' < t (or, when
       ``strict_time``, t' = t: a clock that stands still);
-    - :data:`IMPLAUSIBLE` if t' - t > (r' - r) + ``max_lead`` (the sender's clock ran ahead of
-      this one: another sender, a replayed log, a corrupted stamp) or if
-      s' - s > 1 + ``max_rate`` (t' - t) (more messages than the sender can have sent);
+    - :data:`IMPLAUSIBLE` if s' - s > 1 + ``max_rate`` (t' - t): more messages than the
+      sender can have sent in the time its clock says passed (a corrupted or forged number);
     - else accepted.
 
-    So one accepted bad message can refuse the real stream for at most ``max_lead`` of its
-    clock, plus the sequence numbers its ``max_rate`` allowed; longer, the stale-state
-    watchdog trips."""
+    Both rules use the sender's own numbers only: this computer's time of handling a message
+    is not its time of arrival (a receiving thread that was held up handles a queue at once),
+    so a lead of the sender's clock over this one's cannot tell a forged stamp from a queue. A
+    stamp ahead of the sender's real clock is therefore taken, and the real messages that
+    follow are refused as out of order until its clock passes the stamp: if that is longer
+    than the stale-state limit, the stale-state watchdog trips."""
 
-    def __init__(self, strict_time: bool = True, max_lead: float = 0.05,
-                 max_rate: float = 10_000.0):
+    def __init__(self, strict_time: bool = True, max_rate: float = 10_000.0):
         self.strict_time = strict_time
-        self.max_lead = max_lead
         self.max_rate = max_rate
-        self.last: tuple[int, float, float] | None = None
+        self.last: tuple[int, float] | None = None
 
-    def check(self, seq: int, stamp: float, received: float) -> str | None:
+    def check(self, seq: int, stamp: float) -> str | None:
         """None (and the message becomes the last accepted) or the reason to refuse it."""
         if self.last is not None:
-            s, t, r = self.last
+            s, t = self.last
             if seq == s:
                 return DUPLICATE
             if seq < s or stamp < t or (self.strict_time and stamp == t):
                 return OUT_OF_ORDER
-            if stamp - t > received - r + self.max_lead or seq - s > 1 + self.max_rate * (
-                    stamp - t):
+            if seq - s > 1 + self.max_rate * (stamp - t):
                 return IMPLAUSIBLE
-        self.last = (seq, stamp, received)
+        self.last = (seq, stamp)
         return None

@@ -14,7 +14,7 @@ In real time the plant watches its inputs (every 10 ms): no robot state for ``st
 mocap the newest fused pose older than ``max_pose_age``, puts it in damping, which ends the run
 with the reason. A message that does not decode, a state with the wrong joint count or
 non-finite values, and a state out of order (:class:`hardware.refusals.StreamOrder` on its
-``seq`` and ``utime``: repeated, older, or leaping ahead of this computer's clock) is refused
+``seq`` and ``utime``: repeated, older, or a number leaping ahead of its clock) is refused
 and counted (:meth:`LcmPlant.stats`), never fatal to the thread that runs the watchdogs; only
 accepted states count as news for the stale-state watchdog. Every command carries the run's
 ``session`` (random unless set); the robot side obeys one session, so another controller on the
@@ -222,7 +222,7 @@ class LcmPlant(Plant):
             self.refused.refuse(INVALID, problem)
             return
         t = msg.utime * 1e-6
-        reason = self._order.check(msg.seq, t, received)
+        reason = self._order.check(msg.seq, t)
         if reason is not None:
             self.refused.refuse(reason, f"seq {msg.seq}, utime {msg.utime}")
             return

@@ -440,9 +440,11 @@ def test_the_link_thread_refuses_every_fuzz_packet_and_still_trips(fake_robot, c
 # --- thread level: LCM ----------------------------------------------------------------------
 class _Robot:
     """The robot side of the LCM plant in this test: one valid state per call, stamped with
-    this computer's clock (in microseconds, some 10^9 now: no mutation of the fuzz's valid
-    states, stamped a few milliseconds, lands within the 50 ms the ordering rule allows ahead
-    of it, so none is taken and holds the stream up)."""
+    this computer's clock in microseconds (some 10^9 now), its sequence number one on. The
+    fuzz's valid states are numbered 1-3 and stamped a few milliseconds; a mutation that took
+    one ahead of the robot (both its number and its stamp past the robot's) would hold the
+    robot's states up (out of order) until the robot passed it: the test would see the
+    stream refused, and fail."""
 
     def __init__(self, url: str, channel: str, nu: int):
         self.lc, self.channel, self.nu = lcm.LCM(url), channel, nu

@@ -65,19 +65,20 @@ def test_counter_order():
 
 @pytest.mark.parametrize("strict", [True, False])
 def test_stream_order_follows_sequence_and_clock(strict):
-    order = StreamOrder(strict_time=strict, max_lead=0.05, max_rate=1000.0)
-    assert order.check(10, 1.000, 100.000) is None
-    assert order.check(10, 1.002, 100.002) == DUPLICATE
-    assert order.check(9, 1.002, 100.002) == OUT_OF_ORDER
-    assert order.check(11, 0.998, 100.002) == OUT_OF_ORDER  # the clock went back
+    order = StreamOrder(strict_time=strict, max_rate=1000.0)
+    assert order.check(10, 1.000) is None
+    assert order.check(10, 1.002) == DUPLICATE
+    assert order.check(9, 1.002) == OUT_OF_ORDER
+    assert order.check(11, 0.998) == OUT_OF_ORDER  # the clock went back
     # the clock stood still: refused in real time, a lockstep poll's repeat otherwise
-    assert order.check(11, 1.000, 100.002) == (OUT_OF_ORDER if strict else None)
-    order = StreamOrder(strict_time=strict, max_lead=0.05, max_rate=1000.0)
-    order.check(10, 1.000, 100.000)
-    assert order.check(11, 1.100, 100.002) == IMPLAUSIBLE  # 100 ms of clock in 2 ms
-    assert order.check(11, 1.053, 100.002) == IMPLAUSIBLE  # just beyond 2 ms + the lead
-    assert order.check(50, 1.002, 100.002) == IMPLAUSIBLE  # 40 messages in 2 ms at 1 kHz
-    assert order.check(12, 1.002, 100.002) is None  # a lost message is no reason
-    # a burst after a stall of the receiver: clock steps with no local time between them
-    for k in range(1, 20):
-        assert order.check(12 + k, 1.002 + 0.002 * k, 100.003) is None
+    assert order.check(11, 1.000) == (OUT_OF_ORDER if strict else None)
+    order = StreamOrder(strict_time=strict, max_rate=1000.0)
+    order.check(10, 1.000)
+    assert order.check(50, 1.002) == IMPLAUSIBLE  # 40 messages in 2 ms at 1 kHz
+    assert order.check(14, 1.002) == IMPLAUSIBLE  # 4 in 2 ms: 3 at most
+    assert order.check(12, 1.002) is None  # a lost message is no reason
+    # a receiver held up 300 ms handles the queue at once, the kernel having dropped what did
+    # not fit: the sender's numbers alone are judged, so none of it is refused
+    for k in range(1, 50):
+        assert order.check(12 + k, 1.002 + 0.002 * k) is None
+    assert order.check(12 + 150, 1.002 + 0.002 * 150) is None

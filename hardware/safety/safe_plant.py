@@ -66,6 +66,9 @@ class SafePlant(Plant):
     def actuator_forces(self) -> np.ndarray | None:
         return self.plant.actuator_forces()
 
+    def stats(self) -> dict:
+        return self.plant.stats()
+
     def read_state(self) -> PlantState:
         state = self.plant.read_state()
         if self.damping_reason is None:

@@ -9,9 +9,6 @@ system allows it; see :mod:`hardware.unitree.bridge` and :mod:`hardware.unitree.
 
 from __future__ import annotations
 
-import logging
-import math
-import time
 from typing import ClassVar
 
 from hardware.estimation.sources import check_spec
@@ -22,8 +19,6 @@ from hardware.unitree.link_process import UnitreePlant
 from hardware.unitree.lowlevel import LowState, MotorCommand
 from hardware.unitree.udp_link import UdpLink, check_addresses
 from robots.info import RobotInfo
-
-log = logging.getLogger(__name__)
 
 
 class UnitreeUdpPlant(UnitreePlant):
@@ -79,7 +74,6 @@ class UdpBridge(UnitreeBridge):
         safety = common.get("safety")
         self.dry_run = bool(safety and safety.dry_run)
         self.link = UdpLink(robot_ip, robot_port, local_port, local_ip)
-        self.refused_logged = -math.inf
         try:
             super().__init__(robot, servo_family="legacy", send_while_connecting=True, **common)
         except Exception:
@@ -104,12 +98,8 @@ class UdpBridge(UnitreeBridge):
             if sender == self.link.peer:
                 out.append(data)
             else:
-                self.counts["refused_packets"] += 1
-                now = time.monotonic()
-                if now - self.refused_logged >= 1.0:  # at most once a second
-                    self.refused_logged = now
-                    log.warning("refused a packet from %s:%d, not the robot at %s:%d (%d so "
-                                "far)", *sender, *self.link.peer, self.counts["refused_packets"])
+                self.refused.refuse("refused_packets", f"from {sender[0]}:{sender[1]}, not the "
+                                    f"robot at {self.link.peer[0]}:{self.link.peer[1]}")
         return out
 
     def _decode(self, raw: bytes) -> LowState:

@@ -73,6 +73,12 @@ class Plant(ABC):
         down now, or None; a plant that estimates its base state hands it to its estimator
         as the contact prior. Others ignore it."""
 
+    def stats(self) -> dict:
+        """What the plant counted (a robot link: states accepted, messages refused by reason,
+        commands, clamps), for the run's summary; read after :meth:`close` it covers the whole
+        run. Empty unless the plant counts something."""
+        return {}
+
     def actuator_forces(self) -> np.ndarray | None:
         """Each actuator's force (N m, planning-model order) at the last step, or None if
         the plant cannot tell."""

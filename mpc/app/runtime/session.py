@@ -334,7 +334,10 @@ class Session:
             summary["derivative_audit"] = self.audit.close()
         if self.command_source is not None:
             self.command_source.close()
+            summary["command_source"] = self.command_source.stats()
         self.plant.close()
+        # read after closing: a robot link in a process of its own reports as it ends
+        summary["plant"] = self.plant.stats()
         self.planner.close()
         for observer in reversed(self.observers):
             observer.close(summary)

@@ -31,13 +31,13 @@ import io
 import re
 import shlex
 import sys
-import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from unittest import mock
 
 import pytest
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
@@ -218,7 +218,7 @@ def commands_in(code: Code) -> tuple[list[Command], list[str]]:
     return found, problems
 
 
-class _Parsed(Exception):
+class _ParserCapturedError(Exception):
     def __init__(self, parser: argparse.ArgumentParser):
         self.parser = parser
 
@@ -227,13 +227,13 @@ def captured_parser(main: Callable[[], object]) -> argparse.ArgumentParser:
     """The parser ``main`` builds, taken at its ``parse_args`` call: nothing after it runs."""
 
     def capture(self, args=None, namespace=None):
-        raise _Parsed(self)
+        raise _ParserCapturedError(self)
 
     with mock.patch.object(argparse.ArgumentParser, "parse_args", capture), \
             mock.patch.object(argparse.ArgumentParser, "parse_known_args", capture):
         try:
             main()
-        except _Parsed as parsed:
+        except _ParserCapturedError as parsed:
             return parsed.parser
     raise AssertionError(f"{main} returned without parsing its arguments")
 
@@ -551,3 +551,12 @@ def test_a_heading_anchor_follows_github():
     assert slug("Seeing it in simulation: `plant.type: sim_estimated`") == \
         "seeing-it-in-simulation-planttype-sim_estimated"
     assert slug("Driving it: velocity commands") == "driving-it-velocity-commands"
+
+
+def test_the_page_measure_estimator_writes_has_its_markers():
+    """``scripts/measure_estimator.py --write-docs`` replaces the table between its markers in
+    docs/estimation.md; without them it would fail after an hour of loopback runs."""
+    script = _load_script(ROOT / "scripts" / "measure_estimator.py")
+    text = (ROOT / "docs" / "estimation.md").read_text()
+    assert text.count(script.BEGIN) == 1 and text.count(script.END) == 1
+    assert text.index(script.BEGIN) < text.index(script.END)

@@ -3,5 +3,5 @@ Unitree bridges and their wire formats), ``lcm`` (the two-process LCM plant and 
 telemetry), ``mocap`` (OptiTrack NatNet and motion-capture frames), ``estimation`` (where the
 floating-base state comes from), ``safety`` (limits, trips, e-stop, the SafePlant wrapper) and
 ``fake`` (simulated robots and streams that speak the real protocols, for tests and loopback
-runs). ``rotations`` holds the quaternion algebra they share. See the README's hardware section.
+runs). ``rotations`` holds the quaternion algebra they share. See docs/hardware.md.
 """

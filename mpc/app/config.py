@@ -67,7 +67,7 @@ class RuntimeConfig:
                                   help="TV-LQR feedback rate (Hz)")
     feedback_gain: float = setting(1.0, min=0.0, max=1.0,
                               help="scale of the TV-LQR gains K (below 1 tolerates a slower "
-                                   "command path; see README, Running on a robot)")
+                                   "command path; see docs/hardware.md)")
     seed: int = setting(0, min=0, max=2**32 - 1)
     plan_ahead: bool = setting(False, help="realtime: plan from the state predicted one planner "
                                       "iteration ahead (see mpc/app/runtime/predict.py)")

@@ -16,9 +16,12 @@ PLANTS: Registry[Plant] = Registry("plant type", {
 })
 
 #: The safety layer (``safety:`` of a config) is part of the hardware plug-in: its config
-#: schema, and the wrapper that applies it to a plant that does not enforce it itself (a
-#: simulation with ``safety.in_simulation``). Loaded by name like the plants.
+#: schema, the wrapper that applies it to a plant that does not enforce it itself (a
+#: simulation with ``safety.in_simulation``), and the safety envelope that validation holds a
+#: robot's config to. Loaded by name like the plants.
 SAFETY: Registry = Registry("safety layer part", {
     "config": "hardware.safety.layer:SafetyConfig",
     "wrapper": "hardware.safety.safe_plant:SafePlant",
+    # the values a robot may be run with (a function of a validated Config)
+    "envelope": "hardware.safety.envelope:check_envelope",
 })

@@ -303,15 +303,17 @@ class LcmPlant(Plant):
             self.damp("non-finite or misshapen command")
             return
         lim = self.limits
+        kp, kd = np.where(self._servo, self.kp, 0.0), np.where(self._servo, self.kd, 0.0)
+        if not (np.all(np.isfinite(kp)) and np.all(np.isfinite(kd))):
+            self.damp("non-finite gains")
+            return
         cmd = self._command()
         cmd.q = clamp(np.where(self._servo, ctrl, self._q_idle), lim.lower, lim.upper,
                       "joint target", self.clamps).tolist()
         cmd.tau = clamp(np.where(self._servo, 0.0, ctrl), -lim.torque, lim.torque, "torque",
                         self.clamps).tolist()
-        cmd.kp = clamp(np.where(self._servo, self.kp, 0.0), 0.0, lim.kp, "Kp",
-                       self.clamps).tolist()
-        cmd.kd = clamp(np.where(self._servo, self.kd, 0.0), 0.0, lim.kd, "Kd",
-                       self.clamps).tolist()
+        cmd.kp = clamp(kp, 0.0, lim.kp, "Kp", self.clamps).tolist()
+        cmd.kd = clamp(kd, 0.0, lim.kd, "Kd", self.clamps).tolist()
         self._lcm.publish(self.channels[1], cmd.encode())
 
     def _command(self) -> joint_command_t:

@@ -16,11 +16,13 @@ from robots.limits import joint_limits
 def unlimited(name: str) -> mujoco.MjModel:
     """Robot ``name``'s model with every joint and actuator limit removed."""
     spec = mujoco.MjSpec.from_file(str(robots.model_path(name)))
-    for joint in spec.joints:
+    for joint in spec.joints:  # as a joint without a range: limited false, range (0, 0)
         joint.limited = mujoco.mjtLimited.mjLIMITED_FALSE
+        joint.range = [0.0, 0.0]
     for act in spec.actuators:
         act.ctrllimited = mujoco.mjtLimited.mjLIMITED_FALSE
         act.forcelimited = mujoco.mjtLimited.mjLIMITED_FALSE
+        act.ctrlrange = act.forcerange = [0.0, 0.0]
     return spec.compile()
 
 

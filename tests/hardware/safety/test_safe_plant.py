@@ -79,10 +79,12 @@ def test_an_unlimited_model_is_clamped_to_the_documented_range():
     """MuJoCo reports (0, 0) as the range of a joint it leaves unlimited: taken as a limit,
     every target would be clamped to 0."""
     spec = mujoco.MjSpec.from_file(str(robots.model_path("go1")))
-    for joint in spec.joints:
+    for joint in spec.joints:  # as a joint without a range: limited false, range (0, 0)
         joint.limited = mujoco.mjtLimited.mjLIMITED_FALSE
+        joint.range = [0.0, 0.0]
     for act in spec.actuators:
         act.ctrllimited = mujoco.mjtLimited.mjLIMITED_FALSE
+        act.ctrlrange = [0.0, 0.0]
     info = robots.info("go1")
     plant = SafePlant(SimPlant(info), info, SafetyConfig(in_simulation=True), spec.compile())
     ctrl = plant.plant.data.ctrl.copy()

@@ -53,21 +53,20 @@ Bound = float | tuple[float, ...] | str
 
 @dataclass(frozen=True)
 class Bounds:
-    """``min``/``max`` (inclusive) and ``gt``/``lt`` (exclusive) bounds of a value, every
-    element of a list value, or (``items``) the number of items of a list."""
+    """``min``/``max`` (inclusive) and ``gt``/``lt`` (exclusive) bounds of a value or of every
+    element of a list value; or (``nonempty``) that a list has an item."""
 
     min: Bound | None = None
     max: Bound | None = None
     gt: Bound | None = None
     lt: Bound | None = None
-    items: int | None = None
+    nonempty: bool = False
 
     def violations(self, key: str, value: Any, resolve: Callable[[str], Any]
                    ) -> list[tuple[str, Any, str]]:
         """(key or element key, value, what it must be) for every part of ``value`` outside."""
-        if self.items is not None:
-            need = "a non-empty list" if self.items == 1 else f"at least {self.items} items"
-            return [(key, value, need)] if len(value) < self.items else []
+        if self.nonempty:
+            return [] if value else [(key, value, "a non-empty list")]
         values = list(value) if isinstance(value, (list, tuple)) else [value]
         out = []
         for i, x in enumerate(values):
@@ -113,6 +112,7 @@ class Rule:
     refused), ``recommended`` the values without a warning (None: no such bound)."""
 
     key: str
+    unit: str
     allowed: Bounds | None
     recommended: Bounds | None
     default: str
@@ -131,8 +131,8 @@ class Rule:
 
 def _complement(bounds: Bounds) -> str:
     """The values outside ``bounds``, as the table shows them: ``> 0.5``, ``< 0.5``."""
-    if bounds.items is not None:
-        return "[] (none)" if bounds.items == 1 else f"fewer than {bounds.items} items"
+    if bounds.nonempty:
+        return "[] (none)"
     flip = {"gt": "<=", "min": "<", "lt": ">=", "max": ">"}
     parts = [f"{flip[op]} {_show(getattr(bounds, op))}" for op in ("gt", "min", "lt", "max")
              if getattr(bounds, op) is not None]
@@ -144,63 +144,63 @@ HALF_PI = math.pi / 2
 #: The envelope (see the module docstring). Defaults are the schema's; the hardware configs
 #: set ``runtime.policy_timeout`` to their horizon.
 ENVELOPE: tuple[Rule, ...] = (
-    Rule("safety.estop_buttons", Bounds(items=1), None, "[L2, B]",
+    Rule("safety.estop_buttons", "", Bounds(nonempty=True), None, "[L2, B]",
          "the remote's e-stop; an empty list switches it off"),
-    Rule("safety.ramp_time", Bounds(min=0.5), Bounds(min=2.0), "3.0 s",
+    Rule("safety.ramp_time", "s", Bounds(min=0.5), Bounds(min=2.0), "3.0",
          "the stand-up from the measured pose to the home pose at the hold gains: at 0 the "
          "first command jumps there, below 0.5 s a 2 rad move peaks above 6 rad/s"),
-    Rule("safety.max_tilt", Bounds(lt=HALF_PI), Bounds(min=0.3, max=1.0), "0.8 rad",
+    Rule("safety.max_tilt", "rad", Bounds(lt=HALF_PI), Bounds(min=0.3, max=1.0), "0.8",
          "pitch (ZYX) never exceeds pi/2, so from there on the tilt trip cannot fire on it; "
          "beyond 1 rad (57 deg; the robots count as fallen at 60) it fires after the fall; "
          "below 0.3 rad a brisk gait may trip it"),
-    Rule("safety.state_timeout", Bounds(max=0.25), Bounds(min=0.01, max=0.05), "0.03 s",
+    Rule("safety.state_timeout", "s", Bounds(max=0.25), Bounds(min=0.01, max=0.05), "0.03",
          "the robot link's watchdog: for this long the controller runs blind on the last "
-         "state (bridges in service use 20-50 ms)"),
-    Rule("safety.command_timeout", Bounds(max=0.5), Bounds(min=0.02, max=0.2), "0.1 s",
+         "state (deployed bridges' watchdogs use 20-50 ms)"),
+    Rule("safety.command_timeout", "s", Bounds(max=0.5), Bounds(min=0.02, max=0.2), "0.1",
          "a dead or stalled controller goes unnoticed this long while the motors hold its "
          "last targets"),
-    Rule("safety.max_joint_speed", Bounds(max=60.0), Bounds(max=40.0), "40 rad/s",
-         "the joint-speed trip; Unitree's robot descriptions rate these joints at 21-30 rad/s, "
-         "so a trip far above that cannot fire"),
-    Rule("safety.max_target_speed", Bounds(max="safety.max_joint_speed"), Bounds(max=20.0),
-         "20 rad/s", "the clamp of velocity targets; one above the joint-speed trip asks for "
-                     "a trip"),
-    Rule("safety.max_kp", None, Bounds(max=250.0), "250 N m/rad",
+    Rule("safety.max_joint_speed", "rad/s", Bounds(max=60.0), Bounds(max=40.0), "40",
+         "the joint-speed trip; Unitree's URDF descriptions of the A1, Go1 and Go2 rate these "
+         "joints at 20-30 rad/s, so a trip far above that cannot fire"),
+    Rule("safety.max_target_speed", "rad/s", Bounds(max="safety.max_joint_speed"),
+         Bounds(max=20.0), "20", "the clamp of velocity targets; one above the joint-speed "
+                                 "trip asks for a trip"),
+    Rule("safety.max_kp", "N m/rad", None, Bounds(max=250.0), "250",
          "the clamp of every Kp sent; the robots' own gains are 60-200"),
-    Rule("safety.max_kd", None, Bounds(max=10.0), "10 N m s/rad",
+    Rule("safety.max_kd", "N m s/rad", None, Bounds(max=10.0), "10",
          "the clamp of every Kd sent; the robots' own gains are 1.5-5"),
-    Rule("safety.damping_kd", Bounds(gt=0.0, max="safety.max_kd"), Bounds(min=1.0, max=5.0),
-         "3 N m s/rad", "the safe state's only gain: at 0 damping is a limp robot; above "
-                        "safety.max_kd the clamp cuts it"),
-    Rule("runtime.policy_timeout", Bounds(max="planner.horizon"), None,
-         "0.5 s (hardware configs: their horizon, 0.35 s)",
+    Rule("safety.damping_kd", "N m s/rad", Bounds(gt=0.0, max="safety.max_kd"),
+         Bounds(min=1.0, max=5.0), "3", "the safe state's only gain: at 0 damping is a limp "
+                                        "robot; above safety.max_kd the clamp cuts it"),
+    Rule("runtime.policy_timeout", "s", Bounds(max="planner.horizon"), None,
+         "0.5 (hardware configs: their horizon, 0.35)",
          "past the horizon the feedback would follow a plan beyond its last knot"),
-    Rule("command.timeout", Bounds(max=1.0), Bounds(max=0.5), "0.5 s",
+    Rule("command.timeout", "s", Bounds(max=1.0), Bounds(max=0.5), "0.5",
          "the dead man: after the command source goes silent the robot keeps walking on its "
          "last command this long"),
-    Rule("command.max_speed", Bounds(max=(2.0, 1.0, 2.0)), Bounds(max=(1.0, 0.5, 1.0)),
-         "[1.0, 0.5, 1.0]", "the speed limit of every command source (|vx|, |vy| m/s, |yaw "
-                            "rate| rad/s); 2 m/s is the fastest the planner was asked to "
-                            "track (A1, simulation): above that the limit limits nothing"),
-    Rule("command.max_accel", None, Bounds(max=(2.0, 2.0, 4.0)), "[1.0, 1.0, 2.0]",
-         "how fast a step on the remote becomes a ramp (per s)"),
-    Rule("plant.kp", Bounds(max="safety.max_kp"), None, "the model's actuator gains",
+    Rule("command.max_speed", "m/s, m/s, rad/s", Bounds(max=(2.0, 1.0, 2.0)),
+         Bounds(max=(1.0, 0.5, 1.0)), "[1.0, 0.5, 1.0]",
+         "the speed limit (vx, vy, yaw rate) of every command source; 2 m/s is the fastest the "
+         "planner was asked to track (A1, simulation): above that the limit limits nothing"),
+    Rule("command.max_accel", "per s", None, Bounds(max=(2.0, 2.0, 4.0)), "[1.0, 1.0, 2.0]",
+         "how fast a step on the remote becomes a ramp"),
+    Rule("plant.kp", "N m/rad", Bounds(max="safety.max_kp"), None, "the model's gains",
          "gains above safety.max_kp would be clamped on every command"),
-    Rule("plant.kd", Bounds(max="safety.max_kd"), None, "the model's actuator gains",
+    Rule("plant.kd", "N m s/rad", Bounds(max="safety.max_kd"), None, "the model's gains",
          "gains above safety.max_kd would be clamped on every command"),
-    Rule("plant.state_timeout", Bounds(max=0.25), Bounds(min=0.02, max=0.1), "0.1 s (lcm)",
+    Rule("plant.state_timeout", "s", Bounds(max=0.25), Bounds(min=0.02, max=0.1), "0.1 (lcm)",
          "the LCM plant's watchdog on the robot process: for this long the controller plans "
          "on a frozen state"),
-    Rule("plant.max_pose_age", Bounds(max=0.5), Bounds(max=0.25), "0.25 s (lcm)",
+    Rule("plant.max_pose_age", "s", Bounds(max=0.5), Bounds(max=0.25), "0.25 (lcm)",
          "mocap silent this long: the base estimate runs on the IMU alone"),
 )
 
 
 def markdown_table() -> str:
     """:data:`ENVELOPE` as a Markdown table (the README's)."""
-    rows = ["| key | refused | warned | default | why |", "|---|---|---|---|---|"]
-    rows += [f"| `{r.key}` | {r.refused_text()} | {r.warned_text()} | {r.default} | {r.why} |"
-             for r in ENVELOPE]
+    rows = ["| key | unit | refused | warned | default | why |", "|---|---|---|---|---|---|"]
+    rows += [f"| `{r.key}` | {r.unit} | {r.refused_text()} | {r.warned_text()} | {r.default} "
+             f"| {r.why} |" for r in ENVELOPE]
     return "\n".join(rows)
 
 

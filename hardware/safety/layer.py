@@ -5,8 +5,9 @@ optional). Hardware bridges apply all of it; :class:`hardware.safety.safe_plant.
 applies the parts that make sense to any plant, simulated ones included.
 
 - guards: a non-finite control is never sent (the plant goes to damping); joint targets,
-  velocity targets, torques and gains are clamped to the robot's limits and to the configured
-  maxima, and every clamp is logged (rate-limited) and counted;
+  velocity targets, torques and gains are clamped to the robot's physical limits
+  (:mod:`robots.limits`) and to the configured maxima, every clamp logged (rate-limited) and
+  counted; :func:`clamp_command` is the last guard before the wire;
 - trips (each logged with its reason, each ending in damping, latched): stale state (no fresh
   state for ``state_timeout``), a silent controller (no command for ``command_timeout`` once
   commands flowed), roll or pitch beyond ``max_tilt``, a joint faster than ``max_joint_speed``,
@@ -150,8 +151,8 @@ def clamp_command(cmd: MotorCommand, limits: CommandLimits, clamps: ClampLog) ->
 
     Per slot the robot uses:
 
-    - a slot with a non-finite value (other than an "off" sentinel) or a mode other than off
-      or its servo mode is put in the safe state, ``limits.damping`` in its servo mode;
+    - a slot with a non-finite value or a mode other than off or its servo mode is put in the
+      safe state, ``limits.damping`` in its servo mode;
     - q equal to ``POS_STOP`` exactly is an explicit "position term off": it passes, with Kp 0;
       any other q is clipped to the joint range (a huge q does not pass as "off");
     - dq equal to ``VEL_STOP`` exactly likewise turns the velocity term off, with Kd 0; any
@@ -191,15 +192,14 @@ def clamp_command(cmd: MotorCommand, limits: CommandLimits, clamps: ClampLog) ->
 
 @dataclass(frozen=True)
 class JointLimits:
-    """Bounds of a joint-level command (targets q, dq with gains Kp, Kd and a torque tau) per
+    """Bounds of a joint-level command (a target q with gains Kp, Kd, and a torque tau) per
     joint of a model (actuator order): the robot's physical joint range and torque
-    (:func:`robots.limits.joint_limits`), +-``max_target_speed``, [0, ``max_kp``],
-    [0, ``max_kd``]. For plants that send such commands themselves (LCM) and for the clamp of
-    a plant's controls (:class:`hardware.safety.safe_plant.SafePlant`)."""
+    (:func:`robots.limits.joint_limits`), [0, ``max_kp``], [0, ``max_kd``]. For plants that
+    send such commands themselves (LCM; their velocity targets are 0) and for the clamp of a
+    plant's controls (:class:`hardware.safety.safe_plant.SafePlant`)."""
 
     lower: np.ndarray
     upper: np.ndarray
-    speed: np.ndarray
     torque: np.ndarray
     kp: np.ndarray
     kd: np.ndarray
@@ -210,8 +210,7 @@ class JointLimits:
         joints = [model.joint(j).name for j in model.actuator_trnid[:, 0]]
         lower, upper, torque = joint_limits(robot, model, joints)
         n = len(joints)
-        return cls(lower, upper, np.full(n, cfg.max_target_speed), torque,
-                   np.full(n, cfg.max_kp), np.full(n, cfg.max_kd))
+        return cls(lower, upper, torque, np.full(n, cfg.max_kp), np.full(n, cfg.max_kd))
 
 
 def clamp(values: np.ndarray, lo, hi, what: str, clamps: ClampLog) -> np.ndarray:

@@ -59,7 +59,7 @@ def _resolve(config: str, overrides: list[str]):
 
 def _beyond(bounds: Bounds, resolve, inside: Bounds | None = None):
     """A value outside ``bounds`` (and, given ``inside``, within it)."""
-    if bounds.items is not None:
+    if bounds.nonempty:
         return []
     for op in ("max", "lt", "min", "gt"):
         end = getattr(bounds, op)

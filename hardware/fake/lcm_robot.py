@@ -9,7 +9,7 @@ closed-loop estimator run.
 MuJoCo simulates the robot. Every physics step the process publishes ``robot_state_t`` with
 what a real robot reports (joint encoders, estimated torques, IMU with optional noise; *no* base
 state) and applies the latest ``joint_command_t`` with the motor law
-tau = kp (q* - q) + kd (dq* - dq) + tau_ff, clamped to the actuator's force range. Before the
+tau = kp (q* - q) + kd (dq* - dq) + tau_ff, clamped to the motor's torque limit. Before the
 first command it holds the home pose with the model's own gains (as a robot that a start-up
 ramp has stood up); a damping command, or no command for ``command_timeout``, puts the motors
 in damping (tau = -3 dq). A command that does not decode is counted as bad and dropped. It
@@ -50,6 +50,7 @@ from hardware.mocap.frames import MocapFrame
 from mpc.app.plants import terrain as terrain_mod
 from mpc.app.plants.terrain import TerrainSpec
 from robots.info import RobotInfo
+from robots.limits import joint_limits
 
 DAMPING_KD = 3.0
 
@@ -104,8 +105,9 @@ class SimulatedRobot:
             order = [robot.motor_joints.index(m.joint(j).name) for j in joints]
             kp, kd = np.array(robot.hw_kp)[order], np.array(robot.hw_kd)[order]
         self.hold = MotorCommand(home, np.zeros(m.nu), kp, kd, np.zeros(m.nu))
-        limited = m.actuator_forcelimited.astype(bool)
-        self.tau_max = np.where(limited, m.actuator_forcerange[:, 1], np.inf)
+        # the motors' torque limits (documented, narrowed by the model): never infinite, also
+        # where the model leaves a motor unlimited (H1)
+        self.tau_max = joint_limits(robot, m, [m.joint(j).name for j in joints])[2]
         # The motors act through qfrc_applied; the model's own actuators are switched off.
         m.actuator_gainprm[:] = 0.0
         m.actuator_biasprm[:] = 0.0

@@ -45,6 +45,7 @@ from hardware.lcm import DECODE_ERRORS
 from hardware.lcm.lcm_types import joint_command_t, robot_state_t, sim_step_t
 from hardware.mocap.pose_input import LcmPoseInput, MocapOptions, NatNetPoseInput, PoseStamper
 from hardware.refusals import INVALID, UNDECODABLE, Refusals, StreamOrder
+from hardware.safety.layer import ClampLog, JointLimits, SafetyConfig, clamp
 from mpc.app.plants.plant_base import Plant, PlantState
 from robots.info import RobotInfo
 
@@ -94,6 +95,23 @@ class LcmPlant(Plant):
         "session": {"min": 0, "max": 2**63 - 1},
     }
 
+    #: The safety wrapper's share is the tilt and joint-speed trips and dry runs; this plant
+    #: clamps the gains it sends (:meth:`apply_safety`) and sends no velocity target but 0.
+    SAFETY_APPLIED = frozenset({"max_kp", "max_kd", "max_target_speed"})
+    #: The other process owns the robot link, and with it these protections.
+    SAFETY_ELSEWHERE: ClassVar[dict[str, str]] = {
+        "state_timeout": "this plant's stale-state watchdog is plant.state_timeout",
+        "command_timeout": "the robot process owns the lost-command watchdog",
+        "damping_kd": "the robot process chooses its damping gain",
+        "ramp_time": "the robot process stands the robot up before the first command",
+        "estop_buttons": "robot_state_t carries no remote; the robot process owns the e-stop",
+    }
+
+    @classmethod
+    def simulated_robot(cls, options: dict) -> str | None:
+        """Lockstep (``sync``) is only possible with a simulated robot."""
+        return "plant.sync: lockstep with a simulated robot" if options.get("sync") else None
+
     @staticmethod
     def check_options(robot: str, options: dict) -> None:
         """The nested sections ``plant.mocap`` and ``plant.estimator`` are checked with the
@@ -124,6 +142,8 @@ class LcmPlant(Plant):
         self._servo, model_kp, model_kd = model_gains(self.model)
         self.kp = self._gains(kp, model_kp, "kp")
         self.kd = self._gains(kd, model_kd, "kd")
+        self.clamps = ClampLog()
+        self.apply_safety(SafetyConfig())
         self.base_state = base_state
         self.mocap = options_from(MocapOptions, mocap, "mocap")
         self.estimator = MocapImuEstimator(options_from(EstimatorOptions, estimator, "estimator"))
@@ -170,6 +190,13 @@ class LcmPlant(Plant):
             else:
                 self._pose_input = LcmPoseInput(self.mocap, stamper)
                 self._lcm.subscribe(self.mocap.pose_channel, self._pose_input)
+
+    def apply_safety(self, safety: SafetyConfig) -> None:
+        """Commands are clamped to the robot's physical limits (:class:`JointLimits`) with
+        ``safety``'s maxima of velocity targets and gains; a motor (torque) actuator gets
+        its torque with no gains, its position target parked inside its range."""
+        self.limits = JointLimits.of(self.robot, self.model, safety)
+        self._q_idle = np.clip(0.0, self.limits.lower, self.limits.upper)
 
     def _gains(self, given: list[float] | None, default: np.ndarray, name: str) -> np.ndarray:
         if given is None:
@@ -326,10 +353,18 @@ class LcmPlant(Plant):
         if ctrl.shape != (self.nu,) or not np.all(np.isfinite(ctrl)):
             self.damp("non-finite or misshapen command")
             return
+        lim = self.limits
+        kp, kd = np.where(self._servo, self.kp, 0.0), np.where(self._servo, self.kd, 0.0)
+        if not (np.all(np.isfinite(kp)) and np.all(np.isfinite(kd))):
+            self.damp("non-finite gains")
+            return
         cmd = self._command()
-        cmd.q = np.where(self._servo, ctrl, 0.0).tolist()
-        cmd.tau = np.where(self._servo, 0.0, ctrl).tolist()
-        cmd.kp, cmd.kd = self.kp.tolist(), self.kd.tolist()
+        cmd.q = clamp(np.where(self._servo, ctrl, self._q_idle), lim.lower, lim.upper,
+                      "joint target", self.clamps).tolist()
+        cmd.tau = clamp(np.where(self._servo, 0.0, ctrl), -lim.torque, lim.torque, "torque",
+                        self.clamps).tolist()
+        cmd.kp = clamp(kp, 0.0, lim.kp, "Kp", self.clamps).tolist()
+        cmd.kd = clamp(kd, 0.0, lim.kd, "Kd", self.clamps).tolist()
         self._lcm.publish(self.channels[1], cmd.encode())
 
     def _command(self) -> joint_command_t:

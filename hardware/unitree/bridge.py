@@ -84,6 +84,8 @@ class UnitreeBridge(Plant):
     #: Shared memory with the controller when this bridge runs in a process of its own (see
     #: :mod:`hardware.unitree.link_process`); None when the controller is in this process.
     shared = None
+    #: The largest |tau|, Kp and Kd the wire's fields carry (None: float fields, no bound).
+    WIRE_LIMITS: tuple[float, float, float] | None = None
     #: Rows kept per log column while ``log_file`` is set: the newest ten minutes at 500 Hz
     #: (older rows are dropped), so a long run cannot exhaust the link process's memory.
     log_rows = 300_000
@@ -99,8 +101,9 @@ class UnitreeBridge(Plant):
         self.model = robots.load_planning_model(robot.name)
         self.map = MotorMap.build(robot, self.model, servo_family)
         self.kp, self.kd = self._gains(kp, kd)
-        self.limits = CommandLimits(self.map.lower, self.map.upper, self.map.torque_limit,
-                                    self.safety)
+        self.limits = CommandLimits(self.map.used, self.map.servo_mode, self.map.lower,
+                                    self.map.upper, self.map.torque_limit, self.safety,
+                                    self.WIRE_LIMITS)
         self.source = make_source(base_state or {"type": "kalman"}, self.model, robot)
         self.period = 1.0 / rate
         sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL))
@@ -446,16 +449,22 @@ class UnitreeBridge(Plant):
         """Send the command ``build()`` makes, clamped to the limits. The packet is reused
         while ``key`` (None: never) stays the same: the controller's commands change at the
         feedback rate (300 Hz), the robot gets one every tick (500 Hz)."""
+        broken = False
         with self.send_lock:
             if self.closed:
                 return
             if key is None or key != self.packet_key:
-                self.packet = self._encode(clamp_command(build(), self.limits, self.clamps))
+                cmd = build()
+                broken = not cmd.finite()
+                self.packet = self._encode(clamp_command(cmd, self.limits, self.clamps))
                 self.packet_key = key
             packet = self.packet
-            if packet is None:
-                return
-            self._write(packet)
+            if packet is not None:
+                self._write(packet)
+        if broken:  # the clamp damped the bad slots of this packet; now the whole robot
+            self.damp(f"non-finite motor command built in phase {self.phase}")
+        if packet is None:
+            return
         self.counts["commands"] += 1
         with self.lock:
             fresh = self.phase == RUN and not self.ctrl_sent

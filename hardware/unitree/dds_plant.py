@@ -45,6 +45,13 @@ class UnitreeDdsPlant(UnitreePlant):
         check_domain(options.get("domain_id", 0), options.get("interface", "eth0"))
         check_spec(options.get("base_state"))
 
+    @classmethod
+    def simulated_robot(cls, options: dict) -> str | None:
+        """No robot's traffic comes in on the loopback interface: a fake robot."""
+        if options.get("interface", "eth0") == "lo":
+            return "plant.interface lo carries no robot's traffic: a fake robot"
+        return None
+
     #: Bounds of the options, read by mpc.app.schema.check_kwargs (see mpc/app/schema.py).
     RANGES: ClassVar[dict[str, dict[str, float]]] = {
         "domain_id": {"min": 0, "max": 232},

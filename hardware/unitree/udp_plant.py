@@ -9,6 +9,7 @@ system allows it; see :mod:`hardware.unitree.bridge` and :mod:`hardware.unitree.
 
 from __future__ import annotations
 
+import ipaddress
 from typing import ClassVar
 
 from hardware.estimation.sources import check_spec
@@ -35,6 +36,14 @@ class UnitreeUdpPlant(UnitreePlant):
                         options.get("robot_port", 8007), options.get("local_port", 8080),
                         options.get("local_ip", "0.0.0.0"))
         check_spec(options.get("base_state"))
+
+    @classmethod
+    def simulated_robot(cls, options: dict) -> str | None:
+        """A robot at a loopback address is a fake one on this machine."""
+        ip = options.get("robot_ip", "192.168.123.10")
+        if ipaddress.IPv4Address(ip).is_loopback:
+            return f"plant.robot_ip {ip} is this machine: a fake robot"
+        return None
 
     #: Bounds of the options, read by mpc.app.schema.check_kwargs (see mpc/app/schema.py).
     RANGES: ClassVar[dict[str, dict[str, float]]] = {
@@ -63,6 +72,9 @@ class UnitreeUdpPlant(UnitreePlant):
 class UdpBridge(UnitreeBridge):
     """The legacy UDP bridge, its link thread in the process that builds it; the options are
     :class:`UnitreeUdpPlant`'s (the common ones go to :class:`UnitreeBridge`)."""
+
+    WIRE_LIMITS = (legacy_packets.TAU_WIRE[1], legacy_packets.KP_WIRE[1],
+                   legacy_packets.KD_WIRE[1])
 
     def __init__(self, robot: RobotInfo, *, robot_ip: str, robot_port: int, local_port: int,
                  local_ip: str, **common):

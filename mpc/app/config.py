@@ -99,12 +99,12 @@ class TelemetryConfig:
 class CommandConfig:
     source: dict = setting({}, help="velocity command source {type: scripted | keyboard | lcm | "
                            "unitree_remote, its options} for task.mode velocity ({}: none)")
-    max_speed: list[float] = setting([1.0, 0.5, 1.0],
+    max_speed: list[float] = setting([1.0, 0.5, 1.0], min=0.0, max=10.0,
                                      help="limits of |vx|, |vy| (m/s) and |yaw rate| (rad/s)")
-    max_accel: list[float] = setting([1.0, 1.0, 2.0],
+    max_accel: list[float] = setting([1.0, 1.0, 2.0], gt=0.0, max=50.0,
                                      help="limits of the command's rate of change (per s)")
-    timeout: float = setting(0.5, gt=0.0, help="dead man: after this long (s) without a fresh "
-                             "command the command decays to zero")
+    timeout: float = setting(0.5, gt=0.0, max=60.0, help="dead man: after this long (s) "
+                             "without a fresh command the command decays to zero")
 
 
 @dataclass
@@ -255,6 +255,7 @@ def validate(data: dict, source: str) -> Config:
     cfg.safety = _validate_safety(cfg, source)
     cfg.command.source = _validate_command(cfg, source)
     check_consistency(cfg)
+    SAFETY.get("envelope")(cfg)  # a robot's safety-relevant values (hardware/safety/envelope.py)
     return cfg
 
 

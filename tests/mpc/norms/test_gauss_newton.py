@@ -1,6 +1,6 @@
 """The Gauss-Newton kernel on sparse Jacobians (its row-by-row products) against numpy.
 
-The dense case (every product through BLAS) is checked in tests/mpc/test_cost.py.
+The dense case (every product through BLAS) is checked in tests/mpc/planner/test_cost.py.
 """
 
 from itertools import pairwise

@@ -8,14 +8,16 @@ the two kernels inline by the term's norm code (:mod:`mpc.norms.dispatch`):
 * ``SEPARABLE``: whether n'' is diagonal, so that each row is whitened on its own;
 * ``value(residual, k, a, e, p)``: n(r) of r = residual[k, a:e], for the stage-cost kernel
   (:mod:`mpc.norms.term_costs`);
-* ``gauss_newton_rows(residual, t, rows, m0, m, a, e, p, w, rx, ru, grad, Jx, Ju, g, F)``: the
-  term's gradient rows w n'(r) and whitened Jacobian rows √w Fᵀ r_x, √w Fᵀ r_u, for the
-  Gauss-Newton kernel (:mod:`mpc.norms.gauss_newton`).
+* for the Gauss-Newton kernel (:mod:`mpc.norms.gauss_newton`), the gradient rows w n'(r) and
+  the whitening of the Jacobians, J̃ = √w Fᵀ r_x (likewise for u): a separable norm gives them
+  row by row, ``gauss_newton_row(r, p, w, sw)`` -> (w n'ⱼ, √w Fⱼⱼ), the kernel scaling the row's
+  Jacobians; a coupled norm (F mixes its rows) for the whole term, ``gauss_newton_rows(residual,
+  t, a, e, p, w, sw, rx, ru, m0, grad, Jx, Ju, g, F)``.
 
-:data:`NORMS` is the only place a norm is registered: a new norm is a module with these three
-names and a line in the table (and its numpy oracle in the tests). numba's disk cache is keyed
-on a kernel's own file, not on the norm modules it inlines: after editing a norm or the table,
-delete ``mpc/norms/__pycache__`` or the kernels keep the old code.
+:data:`NORMS` is the only place a norm is registered: a new norm is a module with these names
+and a line in the table (and its numpy oracle in the tests). numba's disk cache is keyed on a
+kernel's own file, not on the norm modules it inlines: after editing a norm or the table, delete
+``mpc/norms/__pycache__`` or the kernels keep the old code.
 """
 
 from __future__ import annotations

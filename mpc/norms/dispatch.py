@@ -1,18 +1,22 @@
 """The compiled functions of the norms in :data:`mpc.norms.NORMS`, selected by norm code, as the
-kernels call them: ``value(code, ...)`` and ``gauss_newton_rows(code, ...)`` take the norm
-modules' arguments after the code, and :data:`SEPARABLE` is indexed by code.
+kernels call them: each selector takes the code and then the norm function's own arguments.
+
+* ``value(code, residual, k, a, e, p)``: every norm's ``value``;
+* ``gauss_newton_row(code, r, p, w, sw)``: a separable norm's ``gauss_newton_row``;
+* ``gauss_newton_rows(code, residual, t, a, e, p, w, sw, rx, ru, m0, grad, Jx, Ju, g, F)``: a
+  coupled norm's ``gauss_newton_rows``;
+* :data:`SEPARABLE`: whether the norm of each code is separable.
 
 numba can neither index a list of functions at run time nor inline a call made through
-``*args``, so each selector is a chain of code tests built from the table, one closure per norm,
-all with ``inline="always"``: numba splices the chain and the norms' own functions into the
-kernel, which pays no call per term (a call costs more, in reference counting of its array
-arguments, than the arithmetic it serves).
+``*args``, so each selector is an if-chain over the codes, written out from the table for the
+function's own parameters and compiled with ``inline="always"``: numba splices the chain and
+the norms' functions into the kernel, which pays no call per term or row (a call costs more, in
+reference counting of its array arguments, than the arithmetic it serves).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from types import ModuleType
 
 import numpy as np
 from numba import njit
@@ -20,51 +24,36 @@ from numba import njit
 from mpc.norms import NORMS
 
 
-def _values(norms: list[ModuleType]) -> Callable:
-    """value(c, residual, k, a, e, p) = norms[c].value(residual, k, a, e, p) (the codes that
-    the list does not reach select its first norm)."""
-    *head, last = norms
-    f = last.value
-    if not head:
-        @njit(inline="always")
-        def first(c, residual, k, a, e, p):
-            return f(residual, k, a, e, p)
-        return first
-    code, rest = len(head), _values(head)
+def _select(function: str, params: str, codes: list[int]) -> Callable:
+    """``select(code, <params>)`` = ``NORMS[code].<function>(<params>)`` for the norms of
+    ``codes`` (the last of them for any other code), inlined where it is called. The source
+    reads, for codes [0, 2]::
 
-    @njit(inline="always")
-    def select(c, residual, k, a, e, p):
-        if c == code:
-            return f(residual, k, a, e, p)
-        return rest(c, residual, k, a, e, p)
-    return select
-
-
-def _gauss_newton_rows(norms: list[ModuleType]) -> Callable:
-    """gauss_newton_rows(c, ...) = norms[c].gauss_newton_rows(...), as :func:`_values`."""
-    *head, last = norms
-    f = last.gauss_newton_rows
-    if not head:
-        @njit(inline="always")
-        def first(c, residual, t, rows, m0, m, a, e, p, w, rx, ru, grad, Jx, Ju, g, F):
-            f(residual, t, rows, m0, m, a, e, p, w, rx, ru, grad, Jx, Ju, g, F)
-        return first
-    code, rest = len(head), _gauss_newton_rows(head)
-
-    @njit(inline="always")
-    def select(c, residual, t, rows, m0, m, a, e, p, w, rx, ru, grad, Jx, Ju, g, F):
-        if c == code:
-            f(residual, t, rows, m0, m, a, e, p, w, rx, ru, grad, Jx, Ju, g, F)
-        else:
-            rest(c, residual, t, rows, m0, m, a, e, p, w, rx, ru, grad, Jx, Ju, g, F)
-    return select
+        def select(code, r, p, w, sw):
+            if code == 0:
+                out = norm_0(r, p, w, sw)
+            else:
+                out = norm_2(r, p, w, sw)
+            return out
+    """
+    norms = list(NORMS.values())
+    namespace = {f"norm_{c}": getattr(norms[c], function) for c in codes}
+    body = [f"out = norm_{c}({params})" for c in codes]
+    if len(codes) > 1:
+        tests = ([f"if code == {codes[0]}:"] + [f"elif code == {c}:" for c in codes[1:-1]]
+                 + ["else:"])
+        body = [f"{test}\n        {call}" for test, call in zip(tests, body, strict=True)]
+    body = [*body, "return out"] if codes else ["pass"]
+    exec(f"def select(code, {params}):\n" + "".join(f"    {line}\n" for line in body), namespace)
+    return njit(inline="always")(namespace["select"])
 
 
-#: Whether each norm (by code) is separable: its n'' diagonal.
+#: Whether the norm of each code is separable (n'' diagonal).
 SEPARABLE = np.array([norm.SEPARABLE for norm in NORMS.values()])
 
-#: The term's norm value n(residual[k, a:e]) (see the norm modules' ``value``).
-value = _values(list(NORMS.values()))
-
-#: The term's gradient and whitened Jacobian rows (see the norm modules' ``gauss_newton_rows``).
-gauss_newton_rows = _gauss_newton_rows(list(NORMS.values()))
+value = _select("value", "residual, k, a, e, p", list(range(len(NORMS))))
+gauss_newton_row = _select("gauss_newton_row", "r, p, w, sw",
+                           [c for c, separable in enumerate(SEPARABLE) if separable])
+gauss_newton_rows = _select(
+    "gauss_newton_rows", "residual, t, a, e, p, w, sw, rx, ru, m0, grad, Jx, Ju, g, F",
+    [c for c, separable in enumerate(SEPARABLE) if not separable])

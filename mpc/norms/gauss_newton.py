@@ -8,14 +8,15 @@ Per knot t and term i (rows rᵢ of the residual, weight wᵢ already divided by
 
     ℓ_x = r_xᵀ g    ℓ_u = r_uᵀ g    ℓ_xx = J̃_xᵀ J̃_x    ℓ_uu = J̃_uᵀ J̃_u    ℓ_ux = J̃_uᵀ J̃_x
 
-where each norm module of :mod:`mpc.norms` gives its gᵢ and J̃ᵢ rows (``gauss_newton_rows``, with
-its factor F).
+with gᵢ and F from the norm modules of :mod:`mpc.norms`: a separable norm's row by row
+(``gauss_newton_row``, the kernel scales the row's Jacobians), a coupled norm's for the whole
+term (``gauss_newton_rows``).
 
 Only rows that contribute are kept: terms of zero weight are skipped, and so are rows of a
-separable norm's term (n'' diagonal) that read no sensor (a zero row of R_s). The Jacobian rows are
-sparse in practice (a residual reads a few sensors, a sensor depends on a few coordinates: about
-10% of r_x is nonzero for the quadrupeds), so the products J̃ᵀJ̃ are accumulated row by row over
-each row's nonzeros when that takes clearly fewer operations than the dense product (BLAS).
+separable norm's term that read no sensor (a zero row of R_s). The Jacobian rows are sparse in
+practice (a residual reads a few sensors, a sensor depends on a few coordinates: about 10% of
+r_x is nonzero for the quadrupeds), so the products J̃ᵀJ̃ are accumulated row by row over each
+row's nonzeros when that takes clearly fewer operations than the dense product (BLAS).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from mpc.norms.dispatch import SEPARABLE, gauss_newton_rows
+from mpc.norms.dispatch import SEPARABLE, gauss_newton_row, gauss_newton_rows
 
 #: The products J_aᵀ J_b are accumulated row by row over the rows' nonzero spans when
 #: Σ_rows span_a·span_b ≤ m·n_a·n_b / SPARSE_RATIO (m rows), else taken densely (BLAS): per
@@ -114,7 +115,6 @@ def gauss_newton_horizon(residual, Rs, C, D, starts, dims, codes, params, weight
     g = np.empty(maxdim)
     F = np.empty((maxdim, maxdim))
     sensors = np.empty(ns, dtype=np.int64)
-    rows = np.empty(nr, dtype=np.int64)  # the residual row of each kept row
     for t in range(T):
         m = 0
         for i in range(starts.shape[0]):
@@ -124,6 +124,9 @@ def gauss_newton_horizon(residual, Rs, C, D, starts, dims, codes, params, weight
             a = starts[i]
             e = a + dims[i]
             code = codes[i]
+            p = params[i]
+            separable = SEPARABLE[code]
+            sw = np.sqrt(w)
             m0 = m
             for j in range(a, e):
                 # r_x, r_u of row j over the nonzeros of R_s (a residual reads few sensors),
@@ -150,14 +153,21 @@ def gauss_newton_horizon(residual, Rs, C, D, starts, dims, codes, params, weight
                             rx[m, c] += gk * C[t, k, c]
                         for c in range(nu):
                             ru[m, c] += gk * D[t, k, c]
-                if SEPARABLE[code] and n == 0 and np.isfinite(residual[t, j]):
-                    # a zero row of r_x, r_u adds nothing to a separable norm (a non-finite r
-                    # still must); a coupled norm's F mixes it into the term's other rows
+                if not separable:  # a coupled norm whitens the term's rows together, below
+                    m += 1
                     continue
-                rows[m] = j
+                r = residual[t, j]
+                if n == 0 and np.isfinite(r):
+                    continue  # a zero row of r_x, r_u adds nothing (a non-finite r still must)
+                grad[m], f = gauss_newton_row(code, r, p, w, sw)
+                for c in range(nx):
+                    Jx[m, c] = f * rx[m, c]
+                for c in range(nu):
+                    Ju[m, c] = f * ru[m, c]
                 m += 1
-            gauss_newton_rows(code, residual, t, rows, m0, m, a, e, params[i], w, rx, ru, grad,
-                              Jx, Ju, g, F)
+            if not separable:  # F mixes the rows: all kept, also those that read no sensor
+                gauss_newton_rows(code, residual, t, a, e, p, w, sw, rx, ru, m0, grad, Jx, Ju,
+                                  g, F)
         # ℓ_x = r_xᵀ g, ℓ_u = r_uᵀ g
         lxt = lx[t]
         lut = lu[t]

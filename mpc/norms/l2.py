@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-#: n'' couples the rows: the Gauss-Newton kernel keeps every row of the term.
+#: n'' couples the rows: whitened as a whole term (gauss_newton_rows), every row kept.
 SEPARABLE = False
 
 
@@ -27,10 +27,10 @@ def value(residual, k, a, e, p):
 
 
 @njit(inline="always")
-def gauss_newton_rows(residual, t, rows, m0, m, a, e, p, w, rx, ru, grad, Jx, Ju, g, F):
-    """Of the term's rows q = m0 … m − 1 (all d of them: residual rows a … e − 1 at knot t,
-    Jacobian rows rx[q], ru[q]) at weight w: grad = w ĝ, Jx = √w F rx, Ju = √w F ru, with the
-    scratch g (d) for ĝ and F (d, d)."""
+def gauss_newton_rows(residual, t, a, e, p, w, sw, rx, ru, m0, grad, Jx, Ju, g, F):
+    """Of the term's rows, residual rows a … e − 1 at knot t, packed from m0 on (Jacobian rows
+    rx[m0 + q], ru[m0 + q]), at weight w (sw = √w): grad = w ĝ, Jx = √w F rx, Ju = √w F ru, with
+    the scratch g (d) for ĝ and F (d, d)."""
     d = e - a
     ss = 0.0
     for j in range(a, e):
@@ -42,12 +42,12 @@ def gauss_newton_rows(residual, t, rows, m0, m, a, e, p, w, rx, ru, grad, Jx, Ju
         g2 += g[q] * g[q]
         grad[m0 + q] = w * g[q]
     cf = (1.0 - np.sqrt(max(1.0 - g2, 0.0))) / g2 if g2 > 1e-12 else 0.5
-    scale = np.sqrt(w) / np.sqrt(s)
+    scale = sw / np.sqrt(s)
     for q in range(d):
         for o in range(d):
             F[q, o] = ((1.0 if q == o else 0.0) - cf * (g[q] * g[o])) * scale
-    Jx[m0:m] = 0.0
-    Ju[m0:m] = 0.0
+    Jx[m0:m0 + d] = 0.0
+    Ju[m0:m0 + d] = 0.0
     for q in range(d):
         for o in range(d):
             fqo = F[q, o]

@@ -8,10 +8,9 @@ for u), and a row whose Jacobians are zero adds nothing.
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
-#: n'' is diagonal: the Gauss-Newton kernel may drop rows whose Jacobians are zero.
+#: n'' is diagonal: whitened row by row (gauss_newton_row); rows without Jacobian are dropped.
 SEPARABLE = True
 
 
@@ -25,13 +24,7 @@ def value(residual, k, a, e, p):
 
 
 @njit(inline="always")
-def gauss_newton_rows(residual, t, rows, m0, m, a, e, p, w, rx, ru, grad, Jx, Ju, g, F):
-    """Of the term's kept rows q = m0 … m − 1 (residual row rows[q] at knot t, Jacobian rows
-    rx[q], ru[q]) at weight w: grad[q] = w rⱼ, Jx[q] = √w rx[q], Ju[q] = √w ru[q]."""
-    sw = np.sqrt(w)
-    for q in range(m0, m):
-        grad[q] = w * residual[t, rows[q]]
-        for c in range(rx.shape[1]):
-            Jx[q, c] = sw * rx[q, c]
-        for c in range(ru.shape[1]):
-            Ju[q, c] = sw * ru[q, c]
+def gauss_newton_row(r, p, w, sw):
+    """Of one row r of the term at weight w (sw = √w): the gradient row w rⱼ and the whitening
+    factor √w Fⱼⱼ = √w, by which the kernel scales the row's Jacobians."""
+    return w * r, sw

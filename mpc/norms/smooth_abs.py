@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-#: n'' is diagonal: the Gauss-Newton kernel may drop rows whose Jacobians are zero.
+#: n'' is diagonal: whitened row by row (gauss_newton_row); rows without Jacobian are dropped.
 SEPARABLE = True
 
 
@@ -26,16 +26,8 @@ def value(residual, k, a, e, p):
 
 
 @njit(inline="always")
-def gauss_newton_rows(residual, t, rows, m0, m, a, e, p, w, rx, ru, grad, Jx, Ju, g, F):
-    """Of the term's kept rows q = m0 … m − 1 (residual row rows[q] at knot t, Jacobian rows
-    rx[q], ru[q]) at weight w: grad[q] = w rⱼ / sⱼ, Jx[q] = √w Fⱼⱼ rx[q], Ju[q] = √w Fⱼⱼ ru[q]."""
-    sw = np.sqrt(w)
-    for q in range(m0, m):
-        r = residual[t, rows[q]]
-        s = np.sqrt(r**2 + p * p)
-        grad[q] = w * r / s
-        f = sw * p / s**1.5
-        for c in range(rx.shape[1]):
-            Jx[q, c] = f * rx[q, c]
-        for c in range(ru.shape[1]):
-            Ju[q, c] = f * ru[q, c]
+def gauss_newton_row(r, p, w, sw):
+    """Of one row r of the term at weight w (sw = √w): the gradient row w r / s and the
+    whitening factor √w F = √w p / s^{3/2}, by which the kernel scales the row's Jacobians."""
+    s = np.sqrt(r**2 + p * p)
+    return w * r / s, sw * p / s**1.5

@@ -23,4 +23,7 @@ def term_costs(residual, starts, dims, codes, params, weights, out):
     for k in range(residual.shape[0]):
         for i in range(starts.shape[0]):
             a = starts[i]
-            out[k, i] = weights[i] * value(codes[i], residual, k, a, a + dims[i], params[i])
+            e = a + dims[i]
+            p = params[i]
+            acc = value(codes[i], residual, k, a, e, p)
+            out[k, i] = weights[i] * acc

@@ -14,10 +14,10 @@ the two kernels inline by the term's norm code (:mod:`mpc.norms.dispatch`):
   Jacobians; a coupled norm (F mixes its rows) for the whole term, ``gauss_newton_rows(residual,
   t, a, e, p, w, sw, rx, ru, m0, grad, Jx, Ju, g, F)``.
 
-:data:`NORMS` is the only place a norm is registered: a new norm is a module with these names
-and a line in the table (and its numpy oracle in the tests). numba's disk cache is keyed on a
-kernel's own file, not on the norm modules it inlines: after editing a norm or the table, delete
-``mpc/norms/__pycache__`` or the kernels keep the old code.
+:data:`NORMS` registers the norms: a new norm is a module with these names, a line in the table, its
+branch in :mod:`mpc.norms.dispatch` and its numpy oracle in the tests. numba's disk cache is keyed
+on a kernel's own file, not on the norm modules it inlines: after editing a norm or the table,
+delete ``mpc/norms/__pycache__`` or the kernels keep the old code.
 """
 
 from __future__ import annotations

@@ -32,8 +32,8 @@ def _ros(name: str) -> str:
     return f"{pkg}::{msg}::dds_::{typ}{_DDS_SUFFIX}"
 
 
-def _zeros(n: int):
-    return field(default_factory=lambda: [0.0] * n)
+def _zeros36() -> list[float]:
+    return [0.0] * 36
 
 
 # --- builtin_interfaces, std_msgs -----------------------------------------------------------
@@ -111,7 +111,7 @@ class PoseStamped(idl.IdlStruct, typename=_ros("geometry_msgs/msg/PoseStamped"))
 @annotate.final
 class PoseWithCovariance(idl.IdlStruct, typename=_ros("geometry_msgs/msg/PoseWithCovariance")):
     pose: Pose = field(default_factory=Pose)
-    covariance: types.array[types.float64, 36] = _zeros(36)
+    covariance: types.array[types.float64, 36] = field(default_factory=_zeros36)
 
 
 @dataclass
@@ -133,7 +133,7 @@ class TwistStamped(idl.IdlStruct, typename=_ros("geometry_msgs/msg/TwistStamped"
 class TwistWithCovariance(idl.IdlStruct,
                           typename=_ros("geometry_msgs/msg/TwistWithCovariance")):
     twist: Twist = field(default_factory=Twist)
-    covariance: types.array[types.float64, 36] = _zeros(36)
+    covariance: types.array[types.float64, 36] = field(default_factory=_zeros36)
 
 
 @dataclass

@@ -109,10 +109,9 @@ class Ros2Interface(Observer):
 
     # --- publishing ---------------------------------------------------------------------
     def on_state(self, report: StateReport) -> None:
-        if report.time < self._next_state:
+        if report.time + 1e-9 < self._next_state:  # 1 ns: sums of record periods round
             return
-        self._next_state = max(self._next_state + 1.0 / self.settings.state_rate,
-                               report.time)
+        self._next_state = max(self._next_state, report.time) + 1.0 / self.settings.state_rate
         s = self.settings
         ns = self.clock(report.time)
         q, v = report.qpos, report.qvel

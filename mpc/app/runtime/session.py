@@ -324,6 +324,8 @@ class Session:
             "run_dir": str(self.run_dir),
             "interrupted": self.interrupted,
             "sim_time_s": round(sim_time, 6),
+            # the run's clock at the start (ROS 2 stamps, run.mcap: this + plant time since)
+            "start_time_unix_ns": self.epoch_ns,
             "wall_time_s": round(wall, 3),
             "loop_wall_time_s": round(self.loop_wall_time, 3),
             "real_time_factor": round(sim_time / self.loop_wall_time, 3)

@@ -91,7 +91,7 @@ def state_report(model, t: float, seed: int = 0) -> StateReport:
 
 
 def test_odometry_tf_and_joint_states_are_what_ros_expects(interface, readers):
-    ros, task, model = interface()
+    ros, _, model = interface()
     odom = readers("/odom", m.Odometry)
     tf = readers("/tf", m.TFMessage)
     joints = readers("/joint_states", m.JointState)
@@ -222,5 +222,5 @@ def test_goals_from_goal_pose_move_the_task_goal_and_bad_ones_are_counted(interf
 def test_velocity_mode_takes_no_goals_and_bad_topic_names_are_errors(interface):
     ros, _, _ = interface(mode="velocity")
     assert ros.goal_reader is None
-    with pytest.raises(ValueError, match="ros2.odom_topic"):
+    with pytest.raises(ValueError, match=r"ros2\.odom_topic"):
         interface(odom_topic="odom")

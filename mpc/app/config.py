@@ -469,8 +469,9 @@ def _validate_command(cfg: Config, source: str) -> dict:
     except ValueError as e:
         raise ConfigError(f"{source}: command.source.type: {e}") from None
     except ImportError as e:  # a plug-in whose optional packages are not installed
+        package = (e.name or "?").split(".")[0]
         raise ConfigError(f"{source}: command.source.type {kind} needs the Python package "
-                          f"{e.name!r}: pip install 'legged-mpc[{kind}]'") from None
+                          f"{package!r}: pip install 'legged-mpc[{kind}]'") from None
     params = check_kwargs(cls, section, source, "command.source.", exclude=("plant", "ros2"))
     try:
         cls.check_options(params)

@@ -161,7 +161,8 @@ class Session:
             try:
                 interface = OBSERVERS.get("ros2")
             except ImportError as e:
-                raise ValueError(f"ros2: needs the Python package {e.name!r}: "
+                package = (e.name or "?").split(".")[0]
+                raise ValueError(f"ros2: needs the Python package {package!r}: "
                                  f"pip install 'legged-mpc[ros2]'") from None
             self.attach(interface(cfg.ros2, self.task, self.planner.model, self.time_ns))
         if cfg.output.mcap:
@@ -170,7 +171,7 @@ class Session:
             except ImportError as e:
                 log.warning("run.mcap is not written: the Python package %r is missing "
                             "(pip install 'legged-mpc[ros2]'; output.mcap: false silences "
-                            "this)", e.name)
+                            "this)", (e.name or "?").split(".")[0])
             else:
                 # first in the list, so it closes last (observers close in reverse order):
                 # it converts the run directory the recorder has written

@@ -224,3 +224,25 @@ def test_velocity_mode_takes_no_goals_and_bad_topic_names_are_errors(interface):
     assert ros.goal_reader is None
     with pytest.raises(ValueError, match=r"ros2\.odom_topic"):
         interface(odom_topic="odom")
+
+
+def test_a_fake_robot_with_its_estimator_publishes_its_estimate(ros2_settings, readers,
+                                                                 tmp_path):
+    """On a hardware config (the fake robot's motors and sensors, the config's own base-state
+    estimator) /odom carries the estimate the controller runs on, as on a robot."""
+    from hardware.fake.motor_plant import FakeMotorPlant
+    from mpc.app.config import load_config
+    from mpc.app.record.reader import load_run
+    from mpc.app.run import run
+
+    cfg = load_config("a1_hw", ["runtime.mode=lockstep", "runtime.duration=0.6",
+                                "ros2.enabled=true", "ros2.interface=lo",
+                                f"ros2.domain_id={ros2_settings.domain_id}"])
+    plant = FakeMotorPlant(robots.info("a1"), base_state=cfg.plant["base_state"])
+    odom = readers("/odom", m.Odometry)
+    summary = run(cfg, out=tmp_path / "run", plant=plant)
+    got = [STORE.deserialize_cdr(d, "nav_msgs/msg/Odometry") for d in take_all(odom, 31)]
+    assert summary["ros2"]["published"]["/odom"] == len(got) == 31  # 0.6 s at 50 Hz, both ends
+    s = load_run(tmp_path / "run").series
+    x = np.array([o.pose.pose.position.x for o in got])
+    assert np.array_equal(x, s["state_qpos"][::2, 0][:len(x)])  # every other 100 Hz sample

@@ -42,7 +42,7 @@ from mcap.writer import CompressionType, Writer
 from hardware.ros2 import cdr, convert
 from hardware.ros2.messages import msgdef, ros_type
 from mpc.app.observers.observer_base import Observer
-from mpc.app.record.reader import Run, load_run
+from mpc.app.record.reader import Run, RunDirError, load_run
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +60,12 @@ class McapLog(Observer):
 
     def close(self, summary: dict) -> None:
         try:
-            path = write_mcap(load_run(self.dir), self.epoch_ns, self.time_start)
+            run = load_run(self.dir)
+        except RunDirError as e:  # a run that recorded nothing: nothing to convert
+            log.warning("run.mcap is not written: %s", e)
+            return
+        try:
+            path = write_mcap(run, self.epoch_ns, self.time_start)
         except Exception:  # the run's own results are written; this file is a view of them
             log.exception("run.mcap could not be written")
             return

@@ -61,8 +61,8 @@ class McapLog(Observer):
     def close(self, summary: dict) -> None:
         try:
             run = load_run(self.dir)
-        except RunDirError as e:  # a run that recorded nothing: nothing to convert
-            log.warning("run.mcap is not written: %s", e)
+        except RunDirError as e:  # a run that failed before recording: nothing to convert
+            log.info("run.mcap is not written: %s", e)
             return
         try:
             path = write_mcap(run, self.epoch_ns, self.time_start)

@@ -62,14 +62,14 @@ class McapLog(Observer):
         try:
             run = load_run(self.dir)
         except RunDirError as e:  # a run that failed before recording: nothing to convert
-            log.info("run.mcap is not written: %s", e)
+            log.debug("run.mcap is not written: %s", e)
             return
         try:
             path = write_mcap(run, self.epoch_ns, self.time_start)
         except Exception:  # the run's own results are written; this file is a view of them
             log.exception("run.mcap could not be written")
             return
-        log.info("wrote %s", path)
+        log.debug("wrote %s", path)
 
 
 class _Channels:

@@ -43,8 +43,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hardware.lowlevel import REMOTE_BUTTONS, remote_mask
 from hardware.refusals import INVALID, Refusals
-from hardware.unitree.lowlevel import REMOTE_BUTTONS, remote_mask
 from mpc.app.commands.command_base import CommandSource, VelocityCommand
 
 log = logging.getLogger(__name__)

@@ -310,12 +310,15 @@ def test_shift_moves_caches_with_the_knots_and_reset_forgets(a1_task, rng):
     provider.shift(k)
     for now, then in zip((cache.F, cache.D, cache.filled, cache.pointer), before, strict=True):
         np.testing.assert_array_equal(now[: T - k], then[k:])
-        assert not now[T - k :].any()
-    # The knots that moved down see the states they were computed at: they stop at p_min;
-    # the k new knots at the end are cold and sweep.
+        for t in range(T - k, T):  # the knots that entered start from the last one kept
+            np.testing.assert_array_equal(now[t], then[T - 1])
+    # The knots that moved down see the states they were computed at: they stop at p_min.
+    # The k new knots are warm (their neighbour's JVPs): no full sweep among them.
     warm = 1 + int(provider.p_min.sum())
-    provider.horizon(later, range(T), out)
-    assert provider.last_simulations == (T - k) * warm + k * full_sweep(model)
+    sims = np.zeros(T, dtype=np.int64)
+    provider._run(0, np.arange(T), later, cache, out, sims)
+    assert np.all(sims[: T - k] == warm)
+    assert np.all(sims[T - k :] < full_sweep(model))
 
     provider.reset()
     assert not cache.filled.any() and not cache.D.any()

@@ -55,9 +55,16 @@ class WaspProvider(DerivativeProvider):
     on ~53 % of fd's simulations. The estimates stay approximate: median over the run of
     max|ΔA| / max|A| against centered differences ~0.07, ~0.25 for B.
 
-    ``seed`` draws the random orthonormal directions; ``basis: axes`` uses coordinate directions
-    instead (then ``frac = 1`` is ``mjd_transitionFD`` bit for bit: a reference for debugging).
-    ``threads`` workers share the knots of a horizon.
+    ``basis``: the JVP directions of each block. ``axes`` (the default) are the coordinate
+    directions, so column j of the estimate is the last forward difference along input j
+    (with ``frac = 1``, ``mjd_transitionFD`` bit for bit). ``random`` are the paper's seeded
+    random orthonormal directions (``seed`` draws them): every estimated column then mixes all
+    of the block's cached JVPs, so where contacts change some columns between iterations
+    (stance legs, the base), the stale part of those JVPs spreads into every column, the swing
+    legs' included. On the Go2 trot at derivative skip 3 that made the median per-column
+    error of A 13 % and of B 25 % (coordinate directions: 0.001 % and 5 %, the same
+    simulations), and the robot missed its goal (scripts/compare_backends.py, docs/
+    derivatives_wasp.md). ``threads`` workers share the knots of a horizon.
     """
 
     name = "wasp"
@@ -71,11 +78,12 @@ class WaspProvider(DerivativeProvider):
         "eps": {"gt": 0.0, "max": 1e-2},
         "seed": {"min": 0, "max": 2**32 - 1},
         "threads": {"min": 1, "max": 64},
+        "full_first": {"min": 0, "max": 10_000},
     }
 
     def __init__(self, model: mujoco.MjModel, frac_x: float = 0.5, frac_u: float = 0.3,
                  tol_x: float = 0.2, tol_u: float = 0.2, eps: float = 1e-6, seed: int = 0,
-                 threads: int = 2, basis: str = "random"):
+                 threads: int = 2, basis: str = "axes", full_first: int = 1):
         super().__init__(model)
         for key, frac in (("frac_x", frac_x), ("frac_u", frac_u)):
             if not 0.0 < frac <= 1.0:
@@ -87,6 +95,8 @@ class WaspProvider(DerivativeProvider):
             raise ValueError(f"wasp eps must be positive, got {eps}")
         if threads < 1:
             raise ValueError(f"wasp threads must be at least 1, got {threads}")
+        if full_first < 0:
+            raise ValueError(f"wasp full_first must be non-negative, got {full_first}")
         if basis not in _BASES:
             raise ValueError(f"wasp basis must be one of {', '.join(_BASES)}, got {basis!r}")
         if model.opt.integrator == mujoco.mjtIntegrator.mjINT_RK4:
@@ -95,6 +105,7 @@ class WaspProvider(DerivativeProvider):
             raise ValueError("wasp: models with actuator or sensor delays are not supported")
         nv, na, nu = model.nv, model.na, model.nu
         self.eps = float(eps)
+        self.full_first = int(full_first)
         self.threads = int(threads)
         self.offsets = block_offsets(nv, na, nu)
         self.directions = packed_directions(nv, na, nu, seed, axes=basis == "axes")
@@ -132,7 +143,8 @@ class WaspProvider(DerivativeProvider):
                           data.sensordata[None].copy(), data.qacc_warmstart[None].copy())
         out = Linearization.allocate(m, 1)
         simulations = np.zeros(1, dtype=np.int64)
-        self._run(0, np.zeros(1, dtype=np.int64), knot, self.single, out, simulations)
+        self._run(0, np.zeros(1, dtype=np.int64), knot, self.single, out, simulations,
+                  full_first=0)
         add_fd_evaluations(int(simulations[0]))
         for target, value in ((A, out.A), (B, out.B), (C, out.C), (D, out.D)):
             if target is not None:
@@ -168,7 +180,7 @@ class WaspProvider(DerivativeProvider):
 
     # --------------------------------------------------------------------------------------
     def _run(self, worker: int, knots: np.ndarray, traj: Trajectory, cache: WaspCache,
-             out: Linearization, simulations: np.ndarray) -> None:
+             out: Linearization, simulations: np.ndarray, full_first: int | None = None) -> None:
         d = self._datas[worker]
         f64 = _float64
         linearize_knots(
@@ -176,8 +188,9 @@ class WaspProvider(DerivativeProvider):
             d.act, d.ctrl, d.qacc_warmstart, d.sensordata, np.require(knots, np.int64, "C"),
             f64(traj.time), f64(traj.qpos), f64(traj.qvel), f64(traj.act), f64(traj.ctrl),
             f64(traj.warmstart), self._ctrl_lo, self._ctrl_hi, self.eps, self.directions,
-            self.offsets, self.p_min, self.tol, cache.F, cache.D, cache.filled, cache.pointer,
-            out.A, out.B, out.C, out.D, simulations)
+            self.offsets, self.p_min, self.full_first if full_first is None else full_first,
+            self.tol, cache.F, cache.D, cache.filled, cache.pointer, out.A, out.B, out.C, out.D,
+            simulations)
 
 
 def _float64(x: np.ndarray) -> np.ndarray:

@@ -19,18 +19,21 @@ Each session is deterministic and independent of the others (same config and see
 alone). Seeds differ through ``plant.init_noise`` (random joint offsets at start). Backends
 with a ``threads`` option all get ``--threads``.
 
-Per run: model-derivative time per planner iteration (median), planner iteration time
-(median), total planning time, mean task cost (stage cost at the start of each plan), success
-(no fall and the base within ``--radius`` of the goal at the end), the fastest joint of the
-plant (rad/s), simulations per derivative call after the first (cold) call, and the error of A,
-B against centered finite differences: every ``--sample-every``-th iteration the planner's A_t,
-B_t at knots {0, 1, T/2, T−2} (with a skip, some are interpolated: the error is that of what
-the planner used) are compared after the run with ``mjd_transitionFD`` centered (ε 1e-6) on a
-copy of the planning model with solver tolerance 1e-12, as max|ΔA| / max|A_ref|.
+Per run: model-derivative time per planner iteration (median), planner iteration time (median),
+both also as process CPU time (:class:`CpuClock`: what the machine's load does not distort,
+since only the session whose turn it is works), total planning time, mean task cost (stage cost
+at the start of each plan), success (no fall and the base within ``--radius`` of the goal at the
+end), the fastest joint of the plant (rad/s), simulations per derivative call after the first
+(cold) call, and the error of A, B against centered finite differences: every ``--sample-
+every``-th iteration the planner's A_t, B_t at knots {0, 1, T/2, T−2} (with a skip, some are
+interpolated: the error is that of what the planner used) are compared after the run with
+``mjd_transitionFD`` centered (ε 1e-6) on a copy of the planning model with solver tolerance
+1e-12, as max|ΔA| / max|A_ref| and as the median over columns of ‖ΔA_j‖ / ‖A_ref,j‖.
 
 Per config and variant (backends.csv, backends.md): success count, medians, and the paired
 ratios against fd at the same skip, per case then the median over cases: derivative and
-iteration speed-up (fd's median time over the variant's) and mean cost over fd's. The run
+iteration speed-up (fd's median time over the variant's, wall and CPU) and mean cost over
+fd's. The run
 directories of each config's first case are kept in --out/runs/<config>/<variant>. When
 matplotlib is installed (the ``plot`` extra: ``pip install -e '.[plot]'``), the plots come from
 :mod:`mpc.plots`: backends_<config>.png (per variant over all runs) and, in
@@ -50,6 +53,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -66,10 +70,12 @@ from mpc.runtime.session import Session
 
 #: Per-run columns of runs.csv (besides config, variant, seed, goal, error), as run_case fills
 #: them.
-RUN_KEYS = ("derivative_ms_median", "iteration_ms_median", "planning_s", "mean_cost",
+RUN_KEYS = ("derivative_ms_median", "iteration_ms_median", "derivative_cpu_ms_median",
+            "iteration_cpu_ms_median", "planning_s", "mean_cost",
             "success", "fell", "goal_distance_end_m", "failed_iterations",
             "max_joint_speed_rad_s", "sims_per_call", "sims_first_call", "A_err_median",
-            "A_err_max", "B_err_median", "B_err_max", "load_1min")
+            "A_err_max", "B_err_median", "B_err_max", "A_col_err_median", "B_col_err_median",
+            "load_1min")
 REFERENCE_EPS = 1e-6
 REFERENCE_TOLERANCE = 1e-12
 
@@ -174,6 +180,48 @@ class LinearizationSampler(Observer):
                     lin.A[t].copy(), lin.B[t].copy()))
 
 
+class CpuClock:
+    """Process CPU time of each planner iteration and of its model-derivative phase.
+
+    The variants of a case take turns in one process and only the session whose turn it is
+    has threads at work, so the process's CPU time over a call is that session's work, all its
+    threads included, whatever else runs on the machine (its wall time is what the planner
+    reports and what load distorts). The derivative phase is timed as the planner times it:
+    from the provider's ``horizon`` call, or for a streamed horizon from ``finish`` (what is
+    left once the nominal rollout is done).
+    """
+
+    def __init__(self, session: Session):
+        self.iteration_ms: list[float] = []
+        self.derivative_ms: list[float] = []
+        provider = session.planner.provider
+        plan, stream, horizon = session.plan, provider.stream, provider.horizon
+
+        def timed(fn, into, busy):
+            """fn, timed into ``into`` unless a call timed by the same ``busy`` flag is
+            already running (fd's and wasp's finish() calls horizon(): the outer one counts)."""
+            def call(*args, **kwargs):
+                if busy[0]:
+                    return fn(*args, **kwargs)
+                busy[0] = True
+                start = time.process_time()
+                try:
+                    return fn(*args, **kwargs)
+                finally:
+                    into.append((time.process_time() - start) * 1e3)
+                    busy[0] = False
+            return call
+
+        deriving = [False]
+
+        def timed_stream(*args, **kwargs):
+            return timed(stream(*args, **kwargs), self.derivative_ms, deriving)
+
+        session.plan = timed(plan, self.iteration_ms, [False])
+        provider.stream = timed_stream
+        provider.horizon = timed(horizon, self.derivative_ms, deriving)
+
+
 def reference_model(model: mujoco.MjModel) -> mujoco.MjModel:
     """A copy of the planning model whose constraint solver converges to 1e-12."""
     ref = copy.copy(model)
@@ -183,20 +231,35 @@ def reference_model(model: mujoco.MjModel) -> mujoco.MjModel:
     return ref
 
 
-def sample_errors(model: mujoco.MjModel, samples: list[Sample]) -> tuple[np.ndarray, np.ndarray]:
-    """max|A − A_ref| / max|A_ref| (and for B) per sample, A_ref by centered differences."""
+def sample_errors(model: mujoco.MjModel, samples: list[Sample]) -> dict[str, np.ndarray]:
+    """Per sample, against A_ref, B_ref by centered differences: ``A``, ``B`` the relative max
+    error max|A − A_ref| / max|A_ref|; ``A_col``, ``B_col`` the median over columns of the
+    relative column error ‖ΔA_j‖ / ‖A_ref,j‖ (where an error sits matters: a change confined
+    to a few columns and one spread over all of them have the same max or Frobenius error)."""
     nx = 2 * model.nv + model.na
     d = mujoco.MjData(model)
     A_ref, B_ref = np.zeros((nx, nx)), np.zeros((nx, model.nu))
-    err_a, err_b = [], []
+    out: dict[str, list[float]] = {"A": [], "B": [], "A_col": [], "B_col": []}
     for s in samples:
         d.time = s.time
         d.qpos[:], d.qvel[:], d.act[:], d.ctrl[:] = s.qpos, s.qvel, s.act, s.ctrl
         d.qacc_warmstart[:] = s.warmstart
         mujoco.mjd_transitionFD(model, d, REFERENCE_EPS, True, A_ref, B_ref, None, None)
-        err_a.append(relative_max_error(s.A, A_ref))
-        err_b.append(relative_max_error(s.B, B_ref))
-    return np.array(err_a), np.array(err_b)
+        out["A"].append(relative_max_error(s.A, A_ref))
+        out["B"].append(relative_max_error(s.B, B_ref))
+        out["A_col"].append(median_column_error(s.A, A_ref))
+        out["B_col"].append(median_column_error(s.B, B_ref))
+    return {k: np.array(v) for k, v in out.items()}
+
+
+def median_column_error(X: np.ndarray, ref: np.ndarray) -> float:
+    """Median over the columns j with ‖ref_j‖ > 1e-9 max_j ‖ref_j‖ of ‖X_j − ref_j‖ / ‖ref_j‖
+    (NaN when no column qualifies)."""
+    norms = np.linalg.norm(ref, axis=0)
+    cols = norms > 1e-9 * norms.max() if norms.size else norms.astype(bool)
+    if not cols.any():
+        return float("nan")
+    return float(np.median(np.linalg.norm(X - ref, axis=0)[cols] / norms[cols]))
 
 
 def relative_max_error(X: np.ndarray, ref: np.ndarray) -> float:
@@ -217,6 +280,7 @@ def run_case(spec: ConfigSpec, variants: list[Variant], overrides: list[str], du
     tmp = tempfile.mkdtemp(prefix="compare_backends_")
     sessions: list[Session | None] = []
     samplers: list[LinearizationSampler | None] = []
+    clocks: list[CpuClock | None] = []
     errors: list[str | None] = []
     dirs = []
     try:
@@ -230,12 +294,14 @@ def run_case(spec: ConfigSpec, variants: list[Variant], overrides: list[str], du
                 session = Session(cfg, run_dir)
                 sampler = LinearizationSampler(session, sample_every)
                 session.attach(sampler)
+                clocks.append(CpuClock(session))
                 sessions.append(session)
                 samplers.append(sampler)
                 errors.append(None)
             except Exception as e:  # a broken backend must not stop the others
                 sessions.append(None)
                 samplers.append(None)
+                clocks.append(None)
                 errors.append(f"{type(e).__name__}: {e}")
         steppers = {i: lockstep_steps(s, duration) for i, s in enumerate(sessions) if s}
         while steppers:
@@ -249,20 +315,22 @@ def run_case(spec: ConfigSpec, variants: list[Variant], overrides: list[str], du
                     del steppers[i]
         summaries = [s.close("lockstep") if s else None for s in sessions]
         load_after = os.getloadavg()[0]
-        return [_results(s, sampler, run_dir, error, radius, (load_before + load_after) / 2)
-                for s, sampler, run_dir, error in zip(summaries, samplers, dirs, errors,
-                                                      strict=True)]
+        return [_results(s, sampler, clock, run_dir, error, radius,
+                         (load_before + load_after) / 2)
+                for s, sampler, clock, run_dir, error in zip(summaries, samplers, clocks, dirs,
+                                                             errors, strict=True)]
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _results(summary: dict | None, sampler: LinearizationSampler | None, run_dir: Path,
-             error: str | None, radius: float, load: float) -> dict:
+def _results(summary: dict | None, sampler: LinearizationSampler | None,
+             clock: CpuClock | None, run_dir: Path, error: str | None, radius: float,
+             load: float) -> dict:
     if summary is None or error is not None:
         return {"error": error or "no summary", "row": {}}
     series = np.load(run_dir / "timeseries.npz")
     timings, sims, ok = series["plan_timings"], series["plan_simulations"], series["plan_ok"]
-    err_a, err_b = sample_errors(reference_model(sampler.model), sampler.samples)
+    err = sample_errors(reference_model(sampler.model), sampler.samples)
     phase = {name: i for i, name in enumerate(PHASES)}
     kept = ok[1:].astype(bool)  # the first iteration carries the JIT warm-up
     success = (not summary["fell"]) and summary["goal_distance_end_m"] <= radius
@@ -270,11 +338,16 @@ def _results(summary: dict | None, sampler: LinearizationSampler | None, run_dir
     return {
         "derivative_ms": timings[1:, phase["derivatives"]][kept],
         "iteration_ms": timings[1:, phase["total"]][kept],
-        "err_A": err_a,
-        "err_B": err_b,
+        "err_A": err["A"],
+        "err_B": err["B"],
+        "err_A_col": err["A_col"],
+        "err_B_col": err["B_col"],
         "row": {
             "derivative_ms_median": summary["derivative_ms_median"],
             "iteration_ms_median": summary["iteration_ms_median"],
+            # the first iteration carries the JIT warm-up, as above
+            "derivative_cpu_ms_median": stat(np.median, clock.derivative_ms[1:]),
+            "iteration_cpu_ms_median": stat(np.median, clock.iteration_ms[1:]),
             "planning_s": float(np.nansum(timings[:, phase["total"]]) / 1e3),
             "mean_cost": summary["mean_cost"],
             "success": success,
@@ -284,10 +357,12 @@ def _results(summary: dict | None, sampler: LinearizationSampler | None, run_dir
             "max_joint_speed_rad_s": summary["max_joint_speed_rad_s"],
             "sims_per_call": float(np.mean(sims[1:])) if len(sims) > 1 else float("nan"),
             "sims_first_call": int(sims[0]) if len(sims) else 0,
-            "A_err_median": stat(np.median, err_a),
-            "A_err_max": stat(np.max, err_a),
-            "B_err_median": stat(np.median, err_b),
-            "B_err_max": stat(np.max, err_b),
+            "A_err_median": stat(np.median, err["A"]),
+            "A_err_max": stat(np.max, err["A"]),
+            "B_err_median": stat(np.median, err["B"]),
+            "B_err_max": stat(np.max, err["B"]),
+            "A_col_err_median": stat(np.median, err["A_col"]),
+            "B_col_err_median": stat(np.median, err["B_col"]),
             "load_1min": round(load, 2),
         },
     }
@@ -321,7 +396,6 @@ def summarize(config: str, variants: list[Variant], results: dict[str, list[dict
                       if "error" not in b and "error" not in x]
             return round(_stat(np.median, values), 2)
 
-        err_a, err_b = pooled("err_A"), pooled("err_B")
         rows.append({
             "config": config,
             "variant": v.name,
@@ -333,14 +407,22 @@ def summarize(config: str, variants: list[Variant], results: dict[str, list[dict
             "iteration_ms": round(_stat(np.median, pooled("iteration_ms")), 2),
             "iteration_speedup_vs_fd": paired(
                 lambda b, x: b["iteration_ms_median"] / x["iteration_ms_median"]),
+            "derivative_cpu_ms": round(of_runs(np.median, "derivative_cpu_ms_median"), 2),
+            "derivative_cpu_speedup_vs_fd": paired(
+                lambda b, x: b["derivative_cpu_ms_median"] / x["derivative_cpu_ms_median"]),
+            "iteration_cpu_ms": round(of_runs(np.median, "iteration_cpu_ms_median"), 2),
+            "iteration_cpu_speedup_vs_fd": paired(
+                lambda b, x: b["iteration_cpu_ms_median"] / x["iteration_cpu_ms_median"]),
             "mean_cost": round(of_runs(np.median, "mean_cost"), 4),
             "cost_vs_fd": paired(lambda b, x: x["mean_cost"] / b["mean_cost"]),
             "goal_end_m": round(of_runs(np.median, "goal_distance_end_m"), 3),
             "fastest_joint_rad_s": round(of_runs(np.median, "max_joint_speed_rad_s"), 1),
             "fastest_joint_max_rad_s": round(of_runs(np.max, "max_joint_speed_rad_s"), 1),
             "sims_per_call": round(of_runs(np.median, "sims_per_call"), 1),
-            "A_err_median": _sig(_stat(np.median, err_a)),
-            "B_err_median": _sig(_stat(np.median, err_b)),
+            "A_err_median": _sig(_stat(np.median, pooled("err_A"))),
+            "B_err_median": _sig(_stat(np.median, pooled("err_B"))),
+            "A_col_err_median": _sig(_stat(np.median, pooled("err_A_col"))),
+            "B_col_err_median": _sig(_stat(np.median, pooled("err_B_col"))),
             "load_1min": round(of_runs(np.median, "load_1min"), 2),
         })
     return rows

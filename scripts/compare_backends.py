@@ -13,7 +13,7 @@ options; at the config's skip unless ``planner.derivative_skip`` is among them).
 
 Every variant runs every (seed, goal) case, and the variants of a case run side by side: one
 lockstep session per variant, all in this process, taking their plant steps in turn
-(:func:`mpc.runtime.lockstep.lockstep_steps`), so consecutive planner iterations of the
+(:func:`mpc.app.runtime.lockstep.lockstep_steps`), so consecutive planner iterations of the
 variants are milliseconds apart and whatever load the machine has falls on all of them alike.
 Each session is deterministic and independent of the others (same config and seed, same run as
 alone). Seeds differ through ``plant.init_noise`` (random joint offsets at start). Backends
@@ -36,7 +36,7 @@ iteration speed-up (fd's median time over the variant's, wall and CPU) and mean 
 fd's. The run
 directories of each config's first case are kept in --out/runs/<config>/<variant>. When
 matplotlib is installed (the ``plot`` extra: ``pip install -e '.[plot]'``), the plots come from
-:mod:`mpc.plots`: backends_<config>.png (per variant over all runs) and, in
+:mod:`mpc.app.plots`: backends_<config>.png (per variant over all runs) and, in
 --out/figures/<config>, mpc-plot's figures and report of the first case with the variants
 overlaid; without it the tables are written and the plots are skipped.
 """
@@ -62,11 +62,11 @@ import numpy as np
 from report import markdown_table, write_csv
 
 from derivatives import BACKENDS
-from mpc.config import load_config
-from mpc.runlog import PHASES
-from mpc.runtime.lockstep import lockstep_steps
-from mpc.runtime.observer import Observer, PlanReport
-from mpc.runtime.session import Session
+from mpc.app.config import load_config
+from mpc.app.observers.observer_base import Observer, PlanReport
+from mpc.app.runtime.lockstep import lockstep_steps
+from mpc.app.runtime.session import Session
+from mpc.planner.planner_base import PHASES
 
 #: Per-run columns of runs.csv (besides config, variant, seed, goal, error), as run_case fills
 #: them.
@@ -445,10 +445,10 @@ def plot(out: Path, stem: str, variants: list[Variant], results: dict[str, list[
     ``out/figures/<stem>``. Returns False (and draws nothing) when matplotlib is not
     installed."""
     try:
-        from mpc.plots import compare, figures, report
+        from mpc.app.plots import compare, figures, report
     except ImportError:
         return False
-    from mpc.plots.run import load_run
+    from mpc.app.record.reader import load_run
 
     shown = []
     for v in variants:

@@ -12,7 +12,7 @@ import pytest
 from unitree_helpers import ROOT, commands, domain_id, first_damping, free_udp_port, wait_for
 
 #: ``mpc-run`` as this interpreter runs it, whichever environment the tests run in.
-MPC_RUN = [sys.executable, "-m", "mpc.cli"]
+MPC_RUN = [sys.executable, "-m", "mpc.app.cli"]
 
 
 def mpc_run(config: str, *args: str, **popen) -> subprocess.Popen:

@@ -1,11 +1,11 @@
 """Closed-loop comparison of the derivative backends, side by side, in lockstep.
 
     python scripts/compare_backends.py configs/a1_trot.yaml configs/go1_trot.yaml \\
-        configs/go2_trot.yaml configs/h1_trot.yaml:task.goal_time=0 \\
+        configs/go2_trot.yaml configs/h1_trot.yaml:task.hold_time=0 \\
         --duration 10 --seeds 0 1 2 --goals 2,0 1.5,-1.5 --out bench_results/backends
 
 Each CONFIG may carry overrides of its own after a colon (``CONFIG:KEY=VALUE,...``, applied
-after every other override; e.g. ``task.goal_time=0`` for the H1, which otherwise steps in
+after every other override; e.g. ``task.hold_time=0`` for the H1, which otherwise steps in
 place for its first 10 s). Variants per config: every registered backend at the config's own
 ``planner.derivative_skip`` (its shipped setting; ``--skip`` replaces it) and again with
 derivatives at every knot (skip 1), plus any ``--variant NAME:KEY=VALUE,...`` (other backend

@@ -296,6 +296,13 @@ MAX_KNOTS = 1000
 WARN_KNOTS = 100
 #: Rollouts per line search or warm start above which an iteration is costly (a warning).
 WARN_CANDIDATES = 32
+#: Robots on which the ``wasp`` derivative backend measured below ``fd``'s control quality in
+#: closed loop (scripts/compare_backends.py, docs/derivatives_wasp.md), with what was seen: a
+#: config choosing it there gets a warning.
+WASP_BELOW_FD = {
+    "h1": "the H1 trot missed its goal at derivative_skip 3 and cost 33 % more than with fd at "
+          "every knot",
+}
 
 
 def check_consistency(cfg: Config) -> None:
@@ -344,6 +351,10 @@ def check_consistency(cfg: Config) -> None:
         if getattr(p, name) > WARN_CANDIDATES:
             log.warning("%s: planner.%s = %d: more rollouts per iteration than %d cost time "
                         "and rarely help", source, name, getattr(p, name), WARN_CANDIDATES)
+    if cfg.derivatives.get("backend") == "wasp" and cfg.robot in WASP_BELOW_FD:
+        log.warning("%s: derivatives.backend = wasp on the %s controls worse than fd (%s; "
+                    "docs/derivatives_wasp.md): prefer analytic or fd", source,
+                    cfg.robot.upper(), WASP_BELOW_FD[cfg.robot])
     cores = os.cpu_count() or 1
     if p.threads > cores:
         log.warning("%s: planner.threads = %d is more than this machine's %d cores: the "

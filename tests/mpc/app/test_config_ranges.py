@@ -148,6 +148,22 @@ def test_costly_but_legal_value_warns_in_one_line(overrides, expected, caplog):
     assert "\n" not in warnings[0]
 
 
+def test_wasp_on_a_robot_where_it_measured_below_fd_warns_in_one_line(caplog):
+    """The H1 trot with wasp missed fd's control quality (docs/derivatives_wasp.md): choosing
+    that combination says so; wasp on the quadrupeds, and the H1 with fd, do not warn."""
+    with caplog.at_level(logging.WARNING, logger="mpc.app.config"):
+        load_config("h1_trot", ["derivatives.backend=wasp"])
+    warnings = [r.getMessage() for r in caplog.records if r.name == "mpc.app.config"]
+    assert len(warnings) == 1 and "derivatives.backend = wasp on the H1" in warnings[0]
+    assert "\n" not in warnings[0]
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="mpc.app.config"):
+        for name in ("a1_trot", "go1_trot", "go2_trot"):
+            load_config(name, ["derivatives.backend=wasp"])
+        load_config("h1_trot", ["derivatives.backend=fd"])
+    assert not [r for r in caplog.records if r.name == "mpc.app.config"]
+
+
 def test_default_values_do_not_warn(caplog):
     with caplog.at_level(logging.WARNING, logger="mpc.app.config"):
         load_config("a1_trot")

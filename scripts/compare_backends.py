@@ -26,9 +26,10 @@ at the start of each plan), success (no fall and the base within ``--radius`` of
 end), the fastest joint of the plant (rad/s), simulations per derivative call after the first
 (cold) call, and the error of A, B against centered finite differences: every ``--sample-
 every``-th iteration the planner's A_t, B_t at knots {0, 1, T/2, T−2} (with a skip, some are
-interpolated: the error is that of what the planner used) are compared after the run with
-``mjd_transitionFD`` centered (ε 1e-6) on a copy of the planning model with solver tolerance
-1e-12, as max|ΔA| / max|A_ref| and as the median over columns of ‖ΔA_j‖ / ‖A_ref,j‖.
+interpolated: the error is that of what the planner used) are compared after the run with the
+oracle of :mod:`derivatives.oracle` (centered ``mjd_transitionFD``, ε 1e-6, on a copy of the
+planning model with its Newton solver at tolerance 1e-12, as the run-time audit does), as
+max|ΔA| / max|A_ref| and as the median over columns of ‖ΔA_j‖ / ‖A_ref,j‖.
 
 Per config and variant (backends.csv, backends.md): success count, medians, and the paired
 ratios against fd at the same skip, per case then the median over cases: derivative and
@@ -44,7 +45,6 @@ overlaid; without it the tables are written and the plots are skipped.
 from __future__ import annotations
 
 import argparse
-import copy
 import datetime
 import inspect
 import json
@@ -62,6 +62,7 @@ import numpy as np
 from report import markdown_table, write_csv
 
 from derivatives import BACKENDS
+from derivatives.oracle import centered_fd, median_column_error, oracle_model, relative_max_error
 from mpc.app.config import load_config
 from mpc.app.observers.observer_base import Observer, PlanReport
 from mpc.app.runtime.lockstep import lockstep_steps
@@ -76,8 +77,6 @@ RUN_KEYS = ("derivative_ms_median", "iteration_ms_median", "derivative_cpu_ms_me
             "max_joint_speed_rad_s", "sims_per_call", "sims_first_call", "A_err_median",
             "A_err_max", "B_err_median", "B_err_max", "A_col_err_median", "B_col_err_median",
             "load_1min")
-REFERENCE_EPS = 1e-6
-REFERENCE_TOLERANCE = 1e-12
 
 
 @dataclass
@@ -222,53 +221,23 @@ class CpuClock:
         provider.horizon = timed(horizon, self.derivative_ms, deriving)
 
 
-def reference_model(model: mujoco.MjModel) -> mujoco.MjModel:
-    """A copy of the planning model whose constraint solver converges to 1e-12."""
-    ref = copy.copy(model)
-    ref.opt.tolerance = REFERENCE_TOLERANCE
-    ref.opt.iterations = max(ref.opt.iterations, 1000)
-    ref.opt.ls_iterations = max(ref.opt.ls_iterations, 100)
-    return ref
-
-
 def sample_errors(model: mujoco.MjModel, samples: list[Sample]) -> dict[str, np.ndarray]:
     """Per sample, against A_ref, B_ref by centered differences: ``A``, ``B`` the relative max
     error max|A − A_ref| / max|A_ref|; ``A_col``, ``B_col`` the median over columns of the
     relative column error ‖ΔA_j‖ / ‖A_ref,j‖ (where an error sits matters: a change confined
     to a few columns and one spread over all of them have the same max or Frobenius error)."""
-    nx = 2 * model.nv + model.na
     d = mujoco.MjData(model)
-    A_ref, B_ref = np.zeros((nx, nx)), np.zeros((nx, model.nu))
     out: dict[str, list[float]] = {"A": [], "B": [], "A_col": [], "B_col": []}
     for s in samples:
         d.time = s.time
         d.qpos[:], d.qvel[:], d.act[:], d.ctrl[:] = s.qpos, s.qvel, s.act, s.ctrl
         d.qacc_warmstart[:] = s.warmstart
-        mujoco.mjd_transitionFD(model, d, REFERENCE_EPS, True, A_ref, B_ref, None, None)
+        A_ref, B_ref = centered_fd(model, d)
         out["A"].append(relative_max_error(s.A, A_ref))
         out["B"].append(relative_max_error(s.B, B_ref))
         out["A_col"].append(median_column_error(s.A, A_ref))
         out["B_col"].append(median_column_error(s.B, B_ref))
     return {k: np.array(v) for k, v in out.items()}
-
-
-def median_column_error(X: np.ndarray, ref: np.ndarray) -> float:
-    """Median over the columns j with ‖ref_j‖ > 1e-9 max_j ‖ref_j‖ of ‖X_j − ref_j‖ / ‖ref_j‖
-    (NaN when no column qualifies)."""
-    norms = np.linalg.norm(ref, axis=0)
-    cols = norms > 1e-9 * norms.max() if norms.size else norms.astype(bool)
-    if not cols.any():
-        return float("nan")
-    return float(np.median(np.linalg.norm(X - ref, axis=0)[cols] / norms[cols]))
-
-
-def relative_max_error(X: np.ndarray, ref: np.ndarray) -> float:
-    """max|X − ref| / max|ref|; 0 when both vanish, inf when only ref does (B of a robot whose
-    actuators all saturate is zero)."""
-    scale, diff = np.abs(ref).max(), np.abs(X - ref).max()
-    if scale > 0:
-        return float(diff / scale)
-    return 0.0 if diff == 0 else float("inf")
 
 
 def run_case(spec: ConfigSpec, variants: list[Variant], overrides: list[str], duration: float,
@@ -330,7 +299,7 @@ def _results(summary: dict | None, sampler: LinearizationSampler | None,
         return {"error": error or "no summary", "row": {}}
     series = np.load(run_dir / "timeseries.npz")
     timings, sims, ok = series["plan_timings"], series["plan_simulations"], series["plan_ok"]
-    err = sample_errors(reference_model(sampler.model), sampler.samples)
+    err = sample_errors(oracle_model(sampler.model), sampler.samples)
     phase = {name: i for i, name in enumerate(PHASES)}
     kept = ok[1:].astype(bool)  # the first iteration carries the JIT warm-up
     success = (not summary["fell"]) and summary["goal_distance_end_m"] <= radius

@@ -4,9 +4,9 @@ the robot walks, on a worker that never delays a plan.
 Every ``every``-th planner iteration, :meth:`DerivativeAudit.offer` (planner thread) copies one
 knot, chosen at random among the knots the provider linearized, with the planner's A, B for it,
 and hands it to a worker thread at the lowest priority (niceness 19). The worker recomputes
-(A*, B*) by centered ``mjd_transitionFD`` on its own ``MjData`` of a copy of the planning model
-whose solver is tightened (Newton, tolerance 1e-12: at the usual 1e-8 the differences themselves
-are off by percent), and records the relative Frobenius errors
+(A*, B*) by the oracle of :mod:`derivatives.oracle` (centered ``mjd_transitionFD`` on a copy of
+the planning model whose solver is tightened: Newton, tolerance 1e-12; at the usual 1e-8 the
+differences themselves are off by percent), and records the relative Frobenius errors
 
     e_A = ‖A − A*‖ / ‖A*‖,   e_B = ‖B − B*‖ / ‖B*‖,   e = max(e_A, e_B).
 
@@ -30,7 +30,6 @@ in the run directory, and their statistics to the summary.
 from __future__ import annotations
 
 import contextlib
-import copy
 import csv
 import json
 import logging
@@ -46,6 +45,7 @@ import numpy as np
 
 import robots
 from common.trajectory import Trajectory
+from derivatives.oracle import centered_fd, is_smooth, oracle_model, relative_error
 from derivatives.provider_base import Linearization
 from mpc.app.config import AuditSettings
 from mpc.tasks import make_task
@@ -70,34 +70,6 @@ class _Knot:
     warmstart: np.ndarray
     A: np.ndarray
     B: np.ndarray
-
-
-def oracle_model(model: mujoco.MjModel) -> mujoco.MjModel:
-    """A copy of ``model`` with the Newton solver converged to 1e-12."""
-    m = copy.copy(model)
-    m.opt.solver = mujoco.mjtSolver.mjSOL_NEWTON
-    m.opt.tolerance = 1e-12
-    m.opt.ls_tolerance = 1e-12
-    m.opt.iterations = 1000
-    m.opt.ls_iterations = 200
-    return m
-
-
-def relative_error(x: np.ndarray, ref: np.ndarray) -> float:
-    """‖x − ref‖_F / ‖ref‖_F (‖x − ref‖_F if ref is zero)."""
-    den = float(np.linalg.norm(ref))
-    num = float(np.linalg.norm(x - ref))
-    return num / den if den > 0 else num
-
-
-def _signature(m: mujoco.MjModel, d: mujoco.MjData) -> tuple:
-    """Contact set and constraint states at the solver's solution (``efc_state`` after
-    ``mj_forward`` is not that state when islands are on: recomputed from jar)."""
-    mujoco.mj_forward(m, d)
-    jar = d.efc_J.reshape(d.nefc, m.nv) @ d.qacc - d.efc_aref
-    mujoco.mj_constraintUpdate(m, d, jar, None, 0)
-    geoms = tuple(tuple(int(g) for g in d.contact[i].geom) for i in range(d.ncon))
-    return geoms, tuple(int(s) for s in d.efc_state)
 
 
 class DerivativeAudit:
@@ -162,13 +134,6 @@ class DerivativeAudit:
         d.qacc_warmstart[:] = k.warmstart
         return d
 
-    def _differences(self, k: _Knot, eps: float) -> tuple[np.ndarray, np.ndarray]:
-        m = self.model
-        nx = 2 * m.nv + m.na
-        A, B = np.zeros((nx, nx)), np.zeros((nx, m.nu))
-        mujoco.mjd_transitionFD(m, self._load(k), eps, True, A, B, None, None)
-        return A, B
-
     def _check(self, k: _Knot) -> None:
         start = _time.perf_counter()
         s = self.settings
@@ -178,7 +143,7 @@ class DerivativeAudit:
         # 100 eps and keeps the best agreement
         err, err_a, err_b, best = np.inf, np.inf, np.inf, None
         for eps in (s.eps, 10 * s.eps, 100 * s.eps):
-            A, B = self._differences(k, eps)
+            A, B = centered_fd(self.model, self._load(k), eps)
             errors = relative_error(k.A, A), relative_error(k.B, B)
             if max(errors) < err:
                 (err_a, err_b), err, best = errors, max(errors), (A, B)
@@ -200,23 +165,7 @@ class DerivativeAudit:
     def _smooth(self, k: _Knot) -> bool:
         """True if ±eps in every state and control coordinate keeps the contact set and the
         constraint states."""
-        m, eps = self.model, self.settings.eps
-        base = _signature(m, self._load(k))
-        d = self._data
-        for i in range(2 * m.nv + m.nu):
-            for sign in (1.0, -1.0):
-                self._load(k)
-                if i < m.nv:
-                    dq = np.zeros(m.nv)
-                    dq[i] = sign * eps
-                    mujoco.mj_integratePos(m, d.qpos, dq, 1.0)
-                elif i < 2 * m.nv:
-                    d.qvel[i - m.nv] += sign * eps
-                else:
-                    d.ctrl[i - 2 * m.nv] += sign * eps
-                if _signature(m, d) != base:
-                    return False
-        return True
+        return is_smooth(self.model, self._load(k), self.settings.eps)
 
     def _disagreement(self, k: _Knot, A: np.ndarray, B: np.ndarray, err_a: float,
                       err_b: float) -> None:

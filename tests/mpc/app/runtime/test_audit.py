@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 import derivatives
+from derivatives.oracle import oracle_model
 from mpc.app.config import ConfigError, load_config
-from mpc.app.runtime.audit import load_state, oracle_model
+from mpc.app.runtime.audit import load_state
 from mpc.app.runtime.lockstep import run_lockstep
 from mpc.app.runtime.session import Session
 

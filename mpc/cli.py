@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
+import signal
 import sys
 from pathlib import Path
 
@@ -68,7 +70,20 @@ def _list_configs() -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    restore = _stop_on_signals()
+    try:
+        return _main(argv)
+    finally:
+        restore()
+
+
+def _main(argv: list[str] | None) -> int:
     args = _parser().parse_args(argv)
+    if not args.viewer:
+        # Nothing is drawn: MuJoCo then skips loading GLFW, whose import probes each library
+        # in a Python subprocess (a Ctrl-C at that moment printed that subprocess's traceback).
+        # The link process inherits it.
+        os.environ.setdefault("MUJOCO_GL", "disable")
     if args.list:
         return _list_configs()
     if not args.config:
@@ -78,6 +93,26 @@ def main(argv: list[str] | None = None) -> int:
     except UserError as e:
         print(f"mpc-run: error: {e}", file=sys.stderr)
         return EXIT_USAGE
+    except KeyboardInterrupt as e:  # importing, compiling, connecting, the startup ramp
+        by = f" by {e.args[0]}" if e.args else ""
+        print(f"mpc-run: interrupted{by} before the run started", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _stop_on_signals():
+    """From the first line on, SIGTERM ends mpc-run as Ctrl-C (SIGINT) does: a
+    KeyboardInterrupt naming the signal, whatever the run is doing, which closes what was
+    built (a robot link damps) and writes the run's record. A signal that whoever started
+    mpc-run ignores (a shell's background job ignores SIGINT) stays ignored. Returns what
+    puts the previous handlers back (main called in-process, by tests)."""
+    def interrupt(signum: int, _frame) -> None:
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    for sig, handler in previous.items():
+        if handler is not signal.SIG_IGN:
+            signal.signal(sig, interrupt)
+    return lambda: [signal.signal(sig, handler) for sig, handler in previous.items()]
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -112,9 +147,6 @@ def _run(args: argparse.Namespace) -> int:
         summary = run(cfg, out=run_dir, observers=observers)
     except UserError:
         raise
-    except KeyboardInterrupt:
-        print("mpc-run: interrupted before the run started", file=sys.stderr)
-        return EXIT_INTERRUPTED
     except Exception:
         print(f"mpc-run: internal error, traceback in {Path(run_dir) / 'error.log'}",
               file=sys.stderr)

@@ -52,6 +52,15 @@ class Plant(ABC):
         """Enter the safe state (motor damping) and log ``reason``; latched: later
         :meth:`send` calls are ignored."""
 
+    @classmethod
+    def steps_on_request(cls, options: dict) -> bool:
+        """Whether the plant that ``options`` (its config section) describe advances only
+        when :meth:`step` asks: a simulation, or a simulated robot behind a link that steps on
+        request. Only such a plant can run in lockstep: with one on its own clock the feedback
+        law would run in the planner's thread, several updates back to back after each plan
+        and none during an iteration."""
+        return not cls.realtime_only
+
     @staticmethod  # noqa: B027
     def check_options(robot: str, options: dict) -> None:
         """Check the config's plant options beyond their types (addresses, a network
@@ -72,6 +81,12 @@ class Plant(ABC):
         """Which feet (bool, task foot order) the gait schedule of the policy in force wants
         down now, or None; a plant that estimates its base state hands it to its estimator
         as the contact prior. Others ignore it."""
+
+    def state_age(self) -> float:
+        """Seconds since the state that the calling thread read last (:meth:`read_state`)
+        arrived on this computer, NaN if it read none: a command computed from it is that old.
+        A simulation stepped by the run returns 0 (its states are never late)."""
+        return 0.0
 
     def actuator_forces(self) -> np.ndarray | None:
         """Each actuator's force (N m, planning-model order) at the last step, or None if

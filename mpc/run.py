@@ -19,6 +19,7 @@ from pathlib import Path
 from mpc.config import Config, load_config
 from mpc.errors import UserError
 from mpc.plant_base import Plant
+from mpc.plants import PLANTS
 from mpc.runtime.observer import Observer
 from mpc.runtime.session import Session
 
@@ -40,7 +41,9 @@ def run(config: Config | str, overrides: Sequence[str] = (), *, out: str | Path 
     """Run ``config`` (a loaded :class:`Config`, or a path or shipped name with ``overrides``)
     in its ``runtime.mode`` for ``runtime.duration`` and return the summary (also written to
     ``summary.json`` in the run directory, whose path is ``summary["run_dir"]``). Ctrl-C
-    ends the run early (``summary["interrupted"]``).
+    ends the run early (``summary["interrupted"]``); before the run started (compiling,
+    connecting, the startup ramp) it raises KeyboardInterrupt after the plant was closed and
+    the run directory written (``"started": false``).
 
     ``plant`` replaces the plant the config describes. Bad input raises
     :class:`~mpc.errors.UserError` before anything runs; an error during the run is written to
@@ -48,7 +51,9 @@ def run(config: Config | str, overrides: Sequence[str] = (), *, out: str | Path 
     plant then is in damping).
     """
     cfg = config if isinstance(config, Config) else load_config(config, list(overrides))
+    check_mode(cfg, plant)
     run_dir = Path(out) if out is not None else default_run_dir(cfg)
+    mode = cfg.runtime.mode
     try:
         session = Session(cfg, run_dir, plant=plant)
     except (ValueError, OSError) as e:  # a robot that does not answer, a bad address
@@ -57,16 +62,17 @@ def run(config: Config | str, overrides: Sequence[str] = (), *, out: str | Path 
     except UserError as e:
         write_error(run_dir, f"{e}\n")
         raise
+    except KeyboardInterrupt:  # the session wrote the record of the interrupted start
+        raise
     except BaseException:  # a bug while building: its traceback, where the CLI says it is
         write_error(run_dir, traceback.format_exc())
         raise
-    mode = cfg.runtime.mode
     try:
         for make in observers:
             session.attach(make(session))
         _loop(mode)(session, cfg.runtime.duration)
-    except KeyboardInterrupt:  # Ctrl-C ends the run like its end: closed, summarized
-        log.warning("interrupted by the user")
+    except KeyboardInterrupt as e:  # Ctrl-C ends the run like its end: closed, summarized
+        log.warning("interrupted by %s", e.args[0] if e.args else "the user")
         session.interrupted = True
     except UserError as e:  # e.g. --viewer without a display: the user's to fix, not a crash
         write_error(run_dir, f"{e}\n")
@@ -81,6 +87,25 @@ def run(config: Config | str, overrides: Sequence[str] = (), *, out: str | Path 
             write_error(run_dir, traceback.format_exc())
             raise
     return summary
+
+
+def check_mode(cfg: Config, plant: Plant | None = None) -> None:
+    """Lockstep needs a plant that the run steps (a simulation, or a simulated robot stepped
+    over LCM with ``plant.sync``): with a robot on its own clock the feedback law would run in
+    the planner's thread, several updates back to back after each plan and none during an
+    iteration. UserError (one line) before anything is built. ``plant`` replaces the config's
+    (a script's simulated robot may stand in for a hardware config's)."""
+    if cfg.runtime.mode != "lockstep":
+        return
+    if plant is not None:
+        stepped, what = not plant.realtime_only, type(plant).__name__
+    else:
+        kind = cfg.plant.get("type", "sim")
+        stepped, what = PLANTS.get(kind).steps_on_request(cfg.plant), f"plant.type {kind}"
+    if not stepped:
+        raise UserError(f"{cfg.source}: 'runtime.mode' lockstep needs a plant stepped by the "
+                        f"run (a simulation, or plant.sync with an LCM simulation); {what} "
+                        f"drives a robot on its own clock: use realtime")
 
 
 def write_error(run_dir: Path, text: str) -> None:

@@ -106,6 +106,10 @@ class RunRecorder(Observer):
         arrays["phase_names"] = np.array(PHASES)
         np.savez_compressed(self.dir / "timeseries.npz", **arrays)
         (self.dir / "summary.json").write_text(strict_json(summary, indent=2) + "\n")
+        self.detach()
+
+    def detach(self) -> None:
+        """Stop writing events.log (a run that failed to start keeps what it logged)."""
         logging.getLogger().removeHandler(self._handler)
         self._handler.close()
 

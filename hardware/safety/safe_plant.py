@@ -3,15 +3,24 @@
 Hardware bridges enforce the whole layer themselves, inside their link thread; this wrapper
 gives a plant without one the parts that do not need a link: controls checked for finiteness
 and clamped to the joint (position actuators) or torque (motors) limits, with the clamps
-logged; the tilt tripwire on every state read; e-stop on SIGINT/SIGTERM; dry run (controls
-computed and counted, none passed on). Every trip puts the wrapped plant in damping.
+logged; a control computed from a state older than ``max_command_age`` (the plant's
+:meth:`~mpc.plant_base.Plant.state_age`: an LCM robot's) refused and counted; the tilt tripwire
+on every state read; e-stop on SIGINT/SIGTERM; dry run (controls computed and counted, none
+passed on). Every trip puts the wrapped plant in damping.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from hardware.safety.layer import ClampLog, SafetyConfig, clamp, install_estop, tilt_trip
+from hardware.safety.layer import (
+    ClampLog,
+    SafetyConfig,
+    clamp,
+    install_estop,
+    stale_command_reason,
+    tilt_trip,
+)
 from mpc.plant_base import Plant, PlantState
 from robots.info import RobotInfo
 
@@ -26,6 +35,8 @@ class SafePlant(Plant):
         self.realtime_only = plant.realtime_only
         self.clamps = ClampLog()
         self.withheld = 0
+        #: Controls refused for their age (see ``SafetyConfig.max_command_age``).
+        self.stale_commands = 0
         self._reason: str | None = None
         joints = model.actuator_trnid[:, 0]
         if robot.control == "position":
@@ -82,6 +93,11 @@ class SafePlant(Plant):
         if not np.all(np.isfinite(ctrl)):
             self.damp("non-finite command from the controller")
             return
+        age = self.plant.state_age()
+        if self.damping_reason is None and not age <= self.safety.max_command_age:
+            self.stale_commands += 1
+            self.damp(stale_command_reason(age, self.safety.max_command_age))
+            return
         ctrl = clamp(ctrl, self.lo, self.hi, "control", self.clamps)
         if self.safety.dry_run:
             self.withheld += 1
@@ -99,6 +115,13 @@ class SafePlant(Plant):
 
     def step(self) -> None:
         self.plant.step()
+
+    def state_age(self) -> float:
+        return self.plant.state_age()
+
+    def stats(self) -> dict:
+        """What this layer counted: controls refused for their age, withheld (dry run)."""
+        return {"stale_commands": self.stale_commands, "withheld": self.withheld}
 
     def close(self) -> None:
         self.plant.close()

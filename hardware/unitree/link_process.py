@@ -50,6 +50,13 @@ log = logging.getLogger(__name__)
 REASON_BYTES = 256
 REMOTE_BYTES = 40
 
+#: The signals that stop a run (see :func:`serve` and :meth:`LinkProcessPlant.__init__`).
+STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+#: How long a link process that is still starting gets to end after SIGTERM before it is
+#: killed: until the controller asks for the startup ramp it has sent nothing but damping, so
+#: killing it is safe; the wait lets it close its link with damping when it can.
+ABORT_WAIT = 1.0
+
 
 #: Shared memory of closed plants, kept mapped (see :meth:`LinkProcessPlant._shutdown`).
 _RETIRED: list[SharedMemory] = []
@@ -246,17 +253,6 @@ class LinkProcessPlant(Plant):
         self.rate = float(options.get("rate", 500.0))
         feet = len(robot.feet)
         size = SharedBlock.size(model.nq, model.nv, model.nu, feet)
-        self.shm = SharedMemory(create=True, size=size)
-        self.block = SharedBlock(self.shm, model.nq, model.nv, model.nu, feet)
-        self.block.state[:] = 0.0
-        self.block.control[:] = 0.0
-        self.block.damp_seq[:] = 0.0
-        self.lifeline = Lifeline(self.shm, SharedBlock.lifeline_offset(model.nq, model.nv,
-                                                                        model.nu, feet))
-        self.lifeline.initialize()
-        self.lifeline.hold()
-        ctx = multiprocessing.get_context("spawn")
-        self.conn, child_conn = ctx.Pipe()
         self.pipe_lock = threading.Lock()
         self.local = threading.local()
         self._damping_reason: str | None = None
@@ -264,21 +260,51 @@ class LinkProcessPlant(Plant):
         self._stance: np.ndarray | None = None
         self.closed = False
         self.final_stats: dict = {}
-        target = f"{bridge_cls.__module__}:{bridge_cls.__name__}"
-        self.proc = ctx.Process(target=serve, name="unitree-link", daemon=True,
-                                args=(target, robot.name, options, self.shm.name, child_conn,
-                                      os.getpid()))
-        self.proc.start()
-        child_conn.close()
-        connect = float(options.get("connect_timeout", 3.0))
-        try:
-            self._expect("ready", connect + 60.0)  # the child imports and compiles first
+        self.lifeline: Lifeline | None = None
+        self.conn = self.proc = None
+        self.shm = SharedMemory(create=True, size=size)
+        try:  # whatever interrupts the start (Ctrl-C included) leaves nothing behind
+            self._start(bridge_cls, robot, options, model, feet)
+        except KeyboardInterrupt as e:
+            self._abort(f"e-stop: {e}" if e.args else "e-stop: interrupted")
+            raise
         except BaseException:
             self._shutdown()
             raise
 
-    def _expect(self, what: str, timeout: float):
-        """Wait for message ``what`` from the child, handling trips meanwhile."""
+    def _start(self, bridge_cls: type, robot: RobotInfo, options: dict, model, feet: int
+               ) -> None:
+        """Shared memory and lifeline set up, the link process started and ready."""
+        self.block = SharedBlock(self.shm, model.nq, model.nv, model.nu, feet)
+        self.block.state[:] = 0.0
+        self.block.control[:] = 0.0
+        self.block.damp_seq[:] = 0.0
+        lifeline = Lifeline(self.shm, SharedBlock.lifeline_offset(model.nq, model.nv, model.nu,
+                                                                   feet))
+        lifeline.initialize()
+        lifeline.hold()
+        self.lifeline = lifeline
+        ctx = multiprocessing.get_context("spawn")
+        self.conn, child_conn = ctx.Pipe()
+        target = f"{bridge_cls.__module__}:{bridge_cls.__name__}"
+        self.proc = ctx.Process(target=serve, name="unitree-link", daemon=True,
+                                args=(target, robot.name, options, self.shm.name, child_conn,
+                                      os.getpid()))
+        # The child inherits this thread's signal mask: it starts with SIGINT and SIGTERM
+        # blocked and unblocks them once its own handlers are in place (see serve), so a
+        # Ctrl-C while it imports is neither lost nor a traceback.
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+        try:
+            self.proc.start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+            child_conn.close()
+        connect = float(options.get("connect_timeout", 3.0))
+        self._expect("ready", connect + 60.0)  # the child imports and compiles first
+
+    def _expect(self, what: str, timeout: float, errors: bool = True):
+        """Wait for message ``what`` from the child, handling trips meanwhile; an error it
+        reports raises (or with ``errors`` false, while closing, is passed over)."""
         deadline = _time.monotonic() + timeout
         while _time.monotonic() < deadline:
             if not self.conn.poll(0.01):
@@ -291,8 +317,10 @@ class LinkProcessPlant(Plant):
                 raise LinkError("the robot link process ended unexpectedly") from None
             if kind == what:
                 return rest
-            if kind == "error":
+            if kind == "error" and errors:
                 raise (LinkError if rest[1] else ValueError)(rest[0])
+            if kind == "interrupted":  # a signal to the link process alone, while it started
+                raise KeyboardInterrupt(rest[0])
             self._handle(kind, rest)
         raise LinkError(f"the robot link process did not answer ({what}) within {timeout:g} s")
 
@@ -368,19 +396,42 @@ class LinkProcessPlant(Plant):
         try:
             with self.pipe_lock:
                 self.conn.send(("close",))
-                self._expect("closed_done", 10.0)
-        except (LinkError, ValueError, OSError, EOFError):
+                # an error first (a ramp stopped by damping) does not end the wait
+                self._expect("closed_done", 10.0, errors=False)
+        except (LinkError, OSError, EOFError):
             pass
         self._shutdown()
         log.info("robot link closed: %s", self.final_stats)
 
-    def _shutdown(self) -> None:
+    def _abort(self, reason: str) -> None:
+        """Stop a link process interrupted while it starts (importing, connecting), at once:
+        damping requested through the shared memory (applied as soon as its bridge exists),
+        the pipe's close, and SIGTERM, which ends a child still connecting and damps one that
+        serves. Until the ramp is asked for it sends nothing but damping, so a child that has
+        not ended after :data:`ABORT_WAIT` is killed."""
+        if self._started():
+            self.block.request_damping(reason)
+            with contextlib.suppress(OSError, ValueError):
+                self.conn.send(("close",))
+            with contextlib.suppress(OSError):
+                self.proc.terminate()
+            log.warning("robot link stopped while starting: %s", reason)
+        self._shutdown(ABORT_WAIT)
+
+    def _started(self) -> bool:
+        return self.proc is not None and self.proc.pid is not None
+
+    def _shutdown(self, wait: float = 5.0) -> None:
         self.closed = True
-        self.proc.join(timeout=5.0)
-        if self.proc.is_alive():
-            self.proc.kill()
-        self.conn.close()
-        self.lifeline.release()
+        if self._started():
+            self.proc.join(timeout=wait)
+            if self.proc.is_alive():
+                self.proc.kill()
+                self.proc.join(timeout=1.0)
+        if self.conn is not None:
+            self.conn.close()
+        if self.lifeline is not None:
+            self.lifeline.release()
         # Unlinked but left mapped until this process ends: a thread that outlives the run
         # (a planner iteration longer than the loop's join timeout, the lifeline's holder on a
         # starved machine) may still touch it, and unmapped memory would crash the process.
@@ -446,11 +497,23 @@ def serve(target: str, robot_name: str, options: dict, shm_name: str, conn, pare
     with contextlib.suppress(PermissionError, OSError):
         os.nice(nice)
     holder: dict = {}
-    for sig in (signal.SIGINT, signal.SIGTERM):  # damp, but leave the ending to the controller
-        signal.signal(sig, lambda signum, _f: holder["bridge"].request_damping(
-            f"e-stop: {signal.Signals(signum).name}") if "bridge" in holder else None)
-    shm = SharedMemory(name=shm_name)
+
+    def on_signal(signum: int, _frame) -> None:
+        """Serving: damp (lock-free) and leave the ending to the controller. Starting: stop
+        at once; the bridge has sent nothing but damping (it ramps only when asked)."""
+        name = signal.Signals(signum).name
+        if "bridge" in holder:
+            holder["bridge"].request_damping(f"e-stop: {name}")
+        elif "interrupted" not in holder:  # once: a second signal must not break the exit
+            holder["interrupted"] = name
+            raise KeyboardInterrupt(name)
+
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, on_signal)
+    shm = None
     try:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)  # blocked since the spawn
+        shm = SharedMemory(name=shm_name)
         module, cls_name = target.split(":")
         cls = getattr(importlib.import_module(module), cls_name)
         model = robots.load_planning_model(robot_name)
@@ -471,8 +534,13 @@ def serve(target: str, robot_name: str, options: dict, shm_name: str, conn, pare
         lifeline.watch(lambda: bridge.damp("the controller's process is gone"))
         conn.send(("ready",))
         _serve_loop(bridge, conn, parent)
+    except KeyboardInterrupt as e:  # a signal while starting: a bridge being built closes
+        # itself at exit (atexit), with damping
+        with contextlib.suppress(OSError, EOFError):
+            conn.send(("interrupted", str(e)))
     finally:
-        shm.close()
+        if shm is not None:
+            shm.close()
 
 
 def _serve_loop(bridge, conn, parent: int) -> None:

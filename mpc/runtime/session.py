@@ -61,18 +61,57 @@ class Session:
     """Builds everything from a config and exposes plan/act/observe/tick to the loops."""
 
     def __init__(self, cfg: Config, run_dir: Path, plant: Plant | None = None):
-        """``plant`` replaces the one the config describes (tests that hold a plant)."""
+        """``plant`` replaces the one the config describes (tests that hold a plant).
+
+        The run directory (config.yaml, events.log) is written before the planner and the
+        plant are built, so a start-up that fails or is interrupted (Ctrl-C while the kernels
+        compile, the robot connects or ramps) leaves its record too: an interrupted one also
+        gets summary.json (``"started": false``, the stage, the damping reason)."""
         self.cfg = cfg
         self.run_dir = Path(run_dir)
         self.task = assembly.build_task(cfg)
-        self.planner = assembly.build_planner(cfg, self.task)
-        self.plant = assembly.build_plant(cfg) if plant is None else plant
+        self.recorder = RunRecorder(self.run_dir, cfg.to_dict(),
+                                    [t.name for t in self.task.terms])
+        self.planner = self.plant = None
+        #: What the start-up is doing (named in the record of an interrupted start).
+        self.stage = "compiling the planner (or loading its compiled kernels)"
         try:
+            self.planner = assembly.build_planner(cfg, self.task)
+            # the task's sensors exist once its planning model is built
+            self.recorder.path_sensors = path_sensors(self.task)
+            robot = plant is None and assembly.plant_class(cfg).realtime_only
+            if plant is None:  # held before it is prepared: an interrupted ramp closes it
+                self.stage = "connecting to the robot" if robot else "building the plant"
+                self.plant = assembly.make_plant(cfg)
+                self.stage = "ramping the robot to its home pose" if robot else "preparing"
+                self.plant.prepare()
+            else:
+                self.plant = plant
+            self.stage = "starting the run"
             self._start()
-        except BaseException:  # a robot link must not outlive a run that never started
-            self.plant.close()
-            self.planner.close()
+        except BaseException as e:  # a robot link must not outlive a run that never started
+            self._abandon(e)
             raise
+
+    def _abandon(self, error: BaseException) -> None:
+        """A start-up that failed: the plant (damping on hardware) and the planner closed, the
+        record finished; interrupted, with a summary naming the signal and the stage."""
+        for part in (self.plant, self.planner):
+            if part is not None:
+                part.close()
+        if isinstance(error, KeyboardInterrupt):
+            by = f" by {error.args[0]}" if error.args else ""
+            log.warning("interrupted%s before the run started, while %s", by, self.stage)
+            damping = None if self.plant is None else self.plant.damping_reason
+            self.recorder.close({
+                "robot": self.cfg.robot, "task": self.cfg.task["name"],
+                "config": self.cfg.source, "backend": self.cfg.derivatives["backend"],
+                "mode": self.cfg.runtime.mode, "seed": self.cfg.runtime.seed,
+                "run_dir": str(self.run_dir), "started": False, "interrupted": True,
+                "interrupted_by": error.args[0] if error.args else "SIGINT",
+                "stage": self.stage, "damping_reason": damping, "trip_reason": None})
+        else:
+            self.recorder.detach()
 
     def _start(self) -> None:
         """Everything after the plant is up: feedback, observers, the first state."""
@@ -109,9 +148,7 @@ class Session:
                 "self_collision": p.self_collision, "impratio": p.impratio,
                 "model": self.planner.model.names.split(b"\0", 1)[0].decode()},
                 cfg.runtime.seed)
-        self.observers: list[Observer] = [
-            RunRecorder(self.run_dir, cfg.to_dict(), [t.name for t in self.task.terms],
-                        path_sensors(self.task))]
+        self.observers: list[Observer] = [self.recorder]
         if cfg.telemetry.lcm_url:
             self.attach(OBSERVERS.get("lcm_telemetry")(
                 cfg.telemetry.lcm_url, cfg.telemetry.channel, self.task))
@@ -283,6 +320,7 @@ class Session:
             "mode": mode,
             "seed": self.cfg.runtime.seed,
             "run_dir": str(self.run_dir),
+            "started": True,
             "interrupted": self.interrupted,
             "sim_time_s": round(sim_time, 6),
             "wall_time_s": round(wall, 3),
@@ -328,6 +366,8 @@ class Session:
         if self.command_source is not None:
             self.command_source.close()
         self.plant.close()
+        # commands a hardware link refused for their age (None: a plant that does not judge it)
+        summary["stale_commands"] = _plant_stats(self.plant).get("stale_commands")
         self.planner.close()
         for observer in reversed(self.observers):
             observer.close(summary)
@@ -342,6 +382,12 @@ def path_sensors(task: Task) -> list[slice]:
         return [task.sensor(n) for n in names]
     except KeyError:
         return []
+
+
+def _plant_stats(plant: Plant) -> dict:
+    """A hardware plant's link counts after it closed ({} for a plant without them)."""
+    stats = getattr(plant, "stats", None)
+    return stats() if callable(stats) else {}
 
 
 def _copy(goal: np.ndarray | None) -> np.ndarray | None:

@@ -32,7 +32,7 @@ from hardware.safety.layer import SafetyConfig
 from hardware.unitree.udp_plant import UnitreeUdpPlant
 plant = UnitreeUdpPlant(robots.info("a1"), robot_ip="127.0.0.1", robot_port=int(sys.argv[1]),
                         local_port=int(sys.argv[2]),
-                        safety=SafetyConfig(ramp_time=0.2, state_timeout=0.5))
+                        safety=SafetyConfig(ramp_time=0.2, state_timeout=0.5, max_command_age=0.5))
 plant.prepare()
 home = plant.read_state().qpos[7:]
 print("running", flush=True)

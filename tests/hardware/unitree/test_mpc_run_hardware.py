@@ -26,7 +26,8 @@ def at_fake(fake, tmp_path, *sets: str) -> list[str]:
     out = ["--out", str(tmp_path / "run"), "--set", "plant.robot_ip=127.0.0.1",
            "--set", f"plant.robot_port={fake.port}", "--set", f"plant.local_port={free_udp_port()}",
            "--set", "safety.ramp_time=0.5", "--set", "safety.state_timeout=0.5",
-           "--set", "runtime.policy_timeout=2.0", "--set", "safety.command_timeout=0.5"]
+           "--set", "runtime.policy_timeout=2.0", "--set", "safety.command_timeout=0.5",
+           "--set", "safety.max_command_age=0.5"]
     for s in sets:
         out += ["--set", s]
     return out
@@ -59,6 +60,16 @@ def one_line_error(proc: subprocess.Popen, timeout: float = 400) -> str:
      "slip_gat"),
     (["configs/a1_trot.yaml", "--set", "plant.type=sim_estimated", "--set",
       "plant.sensors={gyro_noise: -2}"], "sensors.gyro_noise must be a finite number >= 0"),
+    # lockstep would run the feedback law in the planner's thread against a robot's clock
+    (["configs/go1_hw.yaml", "--mode", "lockstep"],
+     "'runtime.mode' lockstep needs a plant stepped by the run (a simulation, or plant.sync "
+     "with an LCM simulation); plant.type unitree_udp drives a robot on its own clock"),
+    (["configs/go2_hw.yaml", "--set", "runtime.mode=lockstep"],
+     "plant.type unitree_dds drives a robot on its own clock: use realtime"),
+    (["configs/a1_lcm_mocap.yaml", "--mode", "lockstep"],
+     "plant.type lcm drives a robot on its own clock: use realtime"),
+    (["configs/go1_hw.yaml", "--set", "safety.max_command_age=0.001"],
+     "'safety.max_command_age' must be >= 0.01"),
 ])
 def test_bad_input_is_one_line(args, message, tmp_path):
     line = one_line_error(mpc_run(*args, "--out", str(tmp_path / "run")))
@@ -150,7 +161,8 @@ def test_dds_config_against_fake_process(tmp_path):
                        f"plant.domain_id={domain}", "--set",
                        "plant.release_motion_service=false", "--set", "plant.connect_timeout=20",
                        "--set", "safety.state_timeout=0.5", "--set", "runtime.policy_timeout=2",
-                       "--set", "safety.command_timeout=0.5")
+                       "--set", "safety.command_timeout=0.5",
+                       "--set", "safety.max_command_age=0.5")
         _out, err = proc.communicate(timeout=400)
     finally:
         fake.send_signal(signal.SIGINT)

@@ -4,6 +4,8 @@ import pytest
 
 import robots
 from mpc.config import load_config
+from mpc.errors import UserError
+from mpc.run import run
 from mpc.runtime.session import Session
 from mpc.sim_plant import SimPlant
 
@@ -24,3 +26,21 @@ def test_a_failure_after_the_plant_is_up_closes_the_plant(tmp_path):
     with pytest.raises(ValueError, match=r"telemetry\.lcm_url"):
         Session(cfg, tmp_path, plant=plant)
     assert plant.closed == 1
+
+
+class ClockedPlant(SimPlant):
+    """A plant on its own clock, as a robot's is."""
+
+    realtime_only = True
+
+
+def test_lockstep_refuses_a_given_plant_on_its_own_clock(tmp_path):
+    """``run(config, plant=...)`` in lockstep with a plant that runs on its own clock is
+    refused before anything is built (the plants that configs name are refused the same way:
+    tests/hardware/unitree/test_mpc_run_hardware.py, bad input)."""
+    cfg = load_config("configs/a1_trot.yaml", ["runtime.mode=lockstep"])
+    plant = ClockedPlant(robots.info("a1"))
+    with pytest.raises(UserError, match=r"lockstep needs a plant stepped by the run .*; "
+                                         r"ClockedPlant drives a robot on its own clock"):
+        run(cfg, out=tmp_path / "run", plant=plant)
+    assert not (tmp_path / "run").exists()

@@ -20,7 +20,7 @@ import pytest
 from unitree_helpers import ROOT, commands, free_udp_port, wait_for
 
 #: Exit this long after the signal at most: the controller stops its link process with SIGTERM
-#: and kills it after 1 s if it is still importing (it has sent nothing but damping); the
+#: and kills it after 0.5 s if it is still importing (it has sent nothing but damping); the
 #: rest is loose for a machine that other work loads.
 EXIT_BOUND = 3.0
 

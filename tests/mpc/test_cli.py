@@ -117,3 +117,17 @@ def test_velocity_mode_bad_input_is_one_line(tmp_path):
                                "command.source={type: unitree_remote}", "--mode", "lockstep",
                                "--duration", "0.1", "--out", str(tmp_path / "r")),
                        "needs a Unitree robot plant")
+
+
+def test_without_a_viewer_glfw_is_not_loaded(tmp_path):
+    """Nothing is drawn without --viewer, so MuJoCo is told not to load GLFW, whose import
+    probes each library in a Python subprocess: a Ctrl-C at that moment printed that
+    subprocess's traceback (and the link process inherits the setting)."""
+    env = {k: v for k, v in os.environ.items() if k != "MUJOCO_GL"}
+    probe = ("import sys\nfrom mpc.cli import main\n"
+             f"code = main(['configs/a1_trot.yaml', '--mode', 'lockstep', '--duration', '0.02', "
+             f"'--quiet', '--out', {str(tmp_path / 'run')!r}])\n"
+             "print(code, 'glfw' in sys.modules)")
+    res = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         cwd=REPO, env=env, timeout=600)
+    assert res.stdout.strip().splitlines()[-1] == "0 False", res.stdout + res.stderr

@@ -32,6 +32,10 @@ class Plant(ABC):
     realtime_only: bool = False
     #: Why the plant is in damping (latched by :meth:`damp`), or None.
     damping_reason: str | None = None
+    #: The signal (``"SIGINT"``, ``"SIGTERM"``) that a process of the plant's own got and
+    #: damped for (a robot's link process: a terminal's Ctrl-C reaches it too), or None: the
+    #: run then ends as if interrupted by that signal.
+    interrupted_by: str | None = None
     #: The simulation's MuJoCo model (None for a real robot): what a viewer can show.
     model: mujoco.MjModel | None = None
 

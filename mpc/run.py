@@ -22,6 +22,7 @@ from mpc.plant_base import Plant
 from mpc.plants import PLANTS
 from mpc.runtime.observer import Observer
 from mpc.runtime.session import Session
+from mpc.runtime.signals import held_signals
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +83,8 @@ def run(config: Config | str, overrides: Sequence[str] = (), *, out: str | Path 
         raise
     finally:
         try:
-            summary = session.close(mode)
+            with held_signals():  # a further signal must not cut the close short
+                summary = session.close(mode)
         except Exception:
             write_error(run_dir, traceback.format_exc())
             raise

@@ -241,6 +241,7 @@ def run_moment(moment: Moment, work: Path, index: int, bound: float, cold: bool)
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
         _summary, c = fake.stop()
+    (work / f"run{index}.stderr").write_text(err)
     ended_itself = _ended_itself(run_dir)
     if ended_itself:  # a trip or a fall ended it while the signal was on its way
         out.void = True
@@ -332,18 +333,28 @@ def line(o: Outcome) -> str:
             f"damping {o.damping_s}s commands {o.commands}{problems}")
 
 
-def draw(n: int, span: float, rng: random.Random, first: int = 0) -> list[Moment]:
-    """``n`` random moments in [0, span] s after the start, signals and targets alternating."""
+#: The signals and targets moments cycle through: (SIGINT, SIGTERM) x (mpc-run, its group).
+SIGNALS = ("SIGINT", "SIGTERM")
+TARGETS = ("mpc-run", "group")
+
+
+def kind(i: int, signals=SIGNALS, targets=TARGETS) -> tuple[str, bool]:
+    """The signal and whether to its process group, of the ``i``-th moment."""
+    return signals[i % len(signals)], targets[i // len(signals) % len(targets)] == "group"
+
+
+def draw(n: int, span: float, rng: random.Random, first: int = 0, signals=SIGNALS,
+         targets=TARGETS) -> list[Moment]:
+    """``n`` random moments in [0, span] s after the start, signals and targets cycling."""
     return [Moment("start", round(rng.uniform(0.0, span), 3),
-                   ("SIGINT", "SIGTERM")[(first + i) % 2], (first + i) // 2 % 2 == 1)
-            for i in range(n)]
+                   *kind(first + i, signals, targets)) for i in range(n)]
 
 
-def parse_at(text: str, i: int) -> Moment:
+def parse_at(text: str, i: int, signals=SIGNALS, targets=TARGETS) -> Moment:
     anchor, _, offset = text.partition("+")
     if anchor not in ANCHORS:
         raise argparse.ArgumentTypeError(f"--at {text!r}: anchor must be one of {ANCHORS}")
-    return Moment(anchor, float(offset or 0.0), ("SIGINT", "SIGTERM")[i % 2], i // 2 % 2 == 1)
+    return Moment(anchor, float(offset or 0.0), *kind(i, signals, targets))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -356,12 +367,17 @@ def main(argv: list[str] | None = None) -> int:
                    help="a moment at a stage instead of random ones (repeatable)")
     p.add_argument("--bound", type=float, default=BOUND, help="seconds to end after a signal")
     p.add_argument("--cold", action="store_true", help="an empty numba cache for every run")
+    p.add_argument("--signals", default=",".join(SIGNALS), help="signals to cycle through")
+    p.add_argument("--targets", default=",".join(TARGETS),
+                   help="targets to cycle through: mpc-run (kill PID), group (its process "
+                        "group, as a terminal's Ctrl-C)")
     p.add_argument("--out", help="keep the runs here (default: a temporary folder)")
     p.add_argument("--json", help="write the outcomes here")
     args = p.parse_args(argv)
     rng = random.Random(args.seed)
-    moments = ([parse_at(a, i) for i, a in enumerate(args.at)] if args.at
-               else draw(args.moments, args.span, rng))
+    signals, targets = args.signals.split(","), args.targets.split(",")
+    moments = ([parse_at(a, i, signals, targets) for i, a in enumerate(args.at)] if args.at
+               else draw(args.moments, args.span, rng, 0, signals, targets))
     with contextlib.ExitStack() as stack:
         work = Path(args.out) if args.out else Path(stack.enter_context(
             tempfile.TemporaryDirectory(prefix="signal-storm-")))
@@ -379,7 +395,8 @@ def main(argv: list[str] | None = None) -> int:
                     print("too many runs ended before their moment", file=sys.stderr)
                     return 1
                 # a random moment is drawn again; a staged one is tried again
-                queue.insert(0, moment if args.at else draw(1, args.span, rng, index)[0])
+                queue.insert(0, moment if args.at else
+                             draw(1, args.span, rng, index, signals, targets)[0])
                 continue
             outcomes.append(outcome)
     exits = [o.exit_s for o in outcomes if o.exit_s is not None]

@@ -44,6 +44,7 @@ import robots
 from hardware.safety.layer import install_estop
 from hardware.unitree.udp_link import LinkError
 from mpc.plant_base import Plant, PlantState
+from mpc.runtime.signals import held_signals
 from robots.info import RobotInfo
 
 log = logging.getLogger(__name__)
@@ -261,6 +262,8 @@ class LinkProcessPlant(Plant):
         self._stance: np.ndarray | None = None
         self.closed = False
         self.final_stats: dict = {}
+        #: The signal the link process got on its own (see Plant.interrupted_by).
+        self.interrupted_by: str | None = None
         self.lifeline: Lifeline | None = None
         self.conn = self.proc = None
         self.shm = SharedMemory(create=True, size=size)
@@ -305,7 +308,8 @@ class LinkProcessPlant(Plant):
 
     def _expect(self, what: str, timeout: float, errors: bool = True):
         """Wait for message ``what`` from the child, handling trips meanwhile; an error it
-        reports raises (or with ``errors`` false, while closing, is passed over)."""
+        reports raises, and a signal it got raises KeyboardInterrupt (or with ``errors``
+        false, while closing, both are only noted)."""
         deadline = _time.monotonic() + timeout
         while _time.monotonic() < deadline:
             if not self.conn.poll(0.01):
@@ -320,13 +324,17 @@ class LinkProcessPlant(Plant):
                 return rest
             if kind == "error" and errors:
                 raise (LinkError if rest[1] else ValueError)(rest[0])
-            if kind == "interrupted":  # a signal to the link process alone, while it started
+            if kind == "interrupted" and errors:  # the link process got a signal too
                 raise KeyboardInterrupt(rest[0])
             self._handle(kind, rest)
         raise LinkError(f"the robot link process did not answer ({what}) within {timeout:g} s")
 
     def _handle(self, kind: str, rest: list) -> None:
-        if kind == "tripped" and self._damping_reason is None:
+        if kind == "interrupted":
+            self.interrupted_by = rest[0]
+            if self._damping_reason is None:
+                self._damping_reason = f"e-stop: {rest[0]}"
+        elif kind == "tripped" and self._damping_reason is None:
             self._damping_reason = rest[0]
         elif kind == "closed":
             self.final_stats = rest[0]
@@ -410,14 +418,15 @@ class LinkProcessPlant(Plant):
         the pipe's close, and SIGTERM, which ends a child still connecting and damps one that
         serves. Until the ramp is asked for it sends nothing but damping, so a child that has
         not ended after :data:`ABORT_WAIT` is killed."""
-        if self._started():
-            self.block.request_damping(reason)
-            with contextlib.suppress(OSError, ValueError):
-                self.conn.send(("close",))
-            with contextlib.suppress(OSError):
-                self.proc.terminate()
-            log.warning("robot link stopped while starting: %s", reason)
-        self._shutdown(ABORT_WAIT)
+        with held_signals():  # the link process's own report of a Ctrl-C, a second Ctrl-C
+            if self._started():
+                self.block.request_damping(reason)
+                with contextlib.suppress(OSError, ValueError):
+                    self.conn.send(("close",))
+                with contextlib.suppress(OSError):
+                    self.proc.terminate()
+                log.warning("robot link stopped while starting: %s", reason)
+            self._shutdown(ABORT_WAIT)
 
     def _started(self) -> bool:
         return self.proc is not None and self.proc.pid is not None
@@ -459,6 +468,10 @@ class UnitreePlant(Plant):
     @property
     def damping_reason(self) -> str | None:
         return self.bridge.damping_reason
+
+    @property
+    def interrupted_by(self) -> str | None:
+        return self.bridge.interrupted_by
 
     @property
     def timestep(self) -> float:
@@ -504,6 +517,7 @@ def serve(target: str, robot_name: str, options: dict, shm_name: str, conn, pare
         at once; the bridge has sent nothing but damping (it ramps only when asked)."""
         name = signal.Signals(signum).name
         if "bridge" in holder:
+            holder.setdefault("signal", name)
             holder["bridge"].request_damping(f"e-stop: {name}")
         elif "interrupted" not in holder:  # once: a second signal must not break the exit
             holder["interrupted"] = name
@@ -534,7 +548,7 @@ def serve(target: str, robot_name: str, options: dict, shm_name: str, conn, pare
                                                              feet))
         lifeline.watch(lambda: bridge.damp("the controller's process is gone"))
         conn.send(("ready",))
-        _serve_loop(bridge, conn, parent)
+        _serve_loop(bridge, conn, parent, lambda: holder.get("signal"))
     except KeyboardInterrupt as e:  # a signal while starting: a bridge being built closes
         # itself at exit (atexit), with damping
         with contextlib.suppress(OSError, EOFError):
@@ -547,16 +561,32 @@ def serve(target: str, robot_name: str, options: dict, shm_name: str, conn, pare
         gc.freeze()
 
 
-def _serve_loop(bridge, conn, parent: int) -> None:
+def _serve_loop(bridge, conn, parent: int, signalled) -> None:
+    """Serve the controller until it closes the link or disappears. The first damping is
+    reported once: a trip with its reason, or, if this process got a signal (``signalled()``
+    names it), the signal, which interrupts the run as if the controller had got it."""
     reported = False
+
+    def report(error: str | None = None) -> None:
+        nonlocal reported
+        name = signalled()
+        if name is not None:
+            message = ("interrupted", name)
+        elif error is not None:
+            message = ("error", error, True)
+        else:
+            message = ("tripped", bridge.damping_reason)
+        if not reported or error is not None:
+            conn.send(message)
+        reported = True
+
     try:
         while True:
             if os.getppid() != parent:
                 bridge.damp("the controller's process is gone")
                 break
             if bridge.damping_reason is not None and not reported:
-                reported = True
-                conn.send(("tripped", bridge.damping_reason))
+                report()
             if not conn.poll(0.02):
                 continue
             kind, *_ = conn.recv()
@@ -564,8 +594,8 @@ def _serve_loop(bridge, conn, parent: int) -> None:
                 try:
                     bridge.ramp()
                     conn.send(("prepared",))
-                except LinkError as e:
-                    conn.send(("error", str(e), True))
+                except LinkError as e:  # the ramp stopped: its answer is the reason
+                    report(str(e))
             elif kind == "close":
                 break
     except (EOFError, OSError):

@@ -30,6 +30,7 @@ from mpc.runtime.audit import AuditSettings, DerivativeAudit
 from mpc.runtime.feedback import FeedbackController
 from mpc.runtime.observer import Observer, PlanReport, StateReport, Status
 from mpc.runtime.predict import StatePredictor
+from mpc.runtime.signals import held_signals
 from mpc.tasks.task_base import Task
 from robots.registry import Registry
 
@@ -95,7 +96,12 @@ class Session:
 
     def _abandon(self, error: BaseException) -> None:
         """A start-up that failed: the plant (damping on hardware) and the planner closed, the
-        record finished; interrupted, with a summary naming the signal and the stage."""
+        record finished; interrupted, with a summary naming the signal and the stage. Further
+        signals meanwhile are only noted (see :mod:`mpc.runtime.signals`)."""
+        with held_signals():
+            self._close_unstarted(error)
+
+    def _close_unstarted(self, error: BaseException) -> None:
         for part in (self.plant, self.planner):
             if part is not None:
                 part.close()
@@ -290,6 +296,8 @@ class Session:
                             None if self.audit is None else self.audit.latest(),
                             self.task.command)
         keep = [observer.tick(status) for observer in self.observers]
+        if self.plant.interrupted_by is not None:  # a terminal's Ctrl-C reached its link too
+            raise KeyboardInterrupt(self.plant.interrupted_by)
         return all(keep) and self.trip_reason() is None
 
     def trip_reason(self) -> str | None:

@@ -2,6 +2,8 @@
 input gives one line and exit 2; SIGINT ends in damping and a clean exit; a safety trip ends
 the run with its reason; a dry run sends no motion."""
 
+import json
+import os
 import signal
 import subprocess
 import sys
@@ -9,7 +11,15 @@ import time
 
 import numpy as np
 import pytest
-from unitree_helpers import ROOT, commands, domain_id, first_damping, free_udp_port, wait_for
+from unitree_helpers import (
+    ROOT,
+    commands,
+    domain_id,
+    first_damping,
+    free_udp_port,
+    link_pid,
+    wait_for,
+)
 
 #: ``mpc-run`` as this interpreter runs it, whichever environment the tests run in.
 MPC_RUN = [sys.executable, "-m", "mpc.cli"]
@@ -118,6 +128,36 @@ def test_signal_damps_then_exits_cleanly(fake_robot, tmp_path, sig):
     assert damped - sent < 0.5, err
     after = commands(fake, damped - 1e-9)
     assert len(after["t"]) > 0 and np.all(after["kp"] == 0), err  # nothing but damping after
+
+
+@pytest.mark.parametrize("then_mpc_run", [False, True], ids=["link-alone", "link-then-mpc-run"])
+def test_a_signal_to_the_link_process_interrupts_the_run(fake_robot, tmp_path, then_mpc_run):
+    """A terminal's Ctrl-C reaches mpc-run's link process too, which damps at once and reports
+    the signal: the run ends interrupted by it, whichever process hears it first, and the
+    signal that reaches mpc-run while it closes does not cut the close short (the record)."""
+    fake = fake_robot("go1")
+    proc = mpc_run("configs/go1_hw.yaml", "--duration", "60", *at_fake(fake, tmp_path))
+    try:
+        assert wait_for(lambda: fake.stood or proc.poll() is not None, 400.0, 0.05)
+        time.sleep(1.0)
+        link = link_pid(proc.pid)
+        assert proc.poll() is None and link is not None, proc.communicate()
+        sent = time.monotonic()
+        os.kill(link, signal.SIGINT)
+        if then_mpc_run:  # as a process group's signal reaching mpc-run late
+            time.sleep(0.05)
+            proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "e-stop: SIGINT" in err, err
+    assert first_damping(fake, sent, 3.0) - sent < 0.5, err
+    run = tmp_path / "run"
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["interrupted"] is True and summary["damping_reason"] == "e-stop: SIGINT"
+    assert "interrupted by SIGINT" in (run / "events.log").read_text()
 
 
 def test_safety_trip_ends_the_run_with_its_reason(fake_robot, tmp_path):

@@ -6,18 +6,16 @@ process start to exit, is covered by ``test_signal_storm.py``."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
-from unitree_helpers import ROOT, commands, free_udp_port, wait_for
+from unitree_helpers import ROOT, commands, free_udp_port, link_pid, wait_for
 
 #: Exit this long after the signal at most: the controller stops its link process with SIGTERM
 #: and kills it after 0.5 s if it is still importing (it has sent nothing but damping); the
@@ -82,19 +80,6 @@ except KeyboardInterrupt:
 """
 
 
-def spawned_link(pid: int) -> bool:
-    """Whether process ``pid`` has started a multiprocessing child (its link process)."""
-    try:
-        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-    except OSError:
-        return False
-    for child in children:
-        with contextlib.suppress(OSError):
-            if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes():
-                return True
-    return False
-
-
 @pytest.mark.parametrize("sig, when", [(signal.SIGINT, "importing"),
                                        (signal.SIGTERM, "importing"),
                                        (signal.SIGINT, "connected"),
@@ -112,7 +97,7 @@ def test_a_signal_while_the_link_process_starts_stops_it_at_once(fake_robot, sig
                             env={**os.environ, "MUJOCO_GL": "disable"})  # as mpc-run has it
     try:
         assert proc.stdout.readline().strip() == "building", proc.communicate()
-        assert wait_for(lambda: spawned_link(proc.pid) or proc.poll() is not None, 60.0)
+        assert wait_for(lambda: link_pid(proc.pid) or proc.poll() is not None, 60.0)
         if when == "importing":
             time.sleep(0.1)
         else:

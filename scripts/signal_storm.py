@@ -17,7 +17,8 @@ moments at a stage instead: ``ANCHOR+SECONDS`` with ANCHOR one of ``start`` (mpc
 robot's milestones, see ``mpc-fake-robot --events``).
 
 Checks of every run (a moment at which the run had already ended is void and drawn again):
-- it ends within ``--bound`` seconds of the signal with exit code 130, says it was interrupted
+- it ends within ``--bound`` seconds of the signal with exit code 130 (or, for SIGINT, by
+  SIGINT, which a shell reports as 130: see ``interrupted_codes``), says it was interrupted
   and by which signal, and prints no traceback; its link process is gone too;
 - the last command the robot received is damping (Kp 0 and the damping Kd on every motor), and
   once damping followed the signal nothing else came; if the robot was being driven, damping
@@ -174,6 +175,14 @@ def group_alive(pgid: int) -> bool:
     return True
 
 
+def interrupted_codes(sig: str) -> tuple[int, ...]:
+    """The exit statuses of an interrupted mpc-run: 130, or death by SIGINT (which a shell also
+    reports as 130): CPython ends a process by SIGINT at exit if a KeyboardInterrupt passed
+    through code run by exec() of a string, as numba's generated code is while the kernels
+    load or compile, even when the program caught it."""
+    return (130, -signal.SIGINT) if sig == "SIGINT" else (130,)
+
+
 def damping_rows(c: dict[str, np.ndarray]) -> np.ndarray:
     if not len(c["t"]):
         return np.zeros(0, bool)
@@ -278,7 +287,7 @@ def _wait_for_anchor(moment: Moment, proc, fake: FakeRobotProcess, started: floa
 def _check(out: Outcome, moment: Moment, err: str, sent: float, bound: float,
            c: dict[str, np.ndarray], run_dir: Path) -> None:
     p = out.problems
-    if out.exit_code != 130:
+    if out.exit_code not in interrupted_codes(moment.sig):
         p.append(f"exit code {out.exit_code}")
     if out.exit_s is not None and out.exit_s > bound:
         p.append(f"ended {out.exit_s:.2f} s after the signal (bound {bound:g} s)")

@@ -16,9 +16,11 @@ moments at a stage instead: ``ANCHOR+SECONDS`` with ANCHOR one of ``start`` (mpc
 ``link`` (its link process exists), ``connected``, ``ramp``, ``stood``, ``walking`` (the fake
 robot's milestones, see ``mpc-fake-robot --events``).
 
-Checks of every run (a moment at which the run had already ended is void and drawn again):
-- it ends within ``--bound`` seconds of the signal with exit code 130 (or, for SIGINT, by
-  SIGINT, which a shell reports as 130: see ``interrupted_codes``), says it was interrupted
+Checks of every run (a moment at which the run had already ended is void and drawn again; one
+before mpc-run's first line, in the interpreter's own start, gets the signal's default action,
+see ``_before_the_program``):
+- it ends within ``--bound`` seconds of the signal with exit code 130 (or by SIGINT, which a
+  shell reports as 130: see ``INTERRUPTED``), says it was interrupted
   and by which signal, and prints no traceback; its link process is gone too;
 - the last command the robot received is damping (Kp 0 and the damping Kd on every motor), and
   once damping followed the signal nothing else came; if the robot was being driven, damping
@@ -175,12 +177,11 @@ def group_alive(pgid: int) -> bool:
     return True
 
 
-def interrupted_codes(sig: str) -> tuple[int, ...]:
-    """The exit statuses of an interrupted mpc-run: 130, or death by SIGINT (which a shell also
-    reports as 130): CPython ends a process by SIGINT at exit if a KeyboardInterrupt passed
-    through code run by exec() of a string, as numba's generated code is while the kernels
-    load or compile, even when the program caught it."""
-    return (130, -signal.SIGINT) if sig == "SIGINT" else (130,)
+#: The exit statuses of an interrupted mpc-run: 130, or death by SIGINT (which a shell also
+#: reports as 130), whichever the signal: CPython ends a process by SIGINT at exit if a
+#: KeyboardInterrupt passed through code run by exec() of a string, as numba's generated code
+#: is while the kernels load or compile, even when the program caught it.
+INTERRUPTED = (130, -signal.SIGINT)
 
 
 def damping_rows(c: dict[str, np.ndarray]) -> np.ndarray:
@@ -287,7 +288,9 @@ def _wait_for_anchor(moment: Moment, proc, fake: FakeRobotProcess, started: floa
 def _check(out: Outcome, moment: Moment, err: str, sent: float, bound: float,
            c: dict[str, np.ndarray], run_dir: Path) -> None:
     p = out.problems
-    if out.exit_code not in interrupted_codes(moment.sig):
+    if _before_the_program(out, moment, err, run_dir, c):
+        return
+    if out.exit_code not in INTERRUPTED:
         p.append(f"exit code {out.exit_code}")
     if out.exit_s is not None and out.exit_s > bound:
         p.append(f"ended {out.exit_s:.2f} s after the signal (bound {bound:g} s)")
@@ -350,6 +353,26 @@ TARGETS = ("mpc-run", "group")
 def kind(i: int, signals=SIGNALS, targets=TARGETS) -> tuple[str, bool]:
     """The signal and whether to its process group, of the ``i``-th moment."""
     return signals[i % len(signals)], targets[i // len(signals) % len(targets)] == "group"
+
+
+def _before_the_program(out: Outcome, moment: Moment, err: str, run_dir: Path,
+                        c: dict[str, np.ndarray]) -> bool:
+    """Whether the signal came before mpc-run's first line installed its handlers (the
+    interpreter's own start, 50-300 ms here): the signal's default action then ends it (SIGTERM
+    kills it; SIGINT is Python's KeyboardInterrupt, with its traceback), before it created
+    or sent anything. Checked: that, and the bound."""
+    sig = signal.Signals[moment.sig]
+    default = (out.exit_code == -sig and "mpc-run:" not in err
+               and (sig == signal.SIGTERM or "KeyboardInterrupt" in err))
+    if not default:
+        return False
+    out.stage = "before mpc-run's first line"
+    out.commands = len(c["t"])
+    if out.commands or run_dir.exists():
+        out.problems.append("killed by the signal's default action after it began")
+    if out.exit_s is not None and out.exit_s > BOUND:
+        out.problems.append(f"ended {out.exit_s:.2f} s after the signal")
+    return True
 
 
 def draw(n: int, span: float, rng: random.Random, first: int = 0, signals=SIGNALS,

@@ -130,22 +130,28 @@ def test_signal_damps_then_exits_cleanly(fake_robot, tmp_path, sig):
     assert len(after["t"]) > 0 and np.all(after["kp"] == 0), err  # nothing but damping after
 
 
-@pytest.mark.parametrize("then_mpc_run", [False, True], ids=["link-alone", "link-then-mpc-run"])
-def test_a_signal_to_the_link_process_interrupts_the_run(fake_robot, tmp_path, then_mpc_run):
+@pytest.mark.parametrize("first, second", [("link", None), ("link", "mpc-run"),
+                                           ("mpc-run", "mpc-run")])
+def test_a_signal_to_either_process_interrupts_the_run_and_a_second_one_waits(
+        fake_robot, tmp_path, first, second):
     """A terminal's Ctrl-C reaches mpc-run's link process too, which damps at once and reports
-    the signal: the run ends interrupted by it, whichever process hears it first, and the
-    signal that reaches mpc-run while it closes does not cut the close short (the record)."""
+    the signal: the run ends interrupted by it, whichever process hears it first. A signal that
+    reaches mpc-run while it closes (the same Ctrl-C arriving late, or a second one) does not
+    cut the close short: the record is complete."""
     fake = fake_robot("go1")
-    proc = mpc_run("configs/go1_hw.yaml", "--duration", "60", *at_fake(fake, tmp_path))
+    # standing up slowly, then standing: on a busy machine no fall ends the run first
+    proc = mpc_run("configs/go1_hw.yaml", "--duration", "60",
+                   *at_fake(fake, tmp_path, "task.gait=stand", "safety.ramp_time=2.0"))
     try:
         assert wait_for(lambda: fake.stood or proc.poll() is not None, 400.0, 0.05)
         time.sleep(1.0)
         link = link_pid(proc.pid)
         assert proc.poll() is None and link is not None, proc.communicate()
         sent = time.monotonic()
-        os.kill(link, signal.SIGINT)
-        if then_mpc_run:  # as a process group's signal reaching mpc-run late
-            time.sleep(0.05)
+        os.kill(link if first == "link" else proc.pid, signal.SIGINT)
+        if second is not None:  # while mpc-run closes: after the robot's damping began
+            assert wait_for(lambda: first_damping(fake, sent, 3.0) < np.inf, 2.0)
+            time.sleep(0.1)
             proc.send_signal(signal.SIGINT)
         _out, err = proc.communicate(timeout=30)
     finally:
@@ -153,6 +159,7 @@ def test_a_signal_to_the_link_process_interrupts_the_run(fake_robot, tmp_path, t
             proc.kill()
     assert proc.returncode == 130, err
     assert "Traceback" not in err and "e-stop: SIGINT" in err, err
+    assert "before the run started" not in err, err
     assert first_damping(fake, sent, 3.0) - sent < 0.5, err
     run = tmp_path / "run"
     summary = json.loads((run / "summary.json").read_text())

@@ -59,7 +59,11 @@ class SafetyConfig:
     #: No command from the controller for this long, once commands flowed: damping.
     command_timeout: float = 0.1
     #: A command computed from a state older than this (from the state's arrival to the
-    #: command's first send) is refused: damping. See :data:`MAX_COMMAND_AGE_BUDGET`.
+    #: command's first send) is refused: damping. A first send normally carries a state at most
+    #: one state period (2 ms at 500 Hz) plus one command tick (2 ms) plus the feedback law's
+    #: compute (< 1 ms) old; 20 ms is ten state periods, six feedback periods (300 Hz): the
+    #: feedback loop missed several updates, and its state is nearly as old as
+    #: ``state_timeout`` allows (README, Reliability).
     max_command_age: float = 0.02
     #: Roll or pitch beyond this: damping.
     max_tilt: float = 0.8

@@ -10,12 +10,15 @@ Bad input (config, options, environment) prints one line and exits with code 2.
 from __future__ import annotations
 
 import argparse
-import gc
+import atexit
+import contextlib
 import logging
 import os
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import NoReturn
 
 from mpc.errors import UserError
 
@@ -73,18 +76,35 @@ def _list_configs() -> int:
 def main(argv: list[str] | None = None) -> int:
     restore = _stop_on_signals()
     try:
-        return _main(argv)
+        code = _main(argv)
+    except KeyboardInterrupt as e:  # importing, compiling, connecting, the startup ramp
+        by = f" by {e.args[0]}" if e.args else ""
+        print(f"mpc-run: interrupted{by} before the run started", file=sys.stderr)
+        code = EXIT_INTERRUPTED
     finally:
-        restore()
-        if argv is None:  # mpc-run itself (not a caller in this process): it ends next
-            _leave_to_the_system()
+        if argv is None:  # mpc-run itself: its run is over, a signal now changes nothing
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(sig, signal.SIG_IGN)
+        else:  # a caller in this process (tests) keeps its handlers
+            restore()
+    if argv is None:
+        _end_process(code)
+    return code
 
 
-def _leave_to_the_system() -> None:
-    """Freeze every object the garbage collector tracks: the interpreter's teardown would
-    otherwise collect the cycles of all that numba, LLVM and MuJoCo made, 0.6-2 s here, which
-    a Ctrl-C must not wait for (the run's files are closed; atexit handlers still run)."""
-    gc.freeze()
+def _end_process(code: int) -> NoReturn:
+    """End mpc-run, its run closed and recorded: the exit handlers run (logging flushed,
+    multiprocessing's cleanup) and the output is flushed, but threads still computing are not
+    waited for (a worker compiling a kernel for a plan that will never be made: over 100 s on a
+    first run interrupted while compiling), nor the interpreter's teardown (0.6-2 s collecting
+    what numba, LLVM and MuJoCo made, here). The exit status is ``code`` whatever happened
+    before (CPython would exit by SIGINT after a KeyboardInterrupt that passed through code
+    run by exec(), as numba's generated code is, even when it was caught)."""
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(code)
 
 
 def _main(argv: list[str] | None) -> int:
@@ -103,13 +123,9 @@ def _main(argv: list[str] | None) -> int:
     except UserError as e:
         print(f"mpc-run: error: {e}", file=sys.stderr)
         return EXIT_USAGE
-    except KeyboardInterrupt as e:  # importing, compiling, connecting, the startup ramp
-        by = f" by {e.args[0]}" if e.args else ""
-        print(f"mpc-run: interrupted{by} before the run started", file=sys.stderr)
-        return EXIT_INTERRUPTED
 
 
-def _stop_on_signals():
+def _stop_on_signals() -> Callable[[], None]:
     """From the first line on, SIGTERM ends mpc-run as Ctrl-C (SIGINT) does: a
     KeyboardInterrupt naming the signal, whatever the run is doing, which closes what was
     built (a robot link damps) and writes the run's record. A signal that whoever started
@@ -122,7 +138,12 @@ def _stop_on_signals():
     for sig, handler in previous.items():
         if handler is not signal.SIG_IGN:
             signal.signal(sig, interrupt)
-    return lambda: [signal.signal(sig, handler) for sig, handler in previous.items()]
+
+    def restore() -> None:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+    return restore
 
 
 def _run(args: argparse.Namespace) -> int:

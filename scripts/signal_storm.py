@@ -19,8 +19,7 @@ robot's milestones, see ``mpc-fake-robot --events``).
 Checks of every run (a moment at which the run had already ended is void and drawn again; one
 before mpc-run's first line, in the interpreter's own start, gets the signal's default action,
 see ``_before_the_program``):
-- it ends within ``--bound`` seconds of the signal with exit code 130 (or by SIGINT, which a
-  shell reports as 130: see ``INTERRUPTED``), says it was interrupted
+- it ends within ``--bound`` seconds of the signal with exit code 130, says it was interrupted
   and by which signal, and prints no traceback; its link process is gone too;
 - the last command the robot received is damping (Kp 0 and the damping Kd on every motor), and
   once damping followed the signal nothing else came; if the robot was being driven, damping
@@ -177,11 +176,8 @@ def group_alive(pgid: int) -> bool:
     return True
 
 
-#: The exit statuses of an interrupted mpc-run: 130, or death by SIGINT (which a shell also
-#: reports as 130), whichever the signal: CPython ends a process by SIGINT at exit if a
-#: KeyboardInterrupt passed through code run by exec() of a string, as numba's generated code
-#: is while the kernels load or compile, even when the program caught it.
-INTERRUPTED = (130, -signal.SIGINT)
+#: The exit status of an interrupted mpc-run.
+INTERRUPTED = (130,)
 
 
 def damping_rows(c: dict[str, np.ndarray]) -> np.ndarray:

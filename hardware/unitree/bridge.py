@@ -500,4 +500,3 @@ class UnitreeBridge(Plant):
         path = Path(self.log_file)
         path.parent.mkdir(parents=True, exist_ok=True)
         np.savez(path, **{k: np.array(v) for k, v in self.log.items()})
-

@@ -44,7 +44,7 @@ import robots
 from hardware.safety.layer import install_estop
 from hardware.unitree.udp_link import LinkError
 from mpc.plant_base import Plant, PlantState
-from mpc.runtime.signals import held_signals
+from mpc.runtime.signals import STOP_SIGNALS, held_signals
 from robots.info import RobotInfo
 
 log = logging.getLogger(__name__)
@@ -52,8 +52,6 @@ log = logging.getLogger(__name__)
 REASON_BYTES = 256
 REMOTE_BYTES = 40
 
-#: The signals that stop a run (see :func:`serve` and :meth:`LinkProcessPlant.__init__`).
-STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 #: How long a link process that is still starting gets to end after SIGTERM before it is
 #: killed: until the controller asks for the startup ramp it has sent nothing but damping, so
 #: killing it is safe; the wait lets it close its link with damping when it can.

@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -131,3 +132,34 @@ def test_without_a_viewer_glfw_is_not_loaded(tmp_path):
     res = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                          cwd=REPO, env=env, timeout=600)
     assert res.stdout.strip().splitlines()[-1] == "0 False", res.stdout + res.stderr
+
+
+#: mpc-run's entry point as its console script calls it (no arguments), after ``setup``.
+AS_PROGRAM = ("import sys\n{setup}\nfrom mpc.cli import main\n"
+              "sys.argv = ['mpc-run', *{args!r}]\nmain()\n")
+
+
+def run_as_program(setup: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", AS_PROGRAM.format(setup=setup, args=args)],
+                          capture_output=True, text=True, cwd=REPO, timeout=120)
+
+
+def test_mpc_run_does_not_wait_for_busy_threads_at_its_exit():
+    """A Ctrl-C while a first run compiles leaves pool workers compiling kernels that will
+    never be used; the interpreter's exit would join them (over 100 s was seen)."""
+    setup = ("import time\nfrom concurrent.futures import ThreadPoolExecutor\n"
+             "ThreadPoolExecutor(1).submit(time.sleep, 60)")
+    start = time.monotonic()
+    res = run_as_program(setup, "--list")
+    assert res.returncode == 0 and "a1_trot" in res.stdout, res.stderr
+    assert time.monotonic() - start < 30
+
+
+def test_the_exit_status_is_mpc_runs_own():
+    """CPython exits by SIGINT after a KeyboardInterrupt that passed through exec()'d code
+    (numba's generated code while kernels compile), even one the program caught: mpc-run
+    ends with its own status."""
+    setup = "try:\n    exec('raise KeyboardInterrupt')\nexcept KeyboardInterrupt:\n    pass"
+    res = run_as_program(setup, "configs/nope.yaml")
+    assert res.returncode == 2, (res.returncode, res.stderr)
+    assert res.stderr.strip() == "mpc-run: error: config file not found: configs/nope.yaml"

@@ -4,7 +4,8 @@
                    [--out DIR] [--set KEY=VALUE ...] [--viewer] [--quiet]
     mpc-run --list
 
-Bad input (config, options, environment) prints one line and exits with code 2.
+Bad input (config, options, environment) prints one line and exits with code 2. SIGINT
+(Ctrl-C) or SIGTERM at any moment ends the run, a robot in damping, and exits with code 130.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ import pytest
 from unitree_helpers import ROOT
 
 #: One moment per stage (the script alternates the signal and its target).
-MOMENTS = ["start+0.3", "link+0.1", "connected+0", "ramp+1.0", "walking+1.0", "start+2.5"]
+MOMENTS = ["start+1.0", "link+0.1", "connected+0", "ramp+1.0", "walking+1.0", "start+2.5"]
 
 
 @pytest.mark.slow

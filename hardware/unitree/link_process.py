@@ -26,6 +26,7 @@ default), or the bridge itself in this process (tests).
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ctypes
 import gc
@@ -303,6 +304,10 @@ class LinkProcessPlant(Plant):
             child_conn.close()
         connect = float(options.get("connect_timeout", 3.0))
         self._expect("ready", connect + 60.0)  # the child imports and compiles first
+        # A program that ends without closing the plant (an exception) closes it at its exit,
+        # before multiprocessing's exit handler, which would SIGTERM the link process (it only
+        # damps on a signal) and then wait for it forever.
+        atexit.register(self.close)
 
     def _expect(self, what: str, timeout: float, errors: bool = True):
         """Wait for message ``what`` from the child, handling trips meanwhile; an error it
@@ -431,6 +436,7 @@ class LinkProcessPlant(Plant):
 
     def _shutdown(self, wait: float = 5.0) -> None:
         self.closed = True
+        atexit.unregister(self.close)
         if self._started():
             self.proc.join(timeout=wait)
             if self.proc.is_alive():

@@ -14,9 +14,9 @@ from typing import ClassVar
 
 import mujoco
 
+from common.trajectory import Trajectory
 from derivatives.counter import add_fd_evaluations
 from derivatives.provider_base import DerivativeProvider, Linearization, load_knot
-from derivatives.trajectory import Trajectory
 
 
 class FDProvider(DerivativeProvider):
@@ -24,7 +24,7 @@ class FDProvider(DerivativeProvider):
 
     name = "fd"
 
-    #: Bounds of the options, read by mpc.schema.check_kwargs (see mpc/schema.py).
+    #: Bounds of the options, read by mpc.app.schema.check_kwargs (see mpc/app/schema.py).
     RANGES: ClassVar[dict[str, dict[str, float]]] = {
         "eps": {"gt": 0.0, "max": 1e-2},
         "threads": {"min": 1, "max": 64},

@@ -22,8 +22,8 @@ import mujoco
 import numpy as np
 from numba import njit
 
-from derivatives.progress import READY, STOPPED
-from derivatives.trajectory import Trajectory
+from common.handover import READY, STOPPED
+from common.trajectory import Trajectory
 
 
 @dataclass
@@ -93,7 +93,7 @@ class DerivativeProvider(ABC):
     def stream(self, trajectory: Trajectory, knots: Sequence[int], out: Linearization,
                progress: np.ndarray) -> Callable[[], None]:
         """Start linearizing ``trajectory`` at ``knots`` while a compiled producer is still
-        recording it, knot by knot into ``progress`` (:mod:`derivatives.progress`). Returns
+        recording it, knot by knot into ``progress`` (:mod:`common.handover`). Returns
         ``finish``, which returns once every knot is linearized, or at once if the producer
         stopped early (``out`` is then incomplete). By default nothing starts early:
         ``finish`` calls :meth:`horizon` on the finished trajectory."""

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import mujoco
 
+from common.registry import Registry
 from derivatives.provider_base import DerivativeProvider
-from robots.registry import Registry
 
 BACKENDS: Registry[DerivativeProvider] = Registry("derivative backend", {
     "fd": "derivatives.fd:FDProvider",

@@ -24,10 +24,10 @@ from pathlib import Path
 
 import numpy as np
 
-from mpc.config import load_config
-from mpc.run import run
-from mpc.runtime.observer import Observer, PlanReport
-from mpc.runtime.session import Session
+from mpc.app.config import load_config
+from mpc.app.observers.observer_base import Observer, PlanReport
+from mpc.app.run import run
+from mpc.app.runtime.session import Session
 
 
 class Alternate(Observer):

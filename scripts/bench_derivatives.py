@@ -38,9 +38,9 @@ import numpy as np
 
 import derivatives
 import robots
+from common.trajectory import Trajectory
 from derivatives.analytic import AnalyticFallbackWarning
 from derivatives.provider_base import Linearization
-from derivatives.trajectory import Trajectory
 from mpc.tasks import make_task
 
 # The reference descriptions (tests/reference/) and the analytic backend's reference states and

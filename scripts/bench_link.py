@@ -36,8 +36,8 @@ def cpu_seconds(pid: int) -> float:
 
 def measure(robot: str, duration: float, port: int, domain: int) -> dict:
     import robots
-    from mpc.assembly import build_plant, home_ctrl
-    from mpc.config import load_config
+    from mpc.app.assembly import build_plant, home_ctrl
+    from mpc.app.config import load_config
 
     out = Path(tempfile.mkdtemp(prefix=f"link_{robot}_"))
     with fake_robot(robot, port, domain, None, out / "fake.npz", []) as fake:

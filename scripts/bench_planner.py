@@ -27,17 +27,21 @@ from pathlib import Path
 import numpy as np
 from report import write_tables
 
-from mpc.runlog import PHASES
+from mpc.planner.planner_base import PHASES
 
 ROOT = Path(__file__).resolve().parents[1]
 
 #: One lockstep run in a fresh interpreter (argv: JSON [config, duration, overrides, out]);
-#: uses only ``mpc.run.run``, so it works on any revision of the code.
+#: uses only the public ``run`` (``mpc.app.run`` since the library/application split,
+#: ``mpc.app.run`` before), so it works on any revision of the code.
 CHILD = """
 import json, sys, tempfile
 from pathlib import Path
 import numpy as np
-from mpc.run import run
+try:
+    from mpc.app.run import run
+except ImportError:
+    from mpc.app.run import run
 config, duration, overrides, out = json.loads(sys.argv[1])
 with tempfile.TemporaryDirectory() as tmp:
     summary = run(config, ["runtime.mode=lockstep", f"runtime.duration={duration}",

@@ -25,8 +25,8 @@ from pathlib import Path
 
 from report import write_tables
 
-from mpc.run import run
-from mpc.viewer import open_viewer
+from mpc.app.run import run
+from mpc.app.view.viewer import open_viewer
 
 PHASES = ("nominal", "derivatives", "cost_derivatives", "backward", "linesearch")
 

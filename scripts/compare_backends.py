@@ -23,9 +23,9 @@ of the planning model with solver tolerance 1e-12, as max|ΔA| / max|A_ref|.
 Writes runs.csv (one row per run), backends.csv and backends.md (one row per variant, medians
 over runs) to --out. The run directories of the first case are kept in --out/runs/<variant>.
 When matplotlib is installed (the ``plot`` extra: ``pip install -e '.[plot]'``), the plots come
-from :mod:`mpc.plots`: backends.png (per variant over all runs) and, in --out/figures, mpc-plot's
-figures and report of the first case with the variants overlaid; without it the tables are
-written and the plots are skipped.
+from :mod:`mpc.app.plots`: backends.png (per variant over all runs) and, in --out/figures,
+mpc-plot's figures and report of the first case with the variants overlaid; without it the tables
+are written and the plots are skipped.
 """
 
 from __future__ import annotations
@@ -48,10 +48,10 @@ import numpy as np
 from report import markdown_table, write_csv
 
 from derivatives import BACKENDS
-from mpc.run import run
-from mpc.runlog import PHASES
-from mpc.runtime.observer import Observer, PlanReport
-from mpc.runtime.session import Session
+from mpc.app.observers.observer_base import Observer, PlanReport
+from mpc.app.run import run
+from mpc.app.runtime.session import Session
+from mpc.planner.planner_base import PHASES
 
 #: Per-run columns of runs.csv (besides variant, seed, goal, error), as run_once fills them.
 RUN_KEYS = ("derivative_ms_median", "iteration_ms_median", "planning_s", "wall_s", "mean_cost",
@@ -296,10 +296,10 @@ def plot(out: Path, variants: list[Variant], results: dict[str, list[dict]],
     variant) and the overlaid run figures of the ``kept`` run directories in ``out/figures``.
     Returns False (and draws nothing) when matplotlib is not installed."""
     try:
-        from mpc.plots import compare, figures, report
+        from mpc.app.plots import compare, figures, report
     except ImportError:
         return False
-    from mpc.plots.run import load_run
+    from mpc.app.record.reader import load_run
 
     shown = []
     for v in variants:

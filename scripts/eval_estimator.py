@@ -28,8 +28,8 @@ sys.path.insert(0, str(ROOT))
 import robots  # noqa: E402
 from hardware.estimation.sim_plant import EstimatedSimPlant  # noqa: E402
 from hardware.rotations import euler_zyx  # noqa: E402
-from mpc.config import load_config  # noqa: E402
-from mpc.run import run  # noqa: E402
+from mpc.app.config import load_config  # noqa: E402
+from mpc.app.run import run  # noqa: E402
 
 
 class Recorder(EstimatedSimPlant):

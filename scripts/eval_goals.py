@@ -16,8 +16,8 @@ from pathlib import Path
 
 from report import write_tables
 
-from mpc.config import load_config
-from mpc.run import run
+from mpc.app.config import load_config
+from mpc.app.run import run
 
 CASES = {
     "ahead 2 m": ["task.goal=[2.0, 0.0]"],

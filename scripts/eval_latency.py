@@ -40,8 +40,8 @@ from report import write_tables
 import robots
 from hardware.fake.motor_plant import FakeMotorPlant
 from hardware.safety.layer import SafetyConfig
-from mpc.config import load_config
-from mpc.run import run
+from mpc.app.config import load_config
+from mpc.app.run import run
 
 GOAL_TOLERANCE = 0.25
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 from report import write_tables
 
-from mpc.run import run
+from mpc.app.run import run
 from mpc.tasks.task_base import base_axes
 
 REACHED_DEG = 20.0

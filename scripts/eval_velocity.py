@@ -32,8 +32,8 @@ from pathlib import Path
 import numpy as np
 from report import write_tables
 
-from mpc.config import load_config
-from mpc.run import run
+from mpc.app.config import load_config
+from mpc.app.run import run
 
 ROBOTS = ("a1", "go1", "go2", "h1")
 LIMITS = (0.1, 0.1, 0.15)

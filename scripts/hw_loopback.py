@@ -179,8 +179,8 @@ def run_once(args, out: Path) -> dict:
         sets = [*loopback_overrides(args.robot, args.port, args.domain, truth), *odometry,
                 f"plant.log_file={bridge_log}", *allowance, *args.set]
         run = subprocess.run(
-            [sys.executable, "-m", "mpc.cli", f"configs/{args.config or args.robot + '_hw'}.yaml",
-             "--quiet",
+            [sys.executable, "-m", "mpc.app.cli",
+             f"configs/{args.config or args.robot + '_hw'}.yaml", "--quiet",
              "--duration", str(args.duration), "--out", str(out / "run"), *args.mpc_arg,
              *[a for s in sets for a in ("--set", s)]],
             capture_output=True, text=True, cwd=ROOT, timeout=args.duration + 180)

@@ -107,7 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--mocap-latency", type=float, default=0.01)
     p.add_argument("--dropout-every", type=float, default=0.0)
     p.add_argument("--dropout-duration", type=float, default=0.1)
-    # The fake robot's realistic sensors (mpc.sensors) are on; these add white noise on top.
+    # The fake robot's realistic sensors (hardware.fake.sensors) are on; these add white noise
+    # on top.
     p.add_argument("--gyro-noise", type=float, default=0.0)
     p.add_argument("--accel-noise", type=float, default=0.0)
     p.add_argument("--goal-tolerance", type=float, default=0.25)
@@ -142,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
                      f"plant.mocap.command_port={command_port}",
                      f"plant.mocap.data_port={data_port}", f"plant.sync={str(sync).lower()}",
                      f"plant.mocap.clock={'stream' if sync else 'receive'}", *args.set]
-        cmd = [sys.executable, "-m", "mpc.cli", "configs/a1_lcm_mocap.yaml",
+        cmd = [sys.executable, "-m", "mpc.app.cli", "configs/a1_lcm_mocap.yaml",
                "--mode", args.mode, "--duration", str(args.duration), "--backend", args.backend,
                "--quiet", "--out", str(run_dir)]
         for o in overrides:

@@ -204,7 +204,7 @@ def run_moment(moment: Moment, work: Path, index: int, bound: float, cold: bool)
         time.sleep(0.01)
     started = time.monotonic()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "mpc.cli", CONFIG, "--quiet", "--duration", "60", "--out",
+        [sys.executable, "-m", "mpc.app.cli", CONFIG, "--quiet", "--duration", "60", "--out",
          str(run_dir), *[a for s in sets for a in ("--set", s)]],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
         start_new_session=True, preexec_fn=default_signals)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from mpc.runtime import audit
+from mpc.app.runtime import audit
 
 STATES = ("standing", "trotting", "sliding", "airborne", "joint_limit", "fast_rotation")
 _COVERED = (int(mujoco.mjtGeom.mjGEOM_SPHERE), int(mujoco.mjtGeom.mjGEOM_CAPSULE),

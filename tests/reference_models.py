@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import mujoco
+import numpy as np
 
 #: Menagerie folder of each robot.
 FOLDERS = {"a1": "unitree_a1", "go1": "unitree_go1", "go2": "unitree_go2", "h1": "unitree_h1"}
@@ -46,3 +47,37 @@ def reference_spec(robot: str, scene: bool = True) -> mujoco.MjSpec:
 def load_reference(robot: str, scene: bool = True) -> mujoco.MjModel:
     """Compiled reference model of ``robot`` (meshes removed)."""
     return reference_spec(robot, scene).compile()
+
+
+def reference_plant_spec(robot: str) -> mujoco.MjSpec:
+    """The reference description ready to stand in for the robot in a simulated plant (e.g.
+    ``FakeMotorPlant(..., spec=reference_plant_spec("go2"))``: a robot that is not the
+    planner's own model): the project model's foot and IMU sites added where the reference
+    lacks them (same body, same pose), and its ``home`` key set to the project's home pose,
+    joint by joint by name (the reference's own home of the Go2 starts its feet 1.8 cm inside
+    the floor)."""
+    import robots
+
+    spec = reference_spec(robot)
+    own = mujoco.MjSpec.from_file(str(robots.model_path(robot)))
+    info = robots.info(robot)
+    have = {s.name for s in spec.sites}
+    for name in (*info.feet, "imu"):
+        site = own.site(name)
+        if name not in have:
+            spec.body(site.parent.name).add_site(name=name, pos=site.pos, quat=site.quat)
+    own_model, ref_model = own.compile(), spec.compile()
+    home = own_model.key(info.home_key).qpos
+    qpos = ref_model.qpos0.copy()
+    for j in range(ref_model.njnt):
+        adr = ref_model.jnt_qposadr[j]
+        if ref_model.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE:
+            qpos[adr:adr + 7] = home[:7]
+        else:
+            qpos[adr] = home[own_model.joint(ref_model.joint(j).name).qposadr[0]]
+    keys = {k.name: k for k in spec.keys}
+    key = keys.get(info.home_key) or spec.add_key(name=info.home_key)
+    key.qpos = qpos
+    key.qvel, key.act = np.zeros(ref_model.nv), np.zeros(ref_model.na)
+    key.ctrl = np.zeros(ref_model.nu)
+    return spec

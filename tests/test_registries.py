@@ -6,10 +6,10 @@ import pytest
 from derivatives import BACKENDS, DerivativeProvider
 from hardware.estimation.base_state import BaseStateSource
 from hardware.estimation.sources import SOURCES
-from mpc.plant_base import Plant
-from mpc.plants import PLANTS, SAFETY
-from mpc.runtime.observer import Observer
-from mpc.runtime.session import OBSERVERS
+from mpc.app.observers.observer_base import Observer
+from mpc.app.plants import PLANTS, SAFETY
+from mpc.app.plants.plant_base import Plant
+from mpc.app.runtime.session import OBSERVERS
 from mpc.tasks import TASKS, Task
 
 REGISTRIES = [(BACKENDS, DerivativeProvider), (TASKS, Task), (PLANTS, Plant),
@@ -30,6 +30,9 @@ def test_the_safety_layer_parts_resolve():
 
     assert SAFETY.get("config") is SafetyConfig
     assert SAFETY.get("wrapper") is SafePlant
+    from hardware.safety.envelope import check_envelope
+
+    assert SAFETY.get("envelope") is check_envelope
 
 
 def test_an_unknown_name_is_one_line_naming_the_choices():

@@ -1,7 +1,7 @@
 """The knots of a horizon in one compiled call per thread that releases the GIL (and one knot
 of a caller's ``MjData`` likewise: :func:`linearize_state`).
 
-Each thread claims the next entry t of ``knots`` (:mod:`derivatives.progress`), waits until the
+Each thread claims the next entry t of ``knots`` (:mod:`common.handover`), waits until the
 trajectory's producer has recorded knot t, puts the knot's time, state, control and solver
 warm start into its own ``MjData``, runs ``mj_forward`` (libmujoco, by address), reads the
 constraint and contact arrays it allocated and linearizes (:func:`.knot.linearize_knot`). No
@@ -20,6 +20,8 @@ from __future__ import annotations
 import numpy as np
 from numba import carray, njit
 
+from common.handover import claim, wait_for
+from common.libmujoco import call_void, pointer
 from derivatives.analytic.knot import linearize_knot
 from derivatives.analytic.layout import (
     CONTACT,
@@ -40,8 +42,6 @@ from derivatives.analytic.layout import (
     NEFC,
     TIME,
 )
-from derivatives.mjc import call_void, pointer
-from derivatives.progress import claim, wait_for
 
 #: status of a knot list entry that was never linearized: its producer stopped before it.
 NOT_RECORDED = -1

@@ -36,6 +36,9 @@ from typing import ClassVar
 import mujoco
 import numpy as np
 
+from common.handover import READY, SCHED_YIELD, STOPPED, new_progress
+from common.libmujoco import MJ_FORWARD, MJ_GETSTATE, MJ_SETSTATE
+from common.trajectory import Trajectory
 from derivatives.analytic import gate
 from derivatives.analytic.bundles import (
     MODEL_FIELDS,
@@ -62,10 +65,7 @@ from derivatives.analytic.passive import integrated_damping, passive_derivatives
 from derivatives.analytic.tables import TreeTables
 from derivatives.counter import add_fd_evaluations, record_fallback
 from derivatives.fd import FDProvider
-from derivatives.mjc import MJ_FORWARD, MJ_GETSTATE, MJ_SETSTATE
-from derivatives.progress import READY, SCHED_YIELD, STOPPED, new_progress
 from derivatives.provider_base import DerivativeProvider, Linearization, load_knot
-from derivatives.trajectory import Trajectory
 
 log = logging.getLogger(__name__)
 _D = mujoco.mjtDisableBit
@@ -172,7 +172,7 @@ class AnalyticProvider(DerivativeProvider):
 
     name = "analytic"
 
-    #: Bounds of the options, read by mpc.schema.check_kwargs (see mpc/schema.py).
+    #: Bounds of the options, read by mpc.app.schema.check_kwargs (see mpc/app/schema.py).
     RANGES: ClassVar[dict[str, dict[str, float]]] = {
         "threads": {"min": 1, "max": 64},
         "fallback_eps": {"gt": 0.0, "max": 1e-2},

@@ -31,7 +31,7 @@ import mujoco
 import numpy as np
 from numba import njit
 
-from derivatives.mjc import call_void
+from common.libmujoco import call_void
 from derivatives.wasp.basis import ACT, CTRL, QPOS, QVEL
 from derivatives.wasp.update import agrees, replace_column
 

@@ -1,13 +1,13 @@
-"""The libmujoco functions the WASP kernel calls, by address (see :mod:`derivatives.mjc`).
+"""The libmujoco functions the WASP kernel calls, by address (see :mod:`common.libmujoco`).
 
 They travel to the kernel as one tuple argument and are called with
-:func:`derivatives.mjc.call_void`, so the compiled kernel holds no address and is cached on
+:func:`common.libmujoco.call_void`, so the compiled kernel holds no address and is cached on
 disk.
 """
 
 from __future__ import annotations
 
-from derivatives import mjc
+from common import libmujoco as mjc
 
 #: (mj_stepSkip, mj_differentiatePos, mj_integratePos, mj_setState): the first argument of
 #: :func:`derivatives.wasp.kernel.linearize_knots`.

@@ -25,9 +25,9 @@ from typing import ClassVar
 import mujoco
 import numpy as np
 
+from common.trajectory import Trajectory
 from derivatives.counter import add_fd_evaluations
 from derivatives.provider_base import DerivativeProvider, Linearization
-from derivatives.trajectory import Trajectory
 from derivatives.wasp.basis import (
     ACT,
     BLOCKS,
@@ -62,7 +62,7 @@ class WaspProvider(DerivativeProvider):
 
     name = "wasp"
 
-    #: Bounds of the options, read by mpc.schema.check_kwargs (see mpc/schema.py).
+    #: Bounds of the options, read by mpc.app.schema.check_kwargs (see mpc/app/schema.py).
     RANGES: ClassVar[dict[str, dict[str, float]]] = {
         "frac_x": {"gt": 0.0, "max": 1.0},
         "frac_u": {"gt": 0.0, "max": 1.0},

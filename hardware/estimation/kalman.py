@@ -44,7 +44,7 @@ against kin_vel_noise 0.5 m/s): a stance foot on a compliant contact is not quit
 sinks and rolls as the load comes on), and with the legs trusted more (1.0 and 0.1) that
 showed as a 2-5 Hz error in the vertical velocity, 0.06-0.09 m/s RMS in a lockstep trot on
 realistic sensors, against 0.03 now; the accelerometer's bias and the attitude error stay
-bounded by the legs at low frequency (README, Walking without motion capture).
+bounded by the legs at low frequency (docs/estimation.md).
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ GRAVITY = np.array([0.0, 0.0, -9.81])
 class LegKalman(BaseStateSource):
     """See the module docstring; options are the config's ``plant.base_state`` keys."""
 
-    #: Bounds of the options, read by mpc.schema.check_kwargs (see mpc/schema.py).
+    #: Bounds of the options, read by mpc.app.schema.check_kwargs (see mpc/app/schema.py).
     RANGES: ClassVar[dict[str, dict[str, float]]] = {
         "accel_noise": {"min": 1e-3, "max": 100.0},
         "foot_drift": {"min": 1e-5, "max": 10.0},

@@ -29,7 +29,7 @@ from robots.info import RobotInfo
 
 
 class LegOdometry(BaseStateSource):
-    #: Bounds of the options, read by mpc.schema.check_kwargs (see mpc/schema.py).
+    #: Bounds of the options, read by mpc.app.schema.check_kwargs (see mpc/app/schema.py).
     RANGES: ClassVar[dict[str, dict[str, float]]] = {
         "stance_band": {"gt": 0.0, "max": 0.5},
         "velocity_filter": {"gt": 0.0, "max": 1.0},

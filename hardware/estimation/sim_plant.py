@@ -1,6 +1,6 @@
 """``plant.type: sim_estimated``: the MuJoCo simulation, seen only through the robot's sensors.
 
-Every simulation step the robot's sensors (:mod:`mpc.sensors`, seeded: deterministic in
+Every simulation step the robot's sensors (:mod:`hardware.fake.sensors`, seeded: deterministic in
 lockstep) sample the true state: IMU quaternion, gyro and accelerometer (specific force of the
 base body), joint encoders and speeds, foot forces; the configured base-state source
 (``base_state``, the hardware configs' own estimator by default) is fed exactly as a hardware
@@ -17,9 +17,10 @@ import robots
 from hardware.estimation.base_state import BaseStateSource, ImuSample
 from hardware.estimation.sources import check_spec, make_source
 from hardware.fake.robot import default_sensors
-from mpc.plant_base import PlantState
-from mpc.sensors import SensorModel
-from mpc.sim_plant import SimPlant
+from hardware.fake.sensors import SensorModel
+from mpc.app.plants.plant_base import PlantState
+from mpc.app.plants.sim_plant import SimPlant
+from mpc.app.plants.terrain import TerrainSpec
 from robots.info import RobotInfo
 
 
@@ -28,14 +29,16 @@ class EstimatedSimPlant(SimPlant):
 
     @staticmethod
     def check_options(robot: str, options: dict) -> None:
+        SimPlant.check_options(robot, options)
         check_spec(options.get("base_state"))
         default_sensors(robot, options.get("sensors"))
 
     def __init__(self, robot: RobotInfo, seed: int = 0, timestep: float = 0.002,
                  init_noise: float = 0.0, keyframe: str = "home",
-                 base_state: dict | None = None, sensors: dict | None = None):
+                 base_state: dict | None = None, sensors: dict | None = None,
+                 terrain: TerrainSpec = None):
         super().__init__(robot, seed=seed, timestep=timestep, init_noise=init_noise,
-                         keyframe=keyframe)
+                         keyframe=keyframe, terrain=terrain)
         m = self.model
         self.planning = robots.load_planning_model(robot.name)
         self.source: BaseStateSource = make_source(base_state or {"type": "kalman"},

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import mujoco
 
+from common.registry import Registry
 from hardware.estimation.base_state import BaseStateSource
-from mpc.schema import check_kwargs, check_value
+from mpc.app.schema import check_kwargs, check_value
 from robots.info import RobotInfo
-from robots.registry import Registry
 
 SOURCES: Registry[BaseStateSource] = Registry("base-state source", {
     "kalman": "hardware.estimation.kalman:LegKalman",

@@ -11,7 +11,7 @@
                    [--joint-speed-at S [--joint-speed RAD_S]] [--nan-state-at S]
                    [--tilt-at S [--tilt-roll DEG] [--tilt-pitch DEG]]
                    [--sensors realistic|ideal] [--sensor KEY=VALUE ...] [--seed N]
-                   [--events]
+                   [--terrain NAME|YAML] [--events]
 
 Runs until --duration, SIGINT or SIGTERM; then prints a one-line JSON summary (counts, rates,
 final base position, whether it fell). With ``--events`` it first prints a line
@@ -93,10 +93,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--tilt-pitch", type=float, default=0.0, metavar="DEG")
     p.add_argument("--sensors", choices=("realistic", "ideal"), default="realistic",
                    help="realistic (default): the robot's sensor noise, bias, quantization and "
-                        "latency (mpc.sensors); ideal: the simulation's exact values")
+                        "latency (hardware.fake.sensors); ideal: the simulation's exact values")
     p.add_argument("--sensor", action="append", default=[], metavar="KEY=VALUE",
-                   help="override one sensor figure (a field of mpc.sensors.SensorSpec)")
+                   help="override one sensor figure (a field of hardware.fake.sensors.SensorSpec)")
     p.add_argument("--seed", type=int, default=0, help="sensor noise seed")
+    p.add_argument("--terrain", metavar="NAME|YAML",
+                   help="the ground ahead (mpc.app.plants.terrain): a shipped name (ramp_up_10, "
+                        "step_up_8cm, slabs_5cm, ...) or a YAML/JSON mapping or list, e.g. "
+                        "\"{kind: ramp, direction: up, slope: 10, start: 0.5, length: 1.5}\"")
     p.add_argument("--quiet", action="store_true", help="no log lines, only the summary")
     p.add_argument("--events", action="store_true",
                    help="print 'event NAME TIME' as the run reaches each milestone")
@@ -170,6 +174,26 @@ def _sensor_options(args) -> dict:
     return out
 
 
+def terrain_option(text: str | None, option: str = "--terrain"):
+    """``--terrain``'s value: a shipped terrain name or YAML (JSON) text, checked; ValueError
+    with one line naming the key if it makes no sense."""
+    import yaml
+
+    from mpc.app.plants import terrain
+
+    if text is None:
+        return None
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError:
+        raise ValueError(f"{option}: not a terrain name nor YAML: {text!r}") from None
+    try:
+        terrain.parse(value)
+    except terrain.TerrainError as e:
+        raise ValueError(f"{option}: {e}") from None
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
@@ -182,13 +206,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         robot = robots.info(args.robot)
         sensors = default_sensors(robot.name, _sensor_options(args))
+        ground = terrain_option(args.terrain)
         fake = FakeRobot(robot, args.transport, host=args.host, port=args.port,
                          domain_id=args.domain_id, interface=args.interface,
                          truth_port=args.truth_port, start=args.start,
                          command_timeout=args.command_timeout, gantry=args.gantry,
                          gantry_release=args.gantry_release,
                          controller=_address(args.controller),
-                         sensors=sensors, seed=args.seed)
+                         sensors=sensors, seed=args.seed, terrain=ground)
         faults = netfaults.Faults.parse(args.net_faults) if args.net_faults else None
         if faults is not None and args.transport == "udp" and not args.proxy_port:
             raise ValueError("--net-faults over UDP needs --proxy-port")

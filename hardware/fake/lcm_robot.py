@@ -3,19 +3,22 @@ closed-loop estimator run.
 
     python -m hardware.fake.lcm_robot --robot a1 [--sync] [--lcm-url URL] [--truth-channel CH]
                                       [--mocap-latency S] [--dropout-every S]
-                                      [--session N] [--mocap-stop-at S] ...
+                                      [--session N] [--mocap-stop-at S]
+                                      [--terrain NAME|YAML] ...
 
 MuJoCo simulates the robot. Every physics step the process publishes ``robot_state_t`` with
 what a real robot reports (joint encoders, estimated torques, IMU with optional noise; *no* base
 state) and applies the latest ``joint_command_t`` with the motor law
-tau = kp (q* - q) + kd (dq* - dq) + tau_ff, clamped to the actuator's force range. Before the
+tau = kp (q* - q) + kd (dq* - dq) + tau_ff, clamped to the motor's torque limit. Before the
 first command it holds the home pose with the model's own gains (as a robot that a start-up
 ramp has stood up); a damping command, or no command for ``command_timeout``, puts the motors
-in damping (tau = -3 dq). It obeys one controller session (``--session``, or the first
-command's): commands of any other are refused and counted. It streams the base pose as a fake
-OptiTrack Motive (NatNet, Y-up, with latency, noise, optional dropouts and a stop) and, with
-``--truth-channel``, publishes the true state (base included) on that channel for evaluation
-only.
+in damping (tau = -3 dq). A command that does not decode is counted as bad and dropped. It
+obeys one controller session (``--session``, or the first command's): commands of any other are
+refused and counted. It streams the base pose as a fake OptiTrack Motive (NatNet, Y-up, with
+latency, noise, optional dropouts and a stop) and, with ``--truth-channel``, publishes the true
+state (base included) on that channel for evaluation only. ``--terrain``
+(:mod:`mpc.app.plants.terrain`, as ``mpc-fake-robot --terrain``) builds ramps, steps, slabs,
+rough or soft ground into the simulated world.
 
 By default the simulation follows the wall clock; with ``--sync`` it steps only when a
 ``sim_step_t`` asks (lockstep), and all its clocks, the mocap stamps included, are simulation
@@ -37,12 +40,17 @@ import numpy as np
 import yaml
 
 import robots
+from hardware.fake.cli import terrain_option
 from hardware.fake.natnet_server import FakeNatNetServer, MocapReplay, ReplaySettings
+from hardware.fake.sensors import SensorModel, SensorSpec
+from hardware.lcm import DECODE_ERRORS
 from hardware.lcm.lcm_types import joint_command_t, robot_state_t, sim_step_t
 from hardware.lcm.plant import DEFAULT_URL, model_gains
 from hardware.mocap.frames import MocapFrame
-from mpc.sensors import SensorModel, SensorSpec
+from mpc.app.plants import terrain as terrain_mod
+from mpc.app.plants.terrain import TerrainSpec
 from robots.info import RobotInfo
+from robots.limits import joint_limits
 
 DAMPING_KD = 3.0
 
@@ -76,9 +84,10 @@ class SimulatedRobot:
 
     def __init__(self, robot: RobotInfo, timestep: float = 0.002, gyro_noise: float = 0.0,
                  accel_noise: float = 0.0, seed: int = 0, keyframe: str = "home",
-                 sensors: SensorSpec | None = None):
+                 sensors: SensorSpec | None = None, terrain: TerrainSpec = None):
         spec = mujoco.MjSpec.from_file(str(robots.model_path(robot.name)))
         spec.option.timestep = timestep
+        self.terrain = terrain_mod.build(spec, terrain, list(robot.feet))
         for kind in (mujoco.mjtSensor.mjSENS_GYRO, mujoco.mjtSensor.mjSENS_ACCELEROMETER):
             spec.add_sensor(type=kind, objtype=mujoco.mjtObj.mjOBJ_SITE, objname="imu")
         self.model = m = spec.compile()
@@ -89,20 +98,23 @@ class SimulatedRobot:
         servo, kp, kd = model_gains(m)
         key = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_KEY, keyframe)
         mujoco.mj_resetDataKeyframe(m, self.data, key)
+        mujoco.mj_forward(m, self.data)
+        self.terrain.place(m, self.data)
         home = np.where(servo, m.key_ctrl[key], self.data.qpos[self.qadr])
         if not servo.any():  # torque robots hold home with their hardware joint gains
             order = [robot.motor_joints.index(m.joint(j).name) for j in joints]
             kp, kd = np.array(robot.hw_kp)[order], np.array(robot.hw_kd)[order]
         self.hold = MotorCommand(home, np.zeros(m.nu), kp, kd, np.zeros(m.nu))
-        limited = m.actuator_forcelimited.astype(bool)
-        self.tau_max = np.where(limited, m.actuator_forcerange[:, 1], np.inf)
+        # the motors' torque limits (documented, narrowed by the model): never infinite, also
+        # where the model leaves a motor unlimited (H1)
+        self.tau_max = joint_limits(robot, m, [m.joint(j).name for j in joints])[2]
         # The motors act through qfrc_applied; the model's own actuators are switched off.
         m.actuator_gainprm[:] = 0.0
         m.actuator_biasprm[:] = 0.0
         self.noise = (gyro_noise, accel_noise)
         self._rng = np.random.default_rng(seed)
-        # The robot's sensors (mpc.sensors; foot force is not on this wire); gyro_noise and
-        # accel_noise add white noise on top.
+        # The robot's sensors (hardware.fake.sensors; foot force is not on this wire); gyro_noise
+        # and accel_noise add white noise on top.
         self.sensors = SensorModel(sensors or SensorSpec(enabled=False), timestep,
                                    len(robot.feet), seed + 1)
 
@@ -168,7 +180,11 @@ class FakeLcmRobot:
         lc.subscribe(step_channel, self._on_step)
 
     def _on_command(self, channel: str, data: bytes) -> None:
-        msg = joint_command_t.decode(data)
+        try:
+            msg = joint_command_t.decode(data)
+        except DECODE_ERRORS:
+            self.bad_commands += 1
+            return
         if self.session == 0 and msg.session != 0:
             self.session = msg.session
         if msg.session != self.session:  # another controller, or none identified
@@ -184,7 +200,10 @@ class FakeLcmRobot:
         self.command = MotorCommand(*values)
 
     def _on_step(self, channel: str, data: bytes) -> None:
-        msg = sim_step_t.decode(data)
+        try:
+            msg = sim_step_t.decode(data)
+        except DECODE_ERRORS:
+            return
         if msg.steps == 0:  # a poll: the current state, without stepping
             self.publish(self.last or self.sim.snapshot())
         self.pending_steps += max(msg.steps, 0)
@@ -273,9 +292,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--sensors", choices=("realistic", "ideal"), default="realistic",
                    help="realistic (default): IMU noise and bias, encoder quantization, joint "
-                        "speed noise, latency (mpc.sensors); ideal: exact values")
+                        "speed noise, latency (hardware.fake.sensors); ideal: exact values")
     p.add_argument("--sensor", action="append", default=[], metavar="KEY=VALUE",
-                   help="override one sensor figure (a field of mpc.sensors.SensorSpec)")
+                   help="override one sensor figure (a field of hardware.fake.sensors.SensorSpec)")
     p.add_argument("--no-mocap", action="store_true", help="do not stream NatNet")
     p.add_argument("--natnet-bind", default="127.0.0.1")
     p.add_argument("--natnet-command-port", type=int, default=1510)
@@ -292,16 +311,19 @@ def main(argv: list[str] | None = None) -> int:
                    help="fault: the mocap stream stops at simulated time S")
     p.add_argument("--dropout-every", type=float, default=0.0)
     p.add_argument("--dropout-duration", type=float, default=0.1)
+    p.add_argument("--terrain", metavar="NAME|YAML",
+                   help="the ground ahead (mpc.app.plants.terrain), as mpc-fake-robot --terrain")
     args = p.parse_args(argv)
 
     try:
         sensors = SensorSpec.build({"enabled": args.sensors == "realistic",
                                     **dict(_key_value(item) for item in args.sensor)})
+        sim = SimulatedRobot(robots.info(args.robot), args.timestep, args.gyro_noise,
+                             args.accel_noise, args.seed, sensors=sensors,
+                             terrain=terrain_option(args.terrain))
     except ValueError as e:
         print(f"fake-lcm-robot: error: {e}", file=sys.stderr)
         return 2
-    sim = SimulatedRobot(robots.info(args.robot), args.timestep, args.gyro_noise,
-                         args.accel_noise, args.seed, sensors=sensors)
     try:
         lc = lcm.LCM(args.lcm_url)
     except Exception as e:  # the binding raises a bare RuntimeError

@@ -11,7 +11,11 @@ state reported is the simulation's true base state and the joints' encoders, or 
 estimator fed the fake robot's sensor readings (realistic by default), joints as the encoders
 report them.
 
-Used by ``scripts/eval_latency.py`` to measure what delay a hardware config tolerates.
+``terrain`` (:mod:`mpc.app.plants.terrain`) is the fake robot's ground; ``spec`` another description
+of the robot to simulate (see :class:`hardware.fake.robot.FakeRobotSim`).
+
+Used by ``scripts/eval_latency.py`` to measure what delay a hardware config tolerates and by
+``scripts/eval_terrain.py`` on terrain.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from __future__ import annotations
 import logging
 from collections import deque
 
+import mujoco
 import numpy as np
 
 import robots
@@ -27,7 +32,8 @@ from hardware.estimation.sources import make_source
 from hardware.fake.robot import FAMILY, FakeRobotSim
 from hardware.safety.layer import SafetyConfig
 from hardware.unitree.motor_map import MotorMap
-from mpc.plant_base import Plant, PlantState
+from mpc.app.plants.plant_base import Plant, PlantState
+from mpc.app.plants.terrain import TerrainSpec
 from robots.info import RobotInfo
 
 log = logging.getLogger(__name__)
@@ -35,10 +41,12 @@ log = logging.getLogger(__name__)
 
 class FakeMotorPlant(Plant):
     def __init__(self, robot: RobotInfo, delay: float = 0.0, base_state: dict | None = None,
-                 seed: int = 0):
+                 seed: int = 0, terrain: TerrainSpec = None,
+                 spec: mujoco.MjSpec | None = None):
         if not 0.0 <= delay <= 0.1:
             raise ValueError(f"delay must be within 0..0.1 s, got {delay}")
-        self.sim = FakeRobotSim(robot, start="standing", command_timeout=np.inf, seed=seed)
+        self.sim = FakeRobotSim(robot, start="standing", command_timeout=np.inf, seed=seed,
+                                terrain=terrain, spec=spec)
         model = robots.load_planning_model(robot.name)
         self.source = make_source(base_state, model, robot) if base_state else None
         self.low_state = None

@@ -11,6 +11,10 @@ of a joint the model drove through a position servo is removed: on the robot tha
 the motor's Kd, which now comes from the command. When commands stop coming for
 ``command_timeout`` the motors fall back to damping (Kp 0, Kd ``damping_kd``).
 
+``terrain`` (:mod:`mpc.app.plants.terrain`) builds ramps, steps, slabs, rough or soft ground into
+the simulated world; ``spec`` simulates another description of the robot than the project's model
+(e.g. the MuJoCo Menagerie's, with the robot's foot sites and its home key added).
+
 ``gantry`` hangs the base from a stiff spring at its home pose, as a first run on hardware
 should be (an H1 under plain joint PD falls within a second or two otherwise);
 ``gantry_release`` seconds after the first command the gantry lets go, as the operator lowers a
@@ -18,9 +22,9 @@ humanoid onto its feet once the controller holds its pose (None: it never does).
 
 State (IMU from the simulated base, joints per motor slot, foot contact forces in N, the remote)
 is what the robot publishes, through the robot's sensors: by default realistic ones
-(:mod:`mpc.sensors`: IMU noise and bias drift, AHRS attitude error, encoder quantization, joint
-speed noise, foot-force offsets, or for Go2/H1 foot-force readings barely tied to the load, and
-2 ms latency); ``sensors=SensorSpec(enabled=False)`` reports the simulation's exact values.
+(:mod:`hardware.fake.sensors`: IMU noise and bias drift, AHRS attitude error, encoder quantization,
+joint speed noise, foot-force offsets, or for Go2/H1 foot-force readings barely tied to the load,
+and 2 ms latency); ``sensors=SensorSpec(enabled=False)`` reports the simulation's exact values.
 Faults are injected on the wire (:mod:`hardware.fake.server`): stop publishing, corrupt
 checksums, hold the e-stop buttons, a runaway joint, a NaN, a tilted IMU.
 """
@@ -33,10 +37,12 @@ import mujoco
 import numpy as np
 
 import robots
+from hardware.fake.sensors import SensorModel, SensorSpec
 from hardware.rotations import euler_zyx
 from hardware.unitree.lowlevel import POS_STOP, SLOTS, VEL_STOP, LowState, MotorCommand
 from hardware.unitree.motor_map import MotorMap
-from mpc.sensors import SensorModel, SensorSpec
+from mpc.app.plants import terrain as terrain_mod
+from mpc.app.plants.terrain import TerrainSpec
 from robots.info import RobotInfo
 
 FAMILY = {"a1": "legacy", "go1": "legacy", "go2": "go2", "h1": "h1"}
@@ -56,14 +62,17 @@ class FakeRobotSim:
     def __init__(self, robot: RobotInfo, start: str = "lying", command_timeout: float = 0.1,
                  damping_kd: float = 3.0, settle_time: float = 1.5, gantry: bool = False,
                  gantry_release: float | None = None, sensors: SensorSpec | None = None,
-                 seed: int = 0):
+                 seed: int = 0, terrain: TerrainSpec = None,
+                 spec: mujoco.MjSpec | None = None):
         if gantry_release is not None and not (gantry and gantry_release >= 0.0):
             raise ValueError("gantry_release needs the gantry and a time >= 0 s")
         self.robot = robot
         self.gantry_release = gantry_release
         #: Simulation time of the first command (the gantry's release counts from it).
         self.first_command_time: float | None = None
-        spec = mujoco.MjSpec.from_file(str(robots.model_path(robot.name)))
+        if spec is None:
+            spec = mujoco.MjSpec.from_file(str(robots.model_path(robot.name)))
+        self.terrain = terrain_mod.build(spec, terrain, list(robot.feet))
         base = spec.body(robot.base_body)
         if gantry:  # the base hangs from a stiff spring at its home pose (feet just touching)
             spec.worldbody.add_body(name="fake_gantry", mocap=True, pos=base.pos,
@@ -115,6 +124,8 @@ class FakeRobotSim:
         self.acc_adr = m.sensor_adr[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_SENSOR, "fake_acc")]
         key = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_KEY, robot.home_key)
         mujoco.mj_resetDataKeyframe(m, self.data, key)
+        mujoco.mj_forward(m, self.data)
+        self.terrain.place(m, self.data)
         if gantry:
             self.data.mocap_pos[0] = self.data.qpos[0:3]
             self.data.mocap_quat[0] = self.data.qpos[3:7]

@@ -20,13 +20,14 @@ from pathlib import Path
 import numpy as np
 
 from hardware.fake.robot import FakeRobotSim
+from hardware.fake.sensors import SensorSpec
 from hardware.fake.sim_truth import pack_truth
 from hardware.rotations import euler_zyx, quat_exp, quat_mul
 from hardware.unitree import legacy_packets, sdk2_messages
 from hardware.unitree.legacy_packets import PacketError
 from hardware.unitree.lowlevel import LowState, remote_block
 from hardware.unitree.remote import decode_remote, encode_remote
-from mpc.sensors import SensorSpec
+from mpc.app.plants.terrain import TerrainSpec
 from robots.info import RobotInfo
 
 log = logging.getLogger(__name__)
@@ -39,7 +40,8 @@ class FakeRobot:
                  command_timeout: float = 0.1, gantry: bool = False,
                  gantry_release: float | None = None,
                  controller: tuple[str, int] | None = None,
-                 sensors: SensorSpec | None = None, seed: int = 0):
+                 sensors: SensorSpec | None = None, seed: int = 0,
+                 terrain: TerrainSpec = None):
         self.robot = robot
         #: UDP: the only (address, port) whose commands are obeyed (None: anyone's, and the
         #: state goes to whoever sent the last valid command, as a legacy robot does).
@@ -49,7 +51,7 @@ class FakeRobot:
         self.transport = transport
         self.sim = FakeRobotSim(robot, start=start, command_timeout=command_timeout,
                                 gantry=gantry, gantry_release=gantry_release,
-                                sensors=sensors, seed=seed)
+                                sensors=sensors, seed=seed, terrain=terrain)
         if transport == "udp":
             if robot.name not in legacy_packets.FORMATS:
                 raise ValueError(f"{robot.name} does not speak the legacy UDP protocol "
@@ -88,6 +90,10 @@ class FakeRobot:
         self.fake_joint_angle: float | None = None
         #: World-frame rotation (w, x, y, z) applied to the published IMU orientation.
         self.imu_turn: np.ndarray | None = None
+        #: The tick every state carries instead of its own (None: its own), and an offset added
+        #: to the tick (a counter that restarted).
+        self.frozen_tick: int | None = None
+        self.tick_offset = 0
         #: When the first state carrying an injected value was sent (monotonic; inf: none).
         self.fault_sent = float("inf")
         self._stop = threading.Event()
@@ -133,8 +139,24 @@ class FakeRobot:
                                  quat_exp(np.array([roll, 0.0, 0.0])))
         return _time.monotonic()
 
+    def freeze_tick(self) -> float:
+        """From now on every state carries the tick of the last one sent (the states go on,
+        their counter stands still); returns the time it happened."""
+        self.frozen_tick = self.last_state.tick if self.last_state is not None else 0
+        return _time.monotonic()
+
+    def shift_tick(self, offset: int) -> float:
+        """From now on add ``offset`` to the tick (a negative one: a counter that restarted
+        without a pause in the stream); returns the time it happened."""
+        self.tick_offset = offset
+        return _time.monotonic()
+
     def _faulty(self, state: LowState, now: float) -> LowState:
         """``state`` as the injected faults make the robot report it."""
+        if self.frozen_tick is not None:
+            state.tick = self.frozen_tick
+        elif self.tick_offset:
+            state.tick = (state.tick + self.tick_offset) % 2**32
         faults = (self.fake_joint_speed, self.fake_joint_angle, self.imu_turn)
         if all(f is None for f in faults):
             return state

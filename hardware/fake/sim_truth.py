@@ -28,7 +28,7 @@ def pack_truth(tick: int, time: float, qpos: np.ndarray, qvel: np.ndarray) -> by
 
 
 class SimTruth(BaseStateSource):
-    #: Bounds of the options, read by mpc.schema.check_kwargs (see mpc/schema.py).
+    #: Bounds of the options, read by mpc.app.schema.check_kwargs (see mpc/app/schema.py).
     RANGES: ClassVar[dict[str, dict[str, float]]] = {"port": {"min": 1, "max": 65535}}
 
     def __init__(self, model: mujoco.MjModel, robot: RobotInfo, port: int = 17020,

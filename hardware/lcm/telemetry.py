@@ -16,7 +16,7 @@ import lcm
 import numpy as np
 
 from hardware.lcm.lcm_types import planner_telemetry_t
-from mpc.runtime.observer import Observer, PlanReport
+from mpc.app.observers.observer_base import Observer, PlanReport
 from mpc.tasks.task_base import Task
 
 

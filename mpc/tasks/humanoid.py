@@ -30,10 +30,9 @@ between the feet shortened by a margin μ at each end:
 So the capture point may move freely across the stance width but must stay on the line through
 the feet (a two-sphere foot is a line contact and resists almost no roll). All terms but balance
 are affine in the sensors, r = G(t) s + c(t); balance is nonlinear in the foot positions and its
-exact Jacobian is derived in :func:`segment_residual`.
-
-Before ``goal_time`` the goal is the pelvis position at the first plan (step or stand in place);
-from then on the goal (or the list of waypoints) of the configuration.
+exact Jacobian is derived in :func:`segment_residual`. The affine terms but feet_upright, the
+goals and stages (``hold_time``: step or stand in place at the start position until then) and
+the velocity mode are the legged base's (:mod:`mpc.tasks.legged`).
 
 In velocity mode (as in :mod:`mpc.tasks.quadruped`) the task tracks a commanded body-frame twist
 ĉ: v is the pelvis velocity in its own frame (velocimeter), ω_z its yaw rate (gyro); position
@@ -50,198 +49,85 @@ from typing import ClassVar
 import mujoco
 import numpy as np
 
-from mpc.tasks.gait import BIPED_GAITS, Gait, GaitClock, SpeedGait, step_height
-from mpc.tasks.quadruped import MODES, _as_waypoints
-from mpc.tasks.task_base import CostTerm, Task
-from mpc.tasks.velocity import VELOCITY_MODE_RANGES, VelocityMode, VelocityReference
+from mpc.tasks.gait import BIPED_GAITS
+from mpc.tasks.legged import GRAVITY, LeggedTask
+from mpc.tasks.task_base import CostTerm
 from robots.info import RobotInfo
 
-GRAVITY = 9.81
 
-DEFAULT_WEIGHTS = {
-    "height": 5.0, "upright": 4.0, "feet_upright": 1.0, "heading": 1.0, "position": 3.0,
-    "gait": 10.0, "balance": 5.0, "effort": 0.1, "posture": 0.5, "velocity": 0.5,
-}
-DEFAULT_PARAMS = {
-    "height": 0.05, "upright": 0.05, "feet_upright": 0.05, "heading": 0.1, "position": 0.1,
-    "gait": 0.02, "balance": 0.05, "effort": 0.0, "posture": 0.0, "velocity": 0.0,
-}
-NORMS = {
-    "height": "smooth_abs", "upright": "smooth_abs", "feet_upright": "smooth_abs",
-    "heading": "smooth_abs", "position": "l2", "gait": "smooth_abs", "balance": "l2",
-    "effort": "quadratic", "posture": "quadratic", "velocity": "quadratic",
-}
-
-
-class HumanoidFlat(VelocityMode, Task):
+class HumanoidFlat(LeggedTask):
     name = "humanoid_flat"
     description = "humanoid: stand, step in place and walk to a goal on flat ground"
+    GAITS = BIPED_GAITS
+    BASE_SENSORS = ("pos", "zaxis", "xaxis")
+    FOOT_SENSORS = ("pos", "zaxis")
 
-    #: Bounds of the options, read by mpc.schema.check_kwargs (see mpc/schema.py).
+    #: Bounds of its own options and of those whose bounds differ from
+    #: :class:`mpc.tasks.legged.LeggedTask`'s.
     RANGES: ClassVar[dict[str, dict[str, float]]] = {
-        "goal": {"min": -1000.0, "max": 1000.0},
-        "goal_time": {"min": 0.0, "max": 86400.0},
         "height": {"gt": 0.0, "max": 3.0},
         "heading": {"min": -math.tau, "max": math.tau},
         "duty": {"min": 0.5, "max": 1.0},
-        "cadence": {"gt": 0.0, "max": 10.0},
-        "step_height": {"min": 0.0, "max": 0.5},
         "balance_margin": {"min": 0.0, "max": 0.5},
-        "effort_scale": {"gt": 0.0, "max": 100.0},
-        "waypoint_tolerance": {"gt": 0.0, "max": 10.0},
-        "weights": {"min": 0.0, "max": 1e6},
-        **VELOCITY_MODE_RANGES,
     }
 
-    def __init__(self, robot: RobotInfo, gait: str = "stand", goal: list = (0.0, 0.0),
-                 goal_time: float = 0.0, height: float = 1.01, heading: float = 0.0,
-                 duty: float | None = None, cadence: float | None = None,
-                 step_height: float | None = None, balance_margin: float = 0.05,
-                 effort_scale: float = 0.01, waypoint_tolerance: float = 0.15,
-                 weights: dict | None = None, mode: str = "goal", lead: float = 0.2,
-                 cadence_gain: float = 1.0, max_cadence: float = 2.0, lift_gain: float = 0.0,
-                 max_lift: float = 0.1, hip_radius: float = 0.1, stand_speed: float = 0.05):
-        """``mode``, ``lead`` and ``cadence_gain`` … ``stand_speed``: velocity mode, as in
-        :class:`mpc.tasks.quadruped.QuadrupedFlat`."""
-        super().__init__(robot)
-        if mode not in MODES:
-            raise ValueError(f"unknown mode {mode!r}; choose from {', '.join(MODES)}")
-        self.mode = mode
-        if len(robot.feet) != 2:
-            raise ValueError(f"{self.name} needs a robot with two feet, {robot.name} has "
-                             f"{len(robot.feet)}")
-        if gait not in BIPED_GAITS:
-            raise ValueError(f"unknown gait {gait!r}; choose from {', '.join(BIPED_GAITS)}")
-        base = BIPED_GAITS[gait]
-        self.gait = Gait(base.name, base.offsets,
-                         base.duty if duty is None else float(duty),
-                         base.cadence if cadence is None else float(cadence),
-                         base.amplitude if step_height is None else float(step_height))
-        if not 0.5 <= self.gait.duty <= 1.0:
+    def __init__(self, robot: RobotInfo, gait: str = "stand", height: float = 1.01,
+                 heading: float = 0.0, balance_margin: float = 0.05,
+                 effort_scale: float = 0.01, max_cadence: float = 2.0, lift_gain: float = 0.0,
+                 max_lift: float = 0.1, hip_radius: float = 0.1, **options):
+        """``heading`` ψ (rad): where the pelvis faces in goal mode; ``balance_margin`` μ (m);
+        the other options: those of :class:`mpc.tasks.legged.LeggedTask`, some with other
+        defaults here."""
+        super().__init__(robot, gait=gait, height=height, effort_scale=effort_scale,
+                         max_cadence=max_cadence, lift_gain=lift_gain, max_lift=max_lift,
+                         hip_radius=hip_radius, **options)
+        if self.gait.duty < 0.5:
             raise ValueError(f"duty must be in [0.5, 1] (a foot always on the ground), "
                              f"got {self.gait.duty}")
-        self.height = float(height)
-        self.foot_radius = float(robot.foot_radius)
         self.heading = float(heading)
-        self.goal_time = float(goal_time)
         self.balance_margin = float(balance_margin)
-        self.effort_scale = float(effort_scale)
-        self.waypoint_tolerance = float(waypoint_tolerance)
-        self.waypoints = _as_waypoints(goal)
-        self.waypoint_index = 0
-        self.start_xy: np.ndarray | None = None
-        self.active = self.goal_time <= 0.0
-        self.clock = GaitClock(self.gait.cadence)
-        #: Gait timing in force (duty, cadence, lift): the gait's, or speed-adapted.
-        self.timing = (self.gait.duty, self.gait.cadence, self.gait.amplitude)
-        self.speed_gait = SpeedGait(cadence_gain, max_cadence, lift_gain, max_lift,
-                                    stand_speed, hip_radius)
-        self.reference = VelocityReference(lead)
-        self._command = np.zeros(3)
-        unknown = set(weights or {}) - set(DEFAULT_WEIGHTS)
-        if unknown:
-            raise ValueError(f"unknown cost term(s) {', '.join(sorted(unknown))} in weights; "
-                             f"terms: {', '.join(DEFAULT_WEIGHTS)}")
-        w = dict(DEFAULT_WEIGHTS)
-        w.update(weights or {})
-        nu = len(robot.motor_joints) - len(robot.locked_joints)
-        dims = {"height": 1, "upright": 3, "feet_upright": 4, "heading": 2, "position": 2,
-                "gait": 2, "balance": 2, "effort": nu, "posture": nu, "velocity": 3}
-        self.terms = [CostTerm(k, dims[k], NORMS[k], DEFAULT_PARAMS[k], float(w[k]))
-                      for k in DEFAULT_WEIGHTS if k != "velocity" or self.velocity_mode]
+
+    def declare_terms(self) -> list[CostTerm]:
+        nu = self.nu
+        terms = [CostTerm("height", 1, "smooth_abs", param=0.05, weight=5.0),
+                 CostTerm("upright", 3, "smooth_abs", param=0.05, weight=4.0),
+                 CostTerm("feet_upright", 4, "smooth_abs", param=0.05, weight=1.0),
+                 CostTerm("heading", 2, "smooth_abs", param=0.1, weight=1.0),
+                 CostTerm("position", 2, "l2", param=0.1, weight=3.0),
+                 CostTerm("gait", 2, "smooth_abs", param=0.02, weight=10.0),
+                 CostTerm("balance", 2, "l2", param=0.05, weight=5.0),
+                 CostTerm("effort", nu, "quadratic", param=0.0, weight=0.1),
+                 CostTerm("posture", nu, "quadratic", param=0.0, weight=0.5)]
+        if self.velocity_mode:
+            terms.append(CostTerm("velocity", 3, "quadratic", param=0.0, weight=0.5))
+        return terms
 
     # --- model -----------------------------------------------------------------------------
-    def add_sensors(self, spec: mujoco.MjSpec) -> None:
-        site, body = mujoco.mjtObj.mjOBJ_SITE, mujoco.mjtObj.mjOBJ_BODY
-        S = mujoco.mjtSensor
-        spec.add_sensor(name="base_pos", type=S.mjSENS_FRAMEPOS, objtype=site, objname="imu")
-        spec.add_sensor(name="base_zaxis", type=S.mjSENS_FRAMEZAXIS, objtype=site, objname="imu")
-        spec.add_sensor(name="base_xaxis", type=S.mjSENS_FRAMEXAXIS, objtype=site, objname="imu")
-        for foot in self.robot.feet:
-            spec.add_sensor(name=f"{foot}_pos", type=S.mjSENS_FRAMEPOS, objtype=site,
-                            objname=foot)
-            spec.add_sensor(name=f"{foot}_zaxis", type=S.mjSENS_FRAMEZAXIS, objtype=site,
-                            objname=foot)
-        base = self.robot.base_body
-        spec.add_sensor(name="com_pos", type=S.mjSENS_SUBTREECOM, objtype=body, objname=base)
-        spec.add_sensor(name="com_vel", type=S.mjSENS_SUBTREELINVEL, objtype=body, objname=base)
-        for act in spec.actuators:
-            spec.add_sensor(name=f"{act.name}_force", type=S.mjSENS_ACTUATORFRC,
-                            objtype=mujoco.mjtObj.mjOBJ_ACTUATOR, objname=act.name)
-        for act in spec.actuators:
-            spec.add_sensor(name=f"{act.name}_angle", type=S.mjSENS_JOINTPOS,
-                            objtype=mujoco.mjtObj.mjOBJ_JOINT, objname=act.target)
-        if self.velocity_mode:
-            spec.add_sensor(name="base_linvel", type=S.mjSENS_VELOCIMETER, objtype=site,
-                            objname="imu")
-            spec.add_sensor(name="base_angvel", type=S.mjSENS_GYRO, objtype=site,
-                            objname="imu")
+    def resting_foot_height(self, model: mujoco.MjModel) -> float:
+        """ρ: the foot sphere radius (heel and toe spheres carry the foot)."""
+        return float(self.robot.foot_radius)
 
     def bind(self, model: mujoco.MjModel) -> None:
         super().bind(model)
         key = model.key(self.robot.home_key)
-        self.home_angles = key.qpos[model.jnt_qposadr[model.actuator_trnid[:, 0]]].copy()
         data = mujoco.MjData(model)
         mujoco.mj_resetDataKeyframe(model, data, key.id)
         mujoco.mj_forward(model, data)
         com_height = data.subtree_com[model.body(self.robot.base_body).id][2]
+        #: T = √(z_c/g₀) of the capture point.
         self.balance_time = float(np.sqrt(com_height / GRAVITY))
-        self._build_affine_map(model)
 
-    def _build_affine_map(self, model: mujoco.MjModel) -> None:
-        """G (nr, ns) and the constant part of c (nr) of the affine terms, r = G(t) s + c(t)."""
-        nr, ns, nu = self.nresidual, model.nsensordata, model.nu
-        G = np.zeros((nr, ns))
-        c = np.zeros(nr)
-        sl = dict(zip([t.name for t in self.terms], self.term_slices, strict=False))
-        base = self.sensor("base_pos")
-        feet = [self.sensor(f"{f}_pos") for f in self.robot.feet]
-        r = sl["height"].start
-        G[r, base.start + 2] = 1.0
-        for f in feet:
-            G[r, f.start + 2] -= 0.5
-        c[r] = -self.height
-        r = sl["upright"].start
-        G[r : r + 3, self.sensor("base_zaxis")] = np.eye(3)
-        c[r + 2] = -1.0
-        r = sl["feet_upright"].start
+    def affine_feet_upright(self, model: mujoco.MjModel, G: np.ndarray,
+                            c: np.ndarray) -> None:
+        """(z_L)_xy, (z_R)_xy: zero with the soles flat."""
         for i, foot in enumerate(self.robot.feet):
             z = self.sensor(f"{foot}_zaxis")
-            G[r + 2 * i : r + 2 * i + 2, z.start : z.start + 2] = np.eye(2)
-        r = sl["heading"].start
-        x = self.sensor("base_xaxis")
-        G[r : r + 2, x.start : x.start + 2] = np.eye(2)
-        c[r : r + 2] = -np.cos(self.heading), -np.sin(self.heading)
-        r = sl["position"].start
-        G[r : r + 2, base.start : base.start + 2] = np.eye(2)
-        r = sl["gait"].start
-        for i, f in enumerate(feet):
-            G[r + i, f.start + 2] = 1.0
-        r = sl["effort"].start
-        first = self.sensor(f"{mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_ACTUATOR, 0)}_force")
-        G[r : r + nu, first.start : first.start + nu] = self.effort_scale * np.eye(nu)
-        r = sl["posture"].start
-        first = self.sensor(f"{mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_ACTUATOR, 0)}_angle")
-        G[r : r + nu, first.start : first.start + nu] = np.eye(nu)
-        c[r : r + nu] = -self.home_angles
-        if self.velocity_mode:  # heading target and command subtracted at evaluation
-            c[sl["heading"]] = 0.0
-            r = sl["velocity"].start
-            lin, ang = self.sensor("base_linvel"), self.sensor("base_angvel")
-            G[r : r + 2, lin.start : lin.start + 2] = np.eye(2)
-            G[r + 2, ang.start + 2] = 1.0
-        self._G, self._c = G, c
-        self._rows = sl
+            G[2 * i : 2 * i + 2, z.start : z.start + 2] = np.eye(2)
+
+    def affine_balance(self, model: mujoco.MjModel, G: np.ndarray, c: np.ndarray) -> None:
+        """None: the balance residual is not affine (:meth:`residual`)."""
 
     # --- residual --------------------------------------------------------------------------
-    def _swing_targets(self, time: np.ndarray) -> np.ndarray:
-        duty, _, lift = self.timing
-        return step_height(self.clock.phase(time), np.array(self.gait.offsets), duty, lift)
-
-    def planned_stance(self, time: float) -> np.ndarray:
-        """Feet without a swing target at ``time``."""
-        return self._swing_targets(np.asarray(time)) <= 0.0
-
     def _balance_inputs(self, sensordata: np.ndarray):
         com, vel = sensordata[..., self.sensor("com_pos")], sensordata[..., self.sensor("com_vel")]
         left, right = (sensordata[..., self.sensor(f"{f}_pos")] for f in self.robot.feet)
@@ -249,30 +135,15 @@ class HumanoidFlat(VelocityMode, Task):
         return capture, left[..., :2], right[..., :2]
 
     def residual(self, sensordata: np.ndarray, time: np.ndarray) -> np.ndarray:
-        rows = self._rows
-        r = sensordata @ self._G.T + self._c
-        if self.velocity_mode:
-            r[..., rows["position"]] -= self.reference.position(time)
-            heading = self.reference.heading(time)
-            r[..., rows["heading"]] -= np.stack((np.cos(heading), np.sin(heading)), axis=-1)
-            r[..., rows["velocity"]] -= self._command
-        else:
-            r[..., rows["position"]] -= self.goal
-        step = self._swing_targets(time)
-        gait = r[..., rows["gait"]]
-        r[..., rows["gait"]] = np.where(step > 0, gait - self.foot_radius - step, 0.0)
-        r[..., rows["balance"]] = segment_residual(*self._balance_inputs(sensordata),
-                                                   self.balance_margin)[0]
+        r = super().residual(sensordata, time)
+        r[..., self.rows["balance"]] = segment_residual(*self._balance_inputs(sensordata),
+                                                        self.balance_margin)[0]
         return r
 
     def residual_jacobian(self, sensordata: np.ndarray, time: np.ndarray) -> np.ndarray:
-        time = np.asarray(time)
-        rows = self._rows
-        J = np.broadcast_to(self._G, (*sensordata.shape[:-1], *self._G.shape)).copy()
-        swing = self._swing_targets(time) > 0
-        J[..., rows["gait"], :] *= swing[..., None]
+        J = super().residual_jacobian(sensordata, time)
         _, dp, dl, dr = segment_residual(*self._balance_inputs(sensordata), self.balance_margin)
-        b = rows["balance"]
+        b = self.rows["balance"]
         com, vel = self.sensor("com_pos"), self.sensor("com_vel")
         left, right = (self.sensor(f"{f}_pos") for f in self.robot.feet)
         J[..., b, com.start : com.start + 2] = dp
@@ -280,35 +151,6 @@ class HumanoidFlat(VelocityMode, Task):
         J[..., b, left.start : left.start + 2] = dl
         J[..., b, right.start : right.start + 2] = dr
         return J
-
-    # --- task state ------------------------------------------------------------------------
-    @property
-    def goal(self) -> np.ndarray | None:
-        if self.velocity_mode:
-            return None
-        if not self.active and self.start_xy is not None:
-            return self.start_xy
-        return self.waypoints[self.waypoint_index]
-
-    def set_goal(self, xy) -> None:
-        if self.velocity_mode:
-            raise NotImplementedError("velocity mode has no goal")
-        self.active = True
-        self.waypoints[self.waypoint_index] = np.asarray(xy, dtype=float)[:2]
-
-    def update(self, time: float, qpos: np.ndarray, qvel: np.ndarray) -> None:
-        if self.start_xy is None:
-            self.start_xy = np.array(qpos[:2], dtype=float)
-        if not self.active and time >= self.goal_time:
-            self.active = True
-        if self.velocity_mode:
-            self.reference.advance(time, qpos, self._command)
-            self.timing = self.speed_gait.timing(self.gait, self._command)
-        self.clock.set_cadence(self.timing[1], time)
-        last = len(self.waypoints) - 1
-        if (self.active and self.waypoint_index < last
-                and np.linalg.norm(qpos[:2] - self.goal) < self.waypoint_tolerance):
-            self.waypoint_index += 1
 
 
 def segment_residual(point: np.ndarray, left: np.ndarray, right: np.ndarray, margin: float):

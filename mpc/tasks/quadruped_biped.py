@@ -17,19 +17,22 @@ front feet) and the other pair lifted:
 In the two-leg posture the base z-axis z is horizontal and −s z_xy points where the robot
 faced on four legs, so the heading term keeps it from turning about the vertical. The lifted
 legs' loose posture gains let them hang instead of fighting the rotation. All terms are affine
-in the sensors, r = G(t) s + c(t), as in :mod:`mpc.tasks.quadruped`.
+in the sensors, r = G(t) s + c(t), as in :mod:`mpc.tasks.quadruped`: the heading term is the
+legged base's with −s z as the forward axis, the upright term its own.
 """
 
 from __future__ import annotations
 
 import math
-from typing import ClassVar, Literal
+from typing import ClassVar
 
 import mujoco
 import numpy as np
 
-from mpc.tasks.quadruped import DEFAULT_PARAMS, DEFAULT_WEIGHTS, NORMS, QuadrupedFlat
-from mpc.tasks.task_base import base_axes
+from mpc.tasks.gait import QUADRUPED_GAITS, Gait
+from mpc.tasks.legged import add_frame_sensor
+from mpc.tasks.quadruped import QuadrupedFlat
+from mpc.tasks.task_base import CostTerm, base_axes
 from robots.info import RobotInfo
 
 #: Posture gain factor of the lifted legs' hip and knee joints.
@@ -39,27 +42,26 @@ LIFTED_POSTURE_FACTOR = 0.03
 class QuadrupedBiped(QuadrupedFlat):
     name = "quadruped_biped"
     description = "quadruped on its hind legs (foot stand) or front legs (hand stand)"
-    default_weights: ClassVar[dict[str, float]] = {**DEFAULT_WEIGHTS, "heading": 1.0}
-    default_params: ClassVar[dict[str, float]] = {**DEFAULT_PARAMS, "heading": 0.1}
-    norms: ClassVar[dict[str, str]] = {**NORMS, "heading": "smooth_abs"}
+    #: The support pair trots in place; there is no velocity mode (the base's yaw, read from
+    #: its x-axis, is undefined with that axis vertical).
+    GAITS: ClassVar[dict[str, Gait]] = {"trot": QUADRUPED_GAITS["trot"]}
+    MODES = ("goal",)
 
-    #: Bounds of the options, read by mpc.schema.check_kwargs (see mpc/schema.py).
+    #: Bounds of its own options (the others: :class:`mpc.tasks.legged.LeggedTask`).
     RANGES: ClassVar[dict[str, dict[str, float]]] = {
-        **{k: v for k, v in QuadrupedFlat.RANGES.items()
-           if k in ("goal", "height", "foot_height", "effort_scale", "weights")},
         "heading": {"min": -math.tau, "max": math.tau},
     }
 
-    def __init__(self, robot: RobotInfo, support: Literal["hind", "front"] = "hind",
-                 goal=(0.0, 0.0), height: float = 0.5, heading: float = 0.0,
-                 foot_height: float | None = None, effort_scale: float = 0.02,
-                 weights: dict | None = None):
+    def __init__(self, robot: RobotInfo, support: str = "hind", height: float = 0.5,
+                 heading: float = 0.0, **options):
+        """``support``: ``hind`` (foot stand) or ``front`` (hand stand); ``heading`` ψ (rad):
+        where the robot faces; the other options: those of
+        :class:`mpc.tasks.legged.LeggedTask`."""
         if support not in ("hind", "front"):
             raise ValueError(f"support must be 'hind' or 'front', got {support!r}")
         self.support = support
+        super().__init__(robot, height=height, **options)
         self.heading = float(heading)
-        super().__init__(robot, gait="trot", goal=goal, height=height, foot_height=foot_height,
-                         effort_scale=effort_scale, weights=weights)
         self._support_mask = np.zeros(len(robot.feet))
         self._support_mask[list(self.support_feet)] = 1.0
 
@@ -68,13 +70,18 @@ class QuadrupedBiped(QuadrupedFlat):
         """+1 on the hind legs (head up), −1 on the front legs (head down)."""
         return 1.0 if self.support == "hind" else -1.0
 
-    def _term_dims(self, nu: int) -> dict[str, int]:
-        return {**super()._term_dims(nu), "heading": 2}
+    def declare_terms(self) -> list[CostTerm]:
+        return [*super().declare_terms(),
+                CostTerm("heading", 2, "smooth_abs", param=0.1, weight=1.0)]
 
     @property
     def support_feet(self) -> tuple[int, ...]:
         prefix = "R" if self.support == "hind" else "F"
         return tuple(i for i, f in enumerate(self.robot.feet) if f.startswith(prefix))
+
+    def heading_axis(self) -> tuple[str, float]:
+        """−s z: where the robot faced on four legs."""
+        return "base_zaxis", -self.sign
 
     def posture_gains(self, model: mujoco.MjModel) -> np.ndarray:
         gains = super().posture_gains(model).copy()
@@ -89,20 +96,12 @@ class QuadrupedBiped(QuadrupedFlat):
     # --- model -----------------------------------------------------------------------------
     def add_sensors(self, spec: mujoco.MjSpec) -> None:
         super().add_sensors(spec)
-        spec.add_sensor(name="base_xaxis", type=mujoco.mjtSensor.mjSENS_FRAMEXAXIS,
-                        objtype=mujoco.mjtObj.mjOBJ_SITE, objname="imu")
+        add_frame_sensor(spec, "base_xaxis", "xaxis", "imu")
 
-    def _build_affine_map(self, model: mujoco.MjModel) -> None:
-        super()._build_affine_map(model)
-        sl = dict(zip([t.name for t in self.terms], self.term_slices, strict=True))
-        r = sl["upright"]
-        self._G[r] = 0.0
-        self._G[r, self.sensor("base_xaxis")] = np.eye(3)
-        self._c[r] = (0.0, 0.0, -self.sign)
-        r = sl["heading"].start
-        z = self.sensor("base_zaxis")
-        self._G[r : r + 2, z.start : z.start + 2] = -self.sign * np.eye(2)
-        self._c[r : r + 2] = -np.cos(self.heading), -np.sin(self.heading)
+    def affine_upright(self, model: mujoco.MjModel, G: np.ndarray, c: np.ndarray) -> None:
+        """x − s e_z."""
+        G[:, self.sensor("base_xaxis")] = np.eye(3)
+        c[:] = (0.0, 0.0, -self.sign)
 
     # --- safety ----------------------------------------------------------------------------
     def fall_reason(self, qpos: np.ndarray) -> str | None:
@@ -122,5 +121,5 @@ class QuadrupedBiped(QuadrupedFlat):
         return None
 
     # --- residual --------------------------------------------------------------------------
-    def _swing_targets(self, time: np.ndarray) -> np.ndarray:
-        return super()._swing_targets(time) * self._support_mask
+    def swing_targets(self, time: np.ndarray) -> np.ndarray:
+        return super().swing_targets(time) * self._support_mask

@@ -15,7 +15,7 @@ time enters only as an explicit argument and is never perturbed.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 import mujoco
@@ -23,8 +23,7 @@ import numpy as np
 
 import robots
 from mpc import norms
-from mpc.kernels.gauss_newton import NORM_CODES
-from mpc.kernels.stage_cost import term_costs
+from mpc.norms.term_costs import term_costs
 from robots.collision import ground_contacts_only
 from robots.info import RobotInfo
 
@@ -49,9 +48,21 @@ def term_table(terms: list[CostTerm]) -> tuple[np.ndarray, ...]:
     parameter and weight of each."""
     dims = np.array([t.dim for t in terms], dtype=np.int64)
     return (np.concatenate([[0], np.cumsum(dims)[:-1]]).astype(np.int64), dims,
-            np.array([NORM_CODES[t.norm] for t in terms], dtype=np.int64),
+            np.array([norms.CODES[t.norm] for t in terms], dtype=np.int64),
             np.array([t.param for t in terms], dtype=np.float64),
             np.array([t.weight for t in terms], dtype=np.float64))
+
+
+def weighted_terms(terms: list[CostTerm], weights: dict | None, task: str) -> list[CostTerm]:
+    """``terms`` (as a task declares them, with their default weights) with the weights of a
+    configuration's ``weights`` mapping (term name -> weight) in place of the defaults; a
+    name that is not one of the terms is an error naming the terms."""
+    names = [t.name for t in terms]
+    unknown = set(weights or {}) - set(names)
+    if unknown:
+        raise ValueError(f"unknown cost term(s) {', '.join(sorted(unknown))} in weights; "
+                         f"terms of {task}: {', '.join(names)}")
+    return [replace(t, weight=float((weights or {}).get(t.name, t.weight))) for t in terms]
 
 
 class Task(ABC):
@@ -63,6 +74,9 @@ class Task(ABC):
     def __init__(self, robot: RobotInfo):
         self.robot = robot
         self.terms: list[CostTerm] = []
+        #: The goals the task visits in order, world xy (n, 2); empty for a task without.
+        #: The last one is where a run is measured from (``goal_distance_*`` in summary.json).
+        self.waypoints: np.ndarray = np.empty((0, 2))
         self._sensor_slices: dict[str, slice] = {}
         self._term_key: tuple[CostTerm, ...] | None = None
 
@@ -124,7 +138,7 @@ class Task(ABC):
 
     def term_costs(self, residual: np.ndarray) -> np.ndarray:
         """Weighted cost of each term (..., nterms) from residuals (..., nr), in one
-        compiled call (:mod:`mpc.kernels.stage_cost`)."""
+        compiled call (:mod:`mpc.norms.term_costs`)."""
         if self._term_key != tuple(self.terms):
             self._term_key = tuple(self.terms)
             self._term_table = term_table(self.terms)
@@ -193,6 +207,17 @@ def body_velocity(qpos: np.ndarray, qvel: np.ndarray) -> np.ndarray:
     body frame (qvel[3:6])."""
     v = base_axes(qpos).T @ np.asarray(qvel[:3], dtype=float)
     return np.array((v[0], v[1], float(qvel[5])))
+
+
+def base_yaw(qpos: np.ndarray) -> float:
+    """Yaw ψ of the base: the angle of its x-axis projected on the ground."""
+    x = base_axes(qpos)[:2, 0]
+    return float(np.arctan2(x[1], x[0]))
+
+
+def wrap_angle(angle):
+    """``angle`` (radians, scalar or array) wrapped into [−π, π] (π only by rounding)."""
+    return (angle + np.pi) % (2 * np.pi) - np.pi
 
 
 def base_axes(qpos: np.ndarray) -> np.ndarray:

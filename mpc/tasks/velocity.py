@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mpc.tasks.task_base import base_axes
+from mpc.tasks.task_base import base_yaw, wrap_angle
 
 #: Bounds of the velocity-mode options every task with a velocity mode takes (``lead`` and
 #: the :class:`~mpc.tasks.gait.SpeedGait` figures), for the tasks' RANGES.
@@ -74,12 +74,8 @@ class VelocityReference:
             self.position0, self.heading0 = xy.copy(), yaw
         else:
             self.position0, self.heading0 = self.position(time), float(self.heading(time))
-        offset = self.position0 - xy
-        dist = float(np.linalg.norm(offset))
-        if dist > self.lead:
-            self.position0 = xy + offset * (self.lead / dist)
-        turn = (self.heading0 - yaw + np.pi) % (2 * np.pi) - np.pi
-        self.heading0 = yaw + float(np.clip(turn, -self.lead_angle, self.lead_angle))
+        self.position0 = clamp_distance(self.position0, xy, self.lead)
+        self.heading0 = clamp_angle(self.heading0, yaw, self.lead_angle)
         c, s = np.cos(yaw), np.sin(yaw)
         self.velocity = np.array(((c, -s), (s, c))) @ np.asarray(command[:2], dtype=float)
         self.yaw_rate = float(command[2])
@@ -94,7 +90,14 @@ class VelocityReference:
         return self.heading0 + self.yaw_rate * (np.asarray(time) - self.time0)
 
 
-def base_yaw(qpos: np.ndarray) -> float:
-    """Yaw ψ of the base: the angle of its x-axis projected on the ground."""
-    x = base_axes(qpos)[:2, 0]
-    return float(np.arctan2(x[1], x[0]))
+def clamp_distance(point: np.ndarray, center: np.ndarray, radius: float) -> np.ndarray:
+    """``point`` moved straight toward ``center`` until it is at most ``radius`` from it."""
+    offset = point - center
+    dist = float(np.linalg.norm(offset))
+    return center + offset * (radius / dist) if dist > radius else point
+
+
+def clamp_angle(angle: float, center: float, limit: float) -> float:
+    """``angle`` (radians) turned toward ``center`` the short way round until it is at most
+    ``limit`` from it: center + clip(wrap(angle − center), −limit, limit)."""
+    return center + float(np.clip(wrap_angle(angle - center), -limit, limit))

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import derivatives
+from common.trajectory import Trajectory
 from derivatives.provider_base import Linearization
-from derivatives.trajectory import Trajectory
 from tests.conftest import trotting_data
 
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import derivatives
+from common.trajectory import Trajectory
 from derivatives.provider_base import Linearization
-from derivatives.trajectory import Trajectory
 from derivatives.wasp.update import agrees, replace_column
 from tests.conftest import floating_box_model, trotting_data
 

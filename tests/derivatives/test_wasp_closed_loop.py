@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from mpc.config import load_config
-from mpc.runtime.lockstep import run_lockstep
-from mpc.runtime.session import Session
+from mpc.app.config import load_config
+from mpc.app.runtime.lockstep import run_lockstep
+from mpc.app.runtime.session import Session
 
 pytestmark = pytest.mark.slow
 

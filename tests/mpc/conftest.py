@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mpc.run import run
+from mpc.app.run import run
 
 #: Series that run directories written before plotting existed do not have.
 NEW_SERIES = ("state_wall_time", "state_feedback_steps", "state_planned_contacts",

@@ -10,14 +10,14 @@ import numpy as np
 import pytest
 
 import derivatives
+from common.handover import new_progress
+from common.trajectory import ModelLayout
 from derivatives.analytic import AnalyticProvider
-from derivatives.progress import new_progress
 from derivatives.provider_base import Linearization
-from derivatives.trajectory import ModelLayout
-from mpc.assembly import home_ctrl
-from mpc.ilqr import ILQR, ILQRSettings
-from mpc.policy import Policy
-from mpc.rollout import RolloutPool
+from mpc.app.assembly import home_ctrl
+from mpc.planner.ilqr import ILQR, ILQRSettings
+from mpc.planner.policy import Policy
+from mpc.planner.rollout import RolloutPool
 
 
 def test_registry_builds_the_analytic_backend(a1_task):

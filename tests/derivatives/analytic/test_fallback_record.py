@@ -13,9 +13,9 @@ import pytest
 import derivatives
 from derivatives.analytic import AnalyticFallbackWarning
 from derivatives.counter import fallbacks_since
-from mpc.config import load_config
-from mpc.runtime.lockstep import run_lockstep
-from mpc.runtime.session import Session
+from mpc.app.config import load_config
+from mpc.app.runtime.lockstep import run_lockstep
+from mpc.app.runtime.session import Session
 
 CYLINDER_ON_FLOOR = """
 <mujoco>

@@ -9,10 +9,10 @@ import robots
 from hardware.estimation.sim_plant import EstimatedSimPlant
 from hardware.estimation.sources import check_spec
 from hardware.rotations import euler_zyx
-from mpc.config import load_config
-from mpc.errors import UserError
-from mpc.run import run
-from mpc.schema import ConfigError
+from mpc.app.config import load_config
+from mpc.app.errors import UserError
+from mpc.app.run import run
+from mpc.app.schema import ConfigError
 
 
 def test_standing_and_pushed_the_estimate_follows_the_truth():

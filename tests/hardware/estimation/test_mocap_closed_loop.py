@@ -27,5 +27,6 @@ def test_trot_on_estimated_base_state(udpm_url, tmp_path):
     assert est["position_m"]["max"] < 0.01
     assert est["orientation_deg"]["max"] < 1.0
     assert est["linvel_world_mps"]["rms"] < 0.06
-    # the fake robot's realistic gyro (mpc.sensors): mostly its 2 ms latency on a trotting body
+    # the fake robot's realistic gyro (hardware.fake.sensors): mostly its 2 ms latency on a
+    # trotting body
     assert est["angvel_body_radps"]["rms"] < 0.07

@@ -3,9 +3,9 @@ to the plant, and an estimating plant to its filter (the contact prior)."""
 
 import numpy as np
 
-from mpc.config import load_config
-from mpc.runtime.lockstep import run_lockstep
-from mpc.runtime.session import Session
+from mpc.app.config import load_config
+from mpc.app.runtime.lockstep import run_lockstep
+from mpc.app.runtime.session import Session
 
 
 def test_the_session_hands_the_gait_schedule_to_the_estimator(tmp_path):

@@ -59,8 +59,8 @@ def test_the_go1_stands_still_on_its_motors_at_zero_command(tmp_path):
     """Velocity mode at zero command on the fake robot's motors (the hardware config's planner
     settings, its feedback gain and estimator on realistic sensors): standing, the joints stay
     slow (the joint-speed trip is at 40 rad/s)."""
-    from mpc.config import load_config
-    from mpc.run import run
+    from mpc.app.config import load_config
+    from mpc.app.run import run
 
     cfg = load_config("configs/go1_hw_velocity.yaml", [
         "runtime.mode=lockstep", "runtime.duration=3", "runtime.planning_rate=45",

@@ -16,11 +16,11 @@ import pytest
 
 from hardware.lcm.lcm_types import joint_command_t, planner_telemetry_t, robot_state_t
 from hardware.lcm.telemetry import TelemetryPublisher
-from mpc.config import load_config
-from mpc.errors import UserError
-from mpc.run import check_mode
-from mpc.runtime.lockstep import run_lockstep
-from mpc.runtime.session import Session
+from mpc.app.config import load_config
+from mpc.app.errors import UserError
+from mpc.app.run import check_mode
+from mpc.app.runtime.lockstep import run_lockstep
+from mpc.app.runtime.session import Session
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -18,7 +18,7 @@ import robots
 from hardware.lcm.lcm_types import robot_state_t
 from hardware.lcm.plant import LcmPlant
 from hardware.rotations import quat_angle
-from mpc.schema import ConfigError
+from mpc.app.schema import ConfigError
 
 ROOT = Path(__file__).resolve().parents[3]
 CROUCH = np.array([0.0, 1.1, -2.2] * 4)

@@ -180,7 +180,7 @@ def test_mpc_run_ends_cleanly_when_the_robot_process_freezes(udpm_url, tmp_path)
             "safety.max_command_age": 0.5}  # this test is not about it: a busy machine
     args = [a for k, v in sets.items() for a in ("--set", f"{k}={v}")]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "mpc.cli", "configs/a1_lcm_mocap.yaml", "--quiet", "--duration",
+        [sys.executable, "-m", "mpc.app.cli", "configs/a1_lcm_mocap.yaml", "--quiet", "--duration",
          "60", "--out", str(tmp_path / "run"), *args],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     frozen = np.inf

@@ -38,7 +38,7 @@ def test_mpc_run_drives_a_fake_robot(robot, tmp_path):
     try:
         time.sleep(2.0)
         run = subprocess.run(
-            [sys.executable, "-m", "mpc.cli", f"configs/{robot}_hw.yaml", "--quiet",
+            [sys.executable, "-m", "mpc.app.cli", f"configs/{robot}_hw.yaml", "--quiet",
              "--duration", "4", "--out", str(tmp_path / "run"),
              *[a for s in sets for a in ("--set", s)]],
             cwd=ROOT, capture_output=True, text=True, timeout=500)
@@ -59,3 +59,8 @@ def test_mpc_run_drives_a_fake_robot(robot, tmp_path):
     mpc = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert not mpc["fell"] and mpc["planner_iterations"] > 0
     assert mpc["stale_commands"] == 0  # counted by the link, reported in the summary
+    # the link process's counts, as it closed: what it took and what it refused, by reason
+    link = mpc["plant"]
+    assert link["states"] > 100 and link["damping_reason"] == "run ended", link
+    assert all(link[k] == 0 for k in ("bad_checksum", "bad_packets", "refused_packets",
+                                      "duplicate", "out_of_order")), link

@@ -22,7 +22,7 @@ from unitree_helpers import (
 )
 
 #: ``mpc-run`` as this interpreter runs it, whichever environment the tests run in.
-MPC_RUN = [sys.executable, "-m", "mpc.cli"]
+MPC_RUN = [sys.executable, "-m", "mpc.app.cli"]
 
 
 def mpc_run(config: str, *args: str, **popen) -> subprocess.Popen:

@@ -6,10 +6,10 @@ import time
 import numpy as np
 from unitree_helpers import commands, first_damping
 
-from derivatives.trajectory import ModelLayout
+from common.trajectory import ModelLayout
 from hardware.safety.layer import SafetyConfig
-from mpc.policy import Policy
-from mpc.runtime.feedback import FeedbackController
+from mpc.app.runtime.feedback import FeedbackController
+from mpc.planner.policy import Policy
 
 
 def test_last_plan_is_held_until_it_expires_then_damping(fake_robot, udp_bridge):

@@ -8,7 +8,7 @@ import numpy as np
 
 from hardware.unitree.link_process import SharedBlock
 from hardware.unitree.remote import decode_remote, encode_remote
-from mpc.plant_base import PlantState
+from mpc.app.plants.plant_base import PlantState
 
 
 def test_shared_block_carries_the_remote_with_the_state():

@@ -101,8 +101,8 @@ def test_segment_residual_jacobians_match_finite_differences(point, margin):
     np.testing.assert_allclose(np.concatenate([dp, dl, dr], axis=1), fd, atol=1e-7)
 
 
-def test_goal_waits_at_the_start_until_goal_time():
-    task = make_task("humanoid_flat", robots.info("h1"), goal=[1.0, 0.0], goal_time=2.0)
+def test_goal_holds_the_start_position_until_hold_time():
+    task = make_task("humanoid_flat", robots.info("h1"), goal=[1.0, 0.0], hold_time=2.0)
     qpos = np.zeros(17)
     qpos[:2] = [0.2, -0.1]
     task.update(0.0, qpos, np.zeros(16))
@@ -115,7 +115,7 @@ def test_goal_waits_at_the_start_until_goal_time():
 
 
 def test_dragging_the_goal_activates_it_at_once():
-    task = make_task("humanoid_flat", robots.info("h1"), goal=[1.0, 0.0], goal_time=5.0)
+    task = make_task("humanoid_flat", robots.info("h1"), goal=[1.0, 0.0], hold_time=5.0)
     task.update(0.0, np.zeros(17), np.zeros(16))
     task.set_goal([0.0, 2.0])
     np.testing.assert_allclose(task.goal, [0.0, 2.0])
@@ -125,7 +125,7 @@ def test_feet_alternate_and_one_is_always_down(h1):
     task, _, _ = h1
     half = 600  # samples per half cycle
     times = np.arange(6 * half) * (0.5 / task.gait.cadence / half)
-    lift = task._swing_targets(times)
+    lift = task.swing_targets(times)
     assert np.all((lift > 0).sum(axis=1) <= 1)
     swing = (lift > 0).mean(axis=0)
     np.testing.assert_allclose(swing, 1 - task.gait.duty, atol=2e-3)
@@ -140,5 +140,5 @@ def test_bad_parameters_are_rejected(bad):
 
 
 def test_needs_two_feet():
-    with pytest.raises(ValueError, match="two feet"):
+    with pytest.raises(ValueError, match="needs a robot with 2 feet"):
         make_task("humanoid_flat", robots.info("go1"))

@@ -55,7 +55,7 @@ def test_gait_residual_is_zero_in_stance_and_tracks_lift_in_swing(a1_task):
     sl = dict(zip([t.name for t in task.terms], task.term_slices, strict=False))["gait"]
     times = np.linspace(0, 0.5, 101)
     r = task.residual(np.broadcast_to(s, (len(times), len(s))), times)[:, sl]
-    lift = task._swing_targets(times)
+    lift = task.swing_targets(times)
     assert np.all(r[lift == 0] == 0)
     feet_z = np.array([d.site_xpos[model.site(f).id][2] for f in task.robot.feet])
     swing = lift > 0
@@ -77,7 +77,7 @@ def test_a_resting_foot_is_on_target_where_its_swing_begins(robot):
         mujoco.mj_step(model, d)
     mujoco.mj_forward(model, d)
     times = np.linspace(0.0, 1.0, 2001)
-    lift = task._swing_targets(times)
+    lift = task.swing_targets(times)
     edge = (lift > 0) & (lift < 1e-3)  # swing has begun, the target has not risen yet
     assert edge.sum() > 10
     sl = dict(zip([t.name for t in task.terms], task.term_slices, strict=False))["gait"]

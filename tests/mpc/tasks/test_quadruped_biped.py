@@ -65,7 +65,7 @@ def test_height_and_balance_are_measured_from_the_support_pair(biped):
 def test_only_the_support_pair_steps_half_a_cycle_apart(biped):
     task, _, _ = biped
     half = 500  # samples per half cycle
-    lift = task._swing_targets(np.arange(6 * half) * (0.5 / task.gait.cadence / half))
+    lift = task.swing_targets(np.arange(6 * half) * (0.5 / task.gait.cadence / half))
     lifted = [i for i in range(4) if i not in task.support_feet]
     assert np.all(lift[:, lifted] == 0.0)
     first, second = (lift[:, i] for i in task.support_feet)

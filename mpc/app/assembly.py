@@ -1,0 +1,89 @@
+"""Build the parts of a run from a validated configuration (:mod:`mpc.app.config`)."""
+
+from __future__ import annotations
+
+import inspect
+from typing import TYPE_CHECKING
+
+import mujoco
+import numpy as np
+
+import derivatives
+import robots
+from mpc.app.plants import PLANTS, SAFETY
+from mpc.planner.ilqr import ILQR
+from mpc.tasks import Task, make_task
+
+if TYPE_CHECKING:
+    from mpc.app.config import Config
+    from mpc.app.plants.plant_base import Plant
+
+
+def build_task(cfg: Config) -> Task:
+    params = dict(cfg.task)
+    return make_task(params.pop("name"), robots.info(cfg.robot), **params)
+
+
+def build_planner(cfg: Config, task: Task) -> ILQR:
+    settings = cfg.planner
+    model = task.planning_model(settings.timestep, settings.self_collision,
+                               settings.impratio)
+    backend = cfg.derivatives["backend"]
+    provider = derivatives.make_provider(backend, model, **cfg.derivatives.get(backend, {}))
+    planner = ILQR(task, model, provider, settings, home_ctrl(model, task.robot.home_key))
+    if plant_class(cfg).realtime_only:
+        _warm_up(planner, model, task.robot.home_key)
+    return planner
+
+
+def _warm_up(planner: ILQR, model: mujoco.MjModel, key_name: str) -> None:
+    """One iteration from the home pose before a hardware plant connects: compiling the
+    kernels holds the interpreter for long stretches, which would starve the robot link."""
+    key = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, key_name)
+    qpos, act = model.key_qpos[key].copy(), model.key_act[key].copy()
+    qvel = np.zeros(model.nv)
+    planner.reset(0.0, qpos, qvel, act)
+    planner.iterate(0.0, qpos, qvel, act)
+
+
+def plant_class(cfg: Config) -> type[Plant]:
+    """The class of the plant the config describes."""
+    return PLANTS.get(cfg.plant.get("type", "sim"))
+
+
+def build_plant(cfg: Config) -> Plant:
+    """The plant, ready for the control loop: behind the safety layer if it is hardware (or
+    ``safety.in_simulation``), prepared (hardware: connected, ramped to the home pose)."""
+    plant = make_plant(cfg)
+    try:
+        plant.prepare()
+    except BaseException:
+        plant.close()
+        raise
+    return plant
+
+
+def make_plant(cfg: Config) -> Plant:
+    """The plant behind the safety layer if it is hardware (or ``safety.in_simulation``), not
+    yet prepared (hardware: connected; nothing moves before :meth:`Plant.prepare`)."""
+    params = dict(cfg.plant)
+    cls = PLANTS.get(params.pop("type"))
+    robot = robots.info(cfg.robot)
+    safety = SAFETY.get("config")(**cfg.safety)
+    takes_safety = "safety" in inspect.signature(cls.__init__).parameters
+    if takes_safety:  # hardware bridges enforce the whole layer themselves
+        params["safety"] = safety
+    plant = cls(robot, seed=cfg.runtime.seed, **params)
+    try:  # from the moment it exists: a Ctrl-C between two lines must close it too
+        if not takes_safety and (plant.realtime_only or safety.in_simulation or safety.dry_run):
+            plant = SAFETY.get("wrapper")(plant, robot, safety,
+                                           robots.load_planning_model(cfg.robot))
+    except BaseException:
+        plant.close()
+        raise
+    return plant
+
+
+def home_ctrl(model: mujoco.MjModel, key_name: str) -> np.ndarray:
+    key = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, key_name)
+    return model.key_ctrl[key].copy()

@@ -1,0 +1,324 @@
+"""Derivative audit: the planner's model derivatives checked against finite differences while
+the robot walks, on a worker that never delays a plan.
+
+Every ``every``-th planner iteration, :meth:`DerivativeAudit.offer` (planner thread) copies one
+knot, chosen at random among the knots the provider linearized, with the planner's A, B for it,
+and hands it to a worker thread at the lowest priority (niceness 19). The worker recomputes
+(A*, B*) by centered ``mjd_transitionFD`` on its own ``MjData`` of a copy of the planning model
+whose solver is tightened (Newton, tolerance 1e-12: at the usual 1e-8 the differences themselves
+are off by percent), and records the relative Frobenius errors
+
+    e_A = ‖A − A*‖ / ‖A*‖,   e_B = ‖B − B*‖ / ‖B*‖,   e = max(e_A, e_B).
+
+Differences have an error of their own (truncation ∝ eps², solver residual and steep contact
+curvature ∝ 1/eps; on planner knots of the A1 trot, eps = 1e-6 is off by up to 5 % where 1e-4
+agrees with the closed form to 4e-4), so a check beyond the threshold is repeated at 10 eps and
+100 eps and the best agreement counts.
+
+A check beyond ``threshold`` is a disagreement if the knot is smooth (the contact set and the
+constraint states stay put under ±eps in every state and control coordinate; elsewhere the
+derivative of the current contact set is all any backend can give, and differences straddle
+the kink): it is logged with the state, which is saved under ``audit/`` in the run directory
+(:func:`load_state` replays it), and, with ``switch_to_fd``, the session linearizes by ``fd``
+from the next iteration on. Non-smooth knots are counted apart. If the worker is still busy
+when a knot is due, that knot is skipped (counted): the audit samples, it never queues.
+
+At the end the checks go to ``audit.csv`` and ``audit.png`` (when matplotlib is installed)
+in the run directory, and their statistics to the summary.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import csv
+import json
+import logging
+import os
+import queue
+import threading
+import time as _time
+from dataclasses import dataclass
+from pathlib import Path
+
+import mujoco
+import numpy as np
+
+import robots
+from common.trajectory import Trajectory
+from derivatives.provider_base import Linearization
+from mpc.app.config import AuditSettings
+from mpc.tasks import make_task
+
+log = logging.getLogger(__name__)
+
+#: Columns of ``audit.csv``.
+COLUMNS = ("iteration", "time", "knot", "err_A", "err_B", "err", "smooth", "seconds")
+
+
+@dataclass(frozen=True)
+class _Knot:
+    """What the worker needs of one planner knot (copies)."""
+
+    iteration: int
+    knot: int
+    time: float
+    qpos: np.ndarray
+    qvel: np.ndarray
+    act: np.ndarray
+    ctrl: np.ndarray
+    warmstart: np.ndarray
+    A: np.ndarray
+    B: np.ndarray
+
+
+def oracle_model(model: mujoco.MjModel) -> mujoco.MjModel:
+    """A copy of ``model`` with the Newton solver converged to 1e-12."""
+    m = copy.copy(model)
+    m.opt.solver = mujoco.mjtSolver.mjSOL_NEWTON
+    m.opt.tolerance = 1e-12
+    m.opt.ls_tolerance = 1e-12
+    m.opt.iterations = 1000
+    m.opt.ls_iterations = 200
+    return m
+
+
+def relative_error(x: np.ndarray, ref: np.ndarray) -> float:
+    """‖x − ref‖_F / ‖ref‖_F (‖x − ref‖_F if ref is zero)."""
+    den = float(np.linalg.norm(ref))
+    num = float(np.linalg.norm(x - ref))
+    return num / den if den > 0 else num
+
+
+def _signature(m: mujoco.MjModel, d: mujoco.MjData) -> tuple:
+    """Contact set and constraint states at the solver's solution (``efc_state`` after
+    ``mj_forward`` is not that state when islands are on: recomputed from jar)."""
+    mujoco.mj_forward(m, d)
+    jar = d.efc_J.reshape(d.nefc, m.nv) @ d.qacc - d.efc_aref
+    mujoco.mj_constraintUpdate(m, d, jar, None, 0)
+    geoms = tuple(tuple(int(g) for g in d.contact[i].geom) for i in range(d.ncon))
+    return geoms, tuple(int(s) for s in d.efc_state)
+
+
+class DerivativeAudit:
+    """Checks one knot every ``every`` iterations on a low-priority worker (see module doc).
+
+    ``meta`` (robot, task, planner timestep, self-collision, model name) goes into every saved
+    state so that :func:`load_state` can rebuild the planning model.
+    """
+
+    def __init__(self, model: mujoco.MjModel, run_dir: Path, settings: AuditSettings,
+                 meta: dict, seed: int = 0):
+        self.settings = settings
+        self.dir = Path(run_dir)
+        self.meta = meta
+        self.model = oracle_model(model)
+        self._data = mujoco.MjData(self.model)
+        self._rng = np.random.default_rng(seed)
+        self._queue: queue.Queue[_Knot | None] = queue.Queue(maxsize=1)
+        self._lock = threading.Lock()
+        #: Finished checks, rows of :data:`COLUMNS`.
+        self.rows: list[tuple] = []
+        self.skipped = 0
+        self.disagreements = 0
+        #: Set by the worker when a disagreement asks the run to switch to fd.
+        self.switch_requested = False
+        self._worker = threading.Thread(target=self._work, name="derivative-audit", daemon=True)
+        self._worker.start()
+
+    # --- planner thread -----------------------------------------------------------------------
+    def offer(self, iteration: int, nominal: Trajectory | None, lin: Linearization,
+              knots: np.ndarray) -> None:
+        """After planner iteration ``iteration``: hand one of its linearized ``knots`` to the
+        worker if one is due and the worker is free (a few small copies, nothing else)."""
+        if iteration % self.settings.every or nominal is None or len(knots) == 0:
+            return
+        if self._queue.full():
+            with self._lock:
+                self.skipped += 1
+            return
+        t = int(self._rng.choice(knots))
+        self._queue.put_nowait(_Knot(iteration, t, float(nominal.time[t]), nominal.qpos[t].copy(),
+                                     nominal.qvel[t].copy(), nominal.act[t].copy(),
+                                     nominal.ctrl[t].copy(), nominal.warmstart[t].copy(),
+                                     lin.A[t].copy(), lin.B[t].copy()))
+
+    # --- worker -------------------------------------------------------------------------------
+    def _work(self) -> None:
+        # lowest priority for this thread only (Linux niceness is per thread): the audit takes
+        # what the planner leaves
+        with contextlib.suppress(AttributeError, OSError):  # platforms without it
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+        while (k := self._queue.get()) is not None:
+            try:
+                self._check(k)
+            except Exception:  # an audit must never take the run down
+                log.exception("derivative audit of knot %d failed", k.knot)
+
+    def _load(self, k: _Knot) -> mujoco.MjData:
+        d = self._data
+        d.time = k.time
+        d.qpos[:], d.qvel[:], d.act[:], d.ctrl[:] = k.qpos, k.qvel, k.act, k.ctrl
+        d.qacc_warmstart[:] = k.warmstart
+        return d
+
+    def _differences(self, k: _Knot, eps: float) -> tuple[np.ndarray, np.ndarray]:
+        m = self.model
+        nx = 2 * m.nv + m.na
+        A, B = np.zeros((nx, nx)), np.zeros((nx, m.nu))
+        mujoco.mjd_transitionFD(m, self._load(k), eps, True, A, B, None, None)
+        return A, B
+
+    def _check(self, k: _Knot) -> None:
+        start = _time.perf_counter()
+        s = self.settings
+        # the oracle's own error: truncation grows as eps², the solver's residual (and the
+        # steep cone curvature of a barely sliding foot) as 1/eps; where eps is too small for
+        # a state, a larger step agrees, so a check beyond the threshold tries 10 eps and
+        # 100 eps and keeps the best agreement
+        err, err_a, err_b, best = np.inf, np.inf, np.inf, None
+        for eps in (s.eps, 10 * s.eps, 100 * s.eps):
+            A, B = self._differences(k, eps)
+            errors = relative_error(k.A, A), relative_error(k.B, B)
+            if max(errors) < err:
+                (err_a, err_b), err, best = errors, max(errors), (A, B)
+            if err <= s.threshold:
+                break
+        smooth = True
+        if err > s.threshold:
+            smooth = self._smooth(k)
+            if smooth:
+                self._disagreement(k, *best, err_a, err_b)
+            else:
+                log.info("derivative audit: knot %d at t=%.3f s is %.1e off but its contact "
+                         "set changes within ±%.0e (non-smooth; not a disagreement)", k.knot,
+                         k.time, err, s.eps)
+        with self._lock:
+            self.rows.append((k.iteration, k.time, k.knot, err_a, err_b, err, int(smooth),
+                              _time.perf_counter() - start))
+
+    def _smooth(self, k: _Knot) -> bool:
+        """True if ±eps in every state and control coordinate keeps the contact set and the
+        constraint states."""
+        m, eps = self.model, self.settings.eps
+        base = _signature(m, self._load(k))
+        d = self._data
+        for i in range(2 * m.nv + m.nu):
+            for sign in (1.0, -1.0):
+                self._load(k)
+                if i < m.nv:
+                    dq = np.zeros(m.nv)
+                    dq[i] = sign * eps
+                    mujoco.mj_integratePos(m, d.qpos, dq, 1.0)
+                elif i < 2 * m.nv:
+                    d.qvel[i - m.nv] += sign * eps
+                else:
+                    d.ctrl[i - 2 * m.nv] += sign * eps
+                if _signature(m, d) != base:
+                    return False
+        return True
+
+    def _disagreement(self, k: _Knot, A: np.ndarray, B: np.ndarray, err_a: float,
+                      err_b: float) -> None:
+        folder = self.dir / "audit"
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"disagreement_{k.iteration:06d}_knot{k.knot:02d}.npz"
+        np.savez(path, time=k.time, qpos=k.qpos, qvel=k.qvel, act=k.act, ctrl=k.ctrl,
+                 warmstart=k.warmstart, A=k.A, B=k.B, A_fd=A, B_fd=B, err_A=err_a, err_B=err_b,
+                 eps=self.settings.eps, meta=json.dumps(self.meta))
+        with self._lock:
+            self.disagreements += 1
+            switch = self.settings.switch_to_fd and not self.switch_requested
+            self.switch_requested |= self.settings.switch_to_fd
+        log.warning("derivative audit: iteration %d knot %d (t=%.4f s) disagrees with centered "
+                    "finite differences: relative error A %.2e, B %.2e (threshold %.0e); "
+                    "qpos %s qvel %s ctrl %s; state saved to %s", k.iteration, k.knot, k.time,
+                    err_a, err_b, self.settings.threshold, np.array2string(k.qpos, 200),
+                    np.array2string(k.qvel, 200), np.array2string(k.ctrl, 200), path)
+        if switch:
+            log.warning("derivative audit: switching the planner to the fd backend "
+                        "(derivatives.audit.switch_to_fd)")
+
+    # --- reporting ----------------------------------------------------------------------------
+    def latest(self) -> tuple[int, float, float, int] | None:
+        """(checks, last error, worst error, disagreements), or None before the first check."""
+        with self._lock:
+            if not self.rows:
+                return None
+            errors = [r[5] for r in self.rows]
+            return len(errors), errors[-1], max(errors), self.disagreements
+
+    def close(self, timeout: float = 30.0) -> dict:
+        """Stop the worker (after the check in progress), write ``audit.csv`` and
+        ``audit.png``, return the statistics for the summary."""
+        try:
+            self._queue.put(None, timeout=timeout)
+        except queue.Full:  # pragma: no cover - a check that never ends
+            log.warning("derivative audit worker did not finish")
+        self._worker.join(timeout)
+        with self._lock:
+            rows = list(self.rows)
+        with open(self.dir / "audit.csv", "w", newline="") as f:
+            writer = csv.writer(f)
+            writer.writerow(COLUMNS)
+            writer.writerows(rows)
+        errors = np.array([r[5] for r in rows])
+        smooth = np.array([r[6] for r in rows], dtype=bool)
+        _plot(self.dir / "audit.png", rows, self.settings.threshold)
+        return {
+            "every": self.settings.every,
+            "threshold": self.settings.threshold,
+            "checks": len(rows),
+            "skipped": self.skipped,
+            "median_error": float(np.median(errors)) if len(rows) else None,
+            "worst_error": float(errors.max()) if len(rows) else None,
+            "worst_smooth_error": float(errors[smooth].max()) if smooth.any() else None,
+            "non_smooth": int((~smooth).sum()),
+            "disagreements": self.disagreements,
+            "switched_to_fd": self.switch_requested,
+            "check_ms_median": float(np.median([r[7] for r in rows]) * 1e3) if rows else None,
+        }
+
+
+def _plot(path: Path, rows: list[tuple], threshold: float) -> None:
+    """Relative error of each check over plan time (log scale), non-smooth knots hollow."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:  # the plot extra is optional; audit.csv holds the same numbers
+        return
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    if rows:
+        t = np.array([r[1] for r in rows])
+        e = np.maximum(np.array([r[5] for r in rows]), 1e-16)
+        smooth = np.array([r[6] for r in rows], dtype=bool)
+        ax.semilogy(t[smooth], e[smooth], "o", ms=3, label="smooth knot")
+        ax.semilogy(t[~smooth], e[~smooth], "o", ms=3, mfc="none", label="contact set changes")
+    ax.axhline(threshold, color="r", lw=1, label="threshold")
+    ax.set_xlabel("plan time (s)")
+    ax.set_ylabel("relative error of A, B")
+    ax.set_title("derivative audit against centered finite differences")
+    ax.legend(loc="upper right", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def load_state(path: str | Path) -> tuple[mujoco.MjModel, mujoco.MjData, dict]:
+    """A saved disagreement: the planning model rebuilt from its metadata, data holding the
+    knot (state, control, warm start, time; forward pass done) and the saved arrays."""
+    saved = dict(np.load(path))
+    meta = json.loads(str(saved.pop("meta")))
+    task_params = dict(meta["task"])
+    task = make_task(task_params.pop("name"), robots.info(meta["robot"]), **task_params)
+    m = task.planning_model(meta["timestep"], meta["self_collision"],
+                            meta["impratio"])
+    d = mujoco.MjData(m)
+    d.time = float(saved["time"])
+    d.qpos[:], d.qvel[:], d.act[:], d.ctrl[:] = (saved["qpos"], saved["qvel"], saved["act"],
+                                                 saved["ctrl"])
+    d.qacc_warmstart[:] = saved["warmstart"]
+    mujoco.mj_forward(m, d)
+    return m, d, saved

@@ -1,0 +1,64 @@
+"""The TV-LQR feedback law between plans, with the guards that keep bad commands off the plant.
+
+u = clamp(u*(t) + g K(t) (x ⊖ x*(t))) from the latest published policy, with the gain scale
+g in [0, 1] (``runtime.feedback_gain``): the gains K assume the command acts at once, and a
+command path with several milliseconds of delay (a robot over the network) turns the full
+gains into a growing joint oscillation, which a smaller g avoids. A non-finite result is
+never sent (the plant keeps its last command); a policy older than ``timeout`` or repeated
+non-finite results put the plant in damping, with the reason logged.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from mpc.app.plants.plant_base import Plant, PlantState
+from mpc.planner.policy import Policy
+
+log = logging.getLogger(__name__)
+
+#: Consecutive non-finite actions tolerated before the plant is put in damping.
+MAX_NONFINITE = 3
+
+
+class FeedbackController:
+    def __init__(self, plant: Plant, nu: int, timeout: float, gain: float = 1.0):
+        if not 0.0 <= gain <= 1.0:
+            raise ValueError(f"feedback gain must be within 0..1, got {gain}")
+        self.plant = plant
+        self.timeout = float(timeout)
+        self.gain = float(gain)
+        self.ctrl = np.zeros(nu)
+        self.sent = 0
+        self.nonfinite = 0
+        self.stopped: str | None = None
+        self.last_age = 0.0
+
+    def step(self, policy: Policy, state: PlantState) -> np.ndarray | None:
+        """Evaluate the policy at ``state`` and send the result; returns what was sent."""
+        if self.stopped is not None:
+            return None
+        self.last_age = state.time - policy.start
+        if self.last_age > self.timeout:
+            return self._stop(f"policy expired ({self.last_age:.3f} s old, "
+                              f"limit {self.timeout:.3f} s)")
+        _, finite = policy.action(state.time, state.qpos, state.qvel, state.act, out=self.ctrl,
+                                  feedback=self.gain)
+        if not finite or not np.all(np.isfinite(self.ctrl)):
+            self.nonfinite += 1
+            log.warning("non-finite feedback action discarded (%d in a row)", self.nonfinite)
+            if self.nonfinite >= MAX_NONFINITE:
+                return self._stop("repeated non-finite feedback actions")
+            return None
+        self.nonfinite = 0
+        self.plant.send(self.ctrl)
+        self.sent += 1
+        return self.ctrl
+
+    def _stop(self, reason: str) -> None:
+        self.stopped = reason
+        self.plant.damp(reason)
+        log.error("feedback stopped: %s", reason)
+        return None

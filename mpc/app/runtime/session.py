@@ -1,0 +1,445 @@
+"""One run: the planner, the plant, the feedback law, the monitors and the observers.
+
+The loops in :mod:`mpc.app.runtime.lockstep` and :mod:`mpc.app.runtime.realtime` only decide *when*
+to plan, to act, to step and to tick; everything they call lives here. What the run does is
+reported to :class:`~mpc.app.observers.observer_base.Observer` s (the recorder always; telemetry, a
+dashboard or a viewer when asked for), which never read the session's internals.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import threading
+import time as _time
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+import derivatives
+from common.registry import Registry
+from derivatives.counter import fallbacks_since
+from mpc.app import assembly
+from mpc.app.commands import COMMAND_SOURCES, CommandFilter, CommandSource
+from mpc.app.config import AuditSettings, Config
+from mpc.app.observers.observer_base import Observer, PlanReport, StateReport, Status
+from mpc.app.plants.plant_base import Plant, PlantState
+from mpc.app.record.recorder import RunRecorder
+from mpc.app.runtime.audit import DerivativeAudit
+from mpc.app.runtime.feedback import FeedbackController
+from mpc.app.runtime.predict import StatePredictor
+from mpc.app.runtime.signals import held_signals
+from mpc.planner.planner_base import IterationStats
+from mpc.planner.policy import Policy
+from mpc.tasks.task_base import Task, base_yaw
+
+log = logging.getLogger(__name__)
+
+#: Observers a config can switch on by name (``telemetry.lcm_url``: ``lcm_telemetry``;
+#: ``ros2.enabled``: ``ros2``; ``output.mcap``: ``mcap_log``): plug-ins above mpc, entry points
+#: of group ``legged_mpc.observers``.
+OBSERVERS: Registry[Observer] = Registry("observer", {}, group="observers")
+
+
+@dataclass
+class Counters:
+    """Rates and timings measured during the run."""
+
+    iterations: int = 0
+    failed_iterations: int = 0
+    feedback_steps: int = 0
+    iteration_ms: list[float] = field(default_factory=list)
+    derivative_ms: list[float] = field(default_factory=list)
+    phase_ms: dict[str, list[float]] = field(default_factory=dict)
+    stage_costs: list[float] = field(default_factory=list)
+    #: Each term's cost at the measured state of the latest plan that computed them.
+    term_costs: np.ndarray | None = None
+    policy_age: list[float] = field(default_factory=list)
+    max_joint_speed: float = 0.0
+    last: IterationStats | None = None
+
+
+class Session:
+    """Builds everything from a config and exposes plan/act/observe/tick to the loops."""
+
+    def __init__(self, cfg: Config, run_dir: Path, plant: Plant | None = None):
+        """``plant`` replaces the one the config describes (tests that hold a plant).
+
+        The run directory (config.yaml, events.log) is written before the planner and the
+        plant are built, so a start-up that fails or is interrupted (Ctrl-C while the kernels
+        compile, the robot connects or ramps) leaves its record too: an interrupted one also
+        gets summary.json (``"started": false``, the stage, the damping reason)."""
+        self.cfg = cfg
+        self.run_dir = Path(run_dir)
+        self.task = assembly.build_task(cfg)
+        self.recorder = RunRecorder(self.run_dir, cfg.to_dict(),
+                                    [t.name for t in self.task.terms])
+        self.planner = self.plant = None
+        #: What the start-up is doing (named in the record of an interrupted start).
+        self.stage = "compiling the planner (or loading its compiled kernels)"
+        try:
+            self.planner = assembly.build_planner(cfg, self.task)
+            # the task's sensors exist once its planning model is built
+            self.recorder.path_sensors = path_sensors(self.task)
+            robot = plant is None and assembly.plant_class(cfg).realtime_only
+            if plant is None:  # held before it is prepared: an interrupted ramp closes it
+                self.stage = "connecting to the robot" if robot else "building the plant"
+                self.plant = assembly.make_plant(cfg)
+                self.stage = "ramping the robot to its home pose" if robot else "preparing"
+                self.plant.prepare()
+            else:
+                self.plant = plant
+            self.stage = "starting the run"
+            self._start()
+        except BaseException as e:  # a robot link must not outlive a run that never started
+            self._abandon(e)
+            raise
+
+    def _abandon(self, error: BaseException) -> None:
+        """A start-up that failed: the plant (damping on hardware) and the planner closed, the
+        record finished; interrupted, with a summary naming the signal and the stage. Further
+        signals meanwhile are only noted (see :mod:`mpc.app.runtime.signals`)."""
+        with held_signals():
+            self._close_unstarted(error)
+
+    def _close_unstarted(self, error: BaseException) -> None:
+        for part in (self.plant, self.planner):
+            if part is not None:
+                part.close()
+        if isinstance(error, KeyboardInterrupt):
+            by = f" by {error.args[0]}" if error.args else ""
+            log.warning("interrupted%s before the run started, while %s", by, self.stage)
+            damping = None if self.plant is None else self.plant.damping_reason
+            self.recorder.close({
+                "robot": self.cfg.robot, "task": self.cfg.task["name"],
+                "config": self.cfg.source, "backend": self.cfg.derivatives["backend"],
+                "mode": self.cfg.runtime.mode, "seed": self.cfg.runtime.seed,
+                "run_dir": str(self.run_dir), "started": False, "interrupted": True,
+                "interrupted_by": error.args[0] if error.args else "SIGINT",
+                "stage": self.stage, "damping_reason": damping, "trip_reason": None})
+        else:
+            self.recorder.detach()
+
+    def _start(self) -> None:
+        """Everything after the plant is up: feedback, observers, the first state."""
+        cfg = self.cfg
+        self.robot = self.task.robot
+        rt = cfg.runtime
+        self.feedback = FeedbackController(self.plant, self.planner.layout.nu,
+                                           rt.policy_timeout, rt.feedback_gain)
+        # Planning ahead: by the measured iteration time in real time, by the emulated plan
+        # latency in lockstep (where wall time means nothing).
+        self.predictor = None
+        if rt.plan_ahead and rt.mode == "realtime":
+            self.predictor = StatePredictor(self.planner.model, rt.feedback_gain)
+        elif rt.plan_ahead and rt.plan_latency > 0:
+            self.predictor = StatePredictor(self.planner.model, rt.feedback_gain,
+                                            fixed_lead=rt.plan_latency)
+        #: Plans waiting to come into force (lockstep with ``runtime.plan_latency``).
+        self._pending: deque[tuple[float, Policy]] = deque()
+        self.counters = Counters()
+        self.lock = threading.Lock()
+        self.fell: str | None = None
+        #: Set when Ctrl-C ended the run early.
+        self.interrupted = False
+        self.fd_start = derivatives.fd_evaluations()
+        self.fallback_start = derivatives.fallbacks()
+        self.wall_start = _time.perf_counter()
+        #: The derivative audit (``derivatives.audit.every`` > 0), else None.
+        self.audit: DerivativeAudit | None = None
+        audit = AuditSettings(**cfg.derivatives.get("audit", {}))
+        if audit.every:
+            p = cfg.planner
+            self.audit = DerivativeAudit(self.planner.model, self.run_dir, audit, {
+                "robot": cfg.robot, "task": dict(cfg.task), "timestep": p.timestep,
+                "self_collision": p.self_collision, "impratio": p.impratio,
+                "model": self.planner.model.names.split(b"\0", 1)[0].decode()},
+                cfg.runtime.seed)
+        self.observers: list[Observer] = [self.recorder]
+        if cfg.telemetry.lcm_url:
+            self.attach(OBSERVERS.get("lcm_telemetry")(
+                cfg.telemetry.lcm_url, cfg.telemetry.channel, self.task))
+        state = self.plant.read_state()
+        self.time_start = state.time
+        #: The run's clock as time since the epoch (ROS 2 stamps, run.mcap): the wall clock at
+        #: the start plus plant time since (``time_ns``).
+        self.epoch_ns = _time.time_ns()
+        self._attach_plugins()
+        #: Velocity mode: where commands come from and the filter they pass (else None).
+        self.command_source: CommandSource | None = None
+        self.command_filter: CommandFilter | None = None
+        if cfg.command.source:
+            options = dict(cfg.command.source)
+            source_cls = COMMAND_SOURCES.get(options.pop("type"))
+            if "ros2" in inspect.signature(source_cls.__init__).parameters:
+                options["ros2"] = cfg.ros2  # a ROS 2 source joins the run's ROS 2 domain
+            self.command_source = source_cls.build(options, self.plant)
+            self.command_filter = CommandFilter(cfg.command.max_speed, cfg.command.max_accel,
+                                                cfg.command.timeout)
+            self.update_command(state.time)
+        waypoints = self.task.waypoints
+        self.goal_final = np.array(waypoints[-1] if len(waypoints) else [np.nan, np.nan])
+        self.goal_distance_start = self.goal_distance(state.qpos)
+        self.planner.reset(state.time, state.qpos, state.qvel, state.act)
+        self._in_force = self.planner.policy
+        self._next_record = state.time
+        self._record_period = 1.0 / cfg.output.record_rate
+        self._warmup_done = False
+
+    def attach(self, observer: Observer) -> None:
+        """Report the rest of the run to ``observer`` too."""
+        self.observers.append(observer)
+
+    def time_ns(self, time: float) -> int:
+        """Plant time ``time`` on the run's clock (ns since the epoch, see ``epoch_ns``)."""
+        return self.epoch_ns + round((time - self.time_start) * 1e9)
+
+    def _attach_plugins(self) -> None:
+        """The ROS 2 interface (``ros2.enabled``, or a ``ros2`` command source) and the
+        run.mcap log (``output.mcap``, when its extra is installed: else an event says so)."""
+        cfg = self.cfg
+        if cfg.ros2.enabled or cfg.command.source.get("type") == "ros2":
+            try:
+                interface = OBSERVERS.get("ros2")
+            except ImportError as e:
+                package = (e.name or "?").split(".")[0]
+                raise ValueError(f"ros2: needs the Python package {package!r}: "
+                                 f"pip install 'legged-mpc[ros2]'") from None
+            self.attach(interface(cfg.ros2, self.task, self.planner.model, self.time_ns))
+        if cfg.output.mcap:
+            try:
+                log_cls = OBSERVERS.get("mcap_log")
+            except ImportError as e:
+                log.warning("run.mcap is not written: the Python package %r is missing "
+                            "(pip install 'legged-mpc[ros2]'; output.mcap: false silences "
+                            "this)", (e.name or "?").split(".")[0])
+            else:
+                # first in the list, so it closes last (observers close in reverse order):
+                # it converts the run directory the recorder has written
+                self.observers.insert(0, log_cls(self.run_dir, self.epoch_ns, self.time_start))
+
+    # --- the actions of the loops ----------------------------------------------------------
+    def update_command(self, time: float) -> None:
+        """Poll the command source and hand the filtered command to the task. Commands run
+        on the run's clock: plant time since the start."""
+        t = time - self.time_start
+        self.task.set_command(self.command_filter.update(t, self.command_source.read(t)))
+
+    def plan(self, state: PlantState) -> IterationStats:
+        start = _time.perf_counter()
+        if self.predictor is not None:
+            state = self.predictor.predict(state, self.policy_in_force(state))
+        if self.audit is not None and self.audit.switch_requested:
+            self._switch_to_fd()
+        if self.command_source is not None:
+            self.update_command(state.time)
+        stats = self.planner.iterate(state.time, state.qpos, state.qvel, state.act)
+        if self.audit is not None and stats.status == "ok":
+            self.audit.offer(stats.iteration, self.planner.nominal, self.planner.linearization,
+                             self.planner.knots)
+        if self.predictor is not None and self._warmup_done and stats.status == "ok":
+            self.predictor.note(_time.perf_counter() - start)
+        if self.cfg.runtime.plan_latency > 0:
+            self._pending.append((state.time + self.cfg.runtime.plan_latency,
+                                  self.planner.policy))
+        with self.lock:
+            c = self.counters
+            c.last = stats
+            if not self._warmup_done:  # the first iteration includes JIT compilation
+                self._warmup_done = True
+            else:
+                c.iterations += 1
+                if stats.status != "ok":
+                    c.failed_iterations += 1
+                    log.warning("planner iteration %d discarded: %s", stats.iteration,
+                                stats.status)
+                else:
+                    c.iteration_ms.append(stats.timings["total"])
+                    c.derivative_ms.append(stats.timings["derivatives"])
+                    for k, v in stats.timings.items():
+                        c.phase_ms.setdefault(k, []).append(v)
+            if np.isfinite(stats.stage_cost):
+                c.stage_costs.append(stats.stage_cost)
+            if len(stats.term_costs):
+                c.term_costs = stats.term_costs
+            report = PlanReport(stats, self.planner.nominal, _time.perf_counter() -
+                                self.wall_start, c.iterations, c.feedback_steps,
+                                self.feedback.last_age, _copy(self.task.goal))
+        for observer in self.observers:
+            observer.on_plan(report)
+        return stats
+
+    def _switch_to_fd(self) -> None:
+        """The audit found the derivatives wrong and the config asks for fd from then on."""
+        if self.planner.provider.name == "fd":
+            return
+        old = self.planner.provider
+        self.planner.provider = derivatives.make_provider(
+            "fd", self.planner.model, **self.cfg.derivatives.get("fd", {}))
+        old.close()
+        log.warning("planner now linearizes by finite differences (fd backend)")
+
+    def act(self, state: PlantState) -> None:
+        self.plant.set_planned_stance(self.task.planned_stance(state.time))
+        self.feedback.step(self.policy_in_force(state), state)
+        with self.lock:
+            self.counters.feedback_steps += 1
+            self.counters.policy_age.append(self.feedback.last_age)
+
+    def policy_in_force(self, state: PlantState) -> Policy:
+        """The policy the feedback law follows at ``state``: the planner's latest, or with
+        ``runtime.plan_latency`` the latest whose latency has passed in plant time."""
+        if self.cfg.runtime.plan_latency <= 0:
+            return self.planner.policy
+        while self._pending and self._pending[0][0] <= state.time + 1e-9:
+            self._in_force = self._pending.popleft()[1]
+        return self._in_force
+
+    def observe(self, state: PlantState) -> bool:
+        """Record and check the state; returns False when the run must stop (a fall). A dry
+        run commands nothing, so a robot lying on its side is not a reason to stop it."""
+        joints = state.qvel[6:]  # after the floating base's 6 velocities
+        if joints.size and np.all(np.isfinite(joints)):
+            self.counters.max_joint_speed = max(self.counters.max_joint_speed,
+                                                float(np.max(np.abs(joints))))
+        if state.time + 1e-9 >= self._next_record:
+            self._next_record += self._record_period
+            contacts = self.plant.foot_contacts()
+            if contacts is None:
+                contacts = np.zeros(len(self.robot.feet), bool)
+            report = StateReport(state.time, state.qpos, state.qvel, self.feedback.ctrl.copy(),
+                                 contacts, _time.perf_counter() - self.wall_start,
+                                 self.counters.feedback_steps,
+                                 self.task.planned_stance(state.time),
+                                 self.plant.actuator_forces(), self.task.command)
+            for observer in self.observers:
+                observer.on_state(report)
+        if self.fell is None:
+            self.fell = self.task.fall_reason(state.qpos)
+            if self.fell is not None:
+                log.error("robot fell at t=%.3f s: %s", state.time, self.fell)
+                return bool(self.cfg.safety.get("dry_run", False))
+        return True
+
+    def tick(self) -> bool:
+        """Let the observers show the run (main thread); False when the run must end: an
+        observer asked (the viewer was closed) or a robot's safety layer tripped."""
+        state = self.plant.read_state()
+        with self.lock:
+            c = self.counters
+            status = Status(state, c.iterations, c.feedback_steps, self.feedback.last_age,
+                            c.last, self.planner.nominal, self.goal_distance(state.qpos),
+                            self.plant.foot_contacts(),
+                            self.fell or self.feedback.stopped or self.trip_reason(),
+                            None if self.audit is None else self.audit.latest(),
+                            self.task.command)
+        keep = [observer.tick(status) for observer in self.observers]
+        if self.plant.interrupted_by is not None:  # a terminal's Ctrl-C reached its link too
+            raise KeyboardInterrupt(self.plant.interrupted_by)
+        return all(keep) and self.trip_reason() is None
+
+    def trip_reason(self) -> str | None:
+        """Why a robot's safety layer put it in damping before the run ended, if it did."""
+        reason = self.plant.damping_reason
+        if self.plant.realtime_only and reason not in (None, "run ended"):
+            return reason
+        return None
+
+    # --- measurements ----------------------------------------------------------------------
+    def goal_distance(self, qpos: np.ndarray) -> float:
+        return float(np.linalg.norm(qpos[:2] - self.goal_final))
+
+    def summary(self, mode: str) -> dict:
+        state = self.plant.read_state()
+        c = self.counters
+        sim_time = state.time - self.time_start
+        wall = _time.perf_counter() - self.wall_start
+        rate_base = sim_time if mode == "lockstep" else self.loop_wall_time
+        # None (null in summary.json) for what was not measured, e.g. a run that planned nothing
+        med = lambda v: float(np.median(v)) if v else None  # noqa: E731
+        p95 = lambda v: float(np.percentile(v, 95)) if v else None  # noqa: E731
+        return {
+            "robot": self.cfg.robot,
+            "task": self.cfg.task["name"],
+            "config": self.cfg.source,
+            "backend": self.cfg.derivatives["backend"],
+            "mode": mode,
+            "seed": self.cfg.runtime.seed,
+            "run_dir": str(self.run_dir),
+            "started": True,
+            "interrupted": self.interrupted,
+            "sim_time_s": round(sim_time, 6),
+            # the run's clock at the start (ROS 2 stamps, run.mcap: this + plant time since)
+            "start_time_unix_ns": self.epoch_ns,
+            "wall_time_s": round(wall, 3),
+            "loop_wall_time_s": round(self.loop_wall_time, 3),
+            "real_time_factor": round(sim_time / self.loop_wall_time, 3)
+            if self.loop_wall_time > 0 else None,
+            "fell": self.fell is not None,
+            "fell_reason": self.fell,
+            # summarized before the plant is closed: any reason here is a trip during the run
+            "damping_reason": self.plant.damping_reason,
+            "trip_reason": self.trip_reason(),
+            "goal": self.goal_final.tolist(),
+            "goal_distance_start_m": round(self.goal_distance_start, 4),
+            "goal_distance_end_m": round(self.goal_distance(state.qpos), 4),
+            "final_base_xy": [round(float(v), 4) for v in state.qpos[:2]],
+            "final_base_yaw": round(base_yaw(state.qpos), 4),  # rad
+            "final_term_costs": None if c.term_costs is None else
+            {t.name: float(v) for t, v in zip(self.task.terms, c.term_costs, strict=True)},
+            "mean_cost": float(np.mean(c.stage_costs)) if c.stage_costs else None,
+            "planner_iterations": c.iterations,
+            "failed_iterations": c.failed_iterations,
+            "planning_rate_hz": round(c.iterations / rate_base, 2) if rate_base > 0 else None,
+            "iteration_ms_median": med(c.iteration_ms),
+            "iteration_ms_p95": p95(c.iteration_ms),
+            "derivative_ms_median": med(c.derivative_ms),
+            "phase_ms_median": {k: med(v) for k, v in c.phase_ms.items()},
+            "feedback_rate_hz": round(c.feedback_steps / rate_base, 2) if rate_base > 0
+            else None,
+            "policy_age_ms_median": med(c.policy_age) * 1e3 if c.policy_age else None,
+            "policy_age_ms_max": float(np.max(c.policy_age)) * 1e3 if c.policy_age else None,
+            "max_joint_speed_rad_s": round(c.max_joint_speed, 3),
+            "fd_evaluations": derivatives.fd_evaluations() - self.fd_start,
+            # the analytic backend's knots by finite differences, by reason (empty: none)
+            "analytic_fallbacks": fallbacks_since(self.fallback_start),
+        }
+
+    #: Wall time spent in the control loop proper (set by the loop).
+    loop_wall_time: float = 0.0
+
+    def close(self, mode: str) -> dict:
+        """Stop the plant (damping on hardware), tell the observers (the recorder writes the
+        run directory), return the summary."""
+        summary = self.summary(mode)
+        if self.audit is not None:
+            summary["derivative_audit"] = self.audit.close()
+        if self.command_source is not None:
+            self.command_source.close()
+            summary["command_source"] = self.command_source.stats()
+        self.plant.close()
+        # read after closing: a robot link in a process of its own reports as it ends
+        summary["plant"] = self.plant.stats()
+        # commands a hardware link refused for their age (None: a plant that does not judge it)
+        summary["stale_commands"] = summary["plant"].get("stale_commands")
+        self.planner.close()
+        for observer in reversed(self.observers):
+            observer.close(summary)
+        return summary
+
+
+def path_sensors(task: Task) -> list[slice]:
+    """Where the base position and each foot's position are in the planning model's
+    sensordata (base first), for recording planned paths; empty when the task lacks one."""
+    names = ["base_pos", *(f"{f}_pos" for f in task.robot.feet)]
+    try:
+        return [task.sensor(n) for n in names]
+    except KeyError:
+        return []
+
+
+def _copy(goal: np.ndarray | None) -> np.ndarray | None:
+    """A copy of the task's goal (a viewer may move it while observers hold the report)."""
+    return None if goal is None else np.array(goal, dtype=float)

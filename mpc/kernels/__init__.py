@@ -1,4 +1,0 @@
-"""Numba kernels of the planner: plain numpy-array signatures, no MuJoCo objects.
-
-:mod:`mpc.kernels.rollout` also takes libmujoco functions as arguments (:mod:`derivatives.mjc`).
-"""

@@ -1,0 +1,458 @@
+"""The legged-task base: what every task of a walking robot shares.
+
+A legged task is a :class:`~mpc.tasks.task_base.Task` whose residual reads the robot's base,
+feet, centre of mass and actuators; it walks to goals on a gait schedule, or tracks a velocity
+command. This class holds all of that; a concrete task (:mod:`mpc.tasks.quadruped`,
+:mod:`mpc.tasks.humanoid`, :mod:`mpc.tasks.quadruped_biped`) declares its terms and adds the
+residuals of its own. ``docs/tasks.md`` walks through writing one.
+
+**Terms.** :meth:`LeggedTask.declare_terms` lists the terms in residual order, each a
+:class:`~mpc.tasks.task_base.CostTerm` (name, dimension, norm, norm parameter, default weight);
+a config's ``weights`` replace the defaults. The residual is affine in the sensors s where it
+can be, r = G s + c − target(t): at :meth:`bind` the method ``affine_<name>(model, G, c)`` of
+each term fills its rows of G (nr, ns) and c (nr), and at every evaluation :meth:`targets`
+gives what is subtracted from a term's rows at the knot times (a goal, a command, a heading).
+Then ∂r/∂s = G exactly, except where a task overrides :meth:`residual` and
+:meth:`residual_jacobian` for a term that is not affine (the humanoid's balance). The terms
+this base can build, with p the base position and z its z-axis (site ``imu``), f the foot
+positions, S the support feet (all by default), ρ the foot sites' resting height, h the
+standing height, c and ċ the centre of mass and its velocity, σ the effort scale, γ the
+posture gains, ĉ the command, and ψ(t) the heading of the stage, of the task or of the
+velocity reference:
+
+    upright   z − e_z                                              (3)
+    height    p_z − mean_S(f_z) − h                                (1)
+    position  p_xy − g(t)          (goal, stage or velocity reference)   (2)
+    gait      per foot in swing: f_z − (ρ + step(t)), else 0       (feet)
+    balance   c_xy + ċ_xy √(2h/g₀) − mean_S(f_xy)  (capture point)  (2)
+    effort    σ τ                                                  (actuators)
+    posture   γ ⊙ (q − q_home)                                     (actuators)
+    velocity  (v_x, v_y, ω_z) − ĉ               (velocity mode)   (3)
+    heading   a_xy − (cos ψ(t), sin ψ(t))     a the forward axis  (2)
+
+**Sensors.** The base position and axes (:attr:`BASE_SENSORS`) on the site ``imu``, each foot's
+position (and axes, :attr:`FOOT_SENSORS`), the subtree centre of mass and its velocity,
+actuator forces and joint angles; in velocity mode a velocimeter and a gyro; the forward axis
+when there is a heading term. The order they are added in is the order of ``sensordata``,
+the columns of G.
+
+**Goals, stages and modes.** In ``goal`` mode the task walks through ``waypoints`` (a goal or a
+list of them) in :class:`Stage` s: by default an optional hold (``hold_time`` seconds at the
+start position), then one stage per waypoint, each over when the base is within
+``waypoint_tolerance`` of it. A task sequences other behaviour by returning its own stages from
+:meth:`make_stages`. In ``velocity`` mode it tracks a body-frame command ĉ with the reference
+of :mod:`mpc.tasks.velocity` and the speed-adapted gait of :class:`mpc.tasks.gait.SpeedGait`.
+
+**Options.** The keyword arguments of :meth:`LeggedTask.__init__`, bounded in :attr:`RANGES`.
+A subclass takes ``**options`` and passes them on: the config check
+(:func:`mpc.app.schema.check_kwargs`) follows ``**options`` up the classes and merges their
+``RANGES``, so a subclass declares only its own options, their ranges and the defaults it
+changes.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import ClassVar
+
+import mujoco
+import numpy as np
+
+from mpc.tasks.gait import Gait, GaitClock, SpeedGait, step_height
+from mpc.tasks.task_base import CostTerm, Task, weighted_terms
+from mpc.tasks.velocity import VELOCITY_MODE_RANGES, VelocityMode, VelocityReference
+from robots.info import RobotInfo
+from robots.statics import resting_site_heights
+
+GRAVITY = 9.81
+
+#: Sensor types of the frame sensors a task can ask for on the base and the feet.
+FRAME_SENSORS = {"pos": mujoco.mjtSensor.mjSENS_FRAMEPOS,
+                 "xaxis": mujoco.mjtSensor.mjSENS_FRAMEXAXIS,
+                 "zaxis": mujoco.mjtSensor.mjSENS_FRAMEZAXIS}
+
+
+@dataclass
+class Stage:
+    """A stretch of a goal-mode plan: the base goes to ``goal`` (world xy; None: stays where
+    it was when the stage began) facing ``heading`` (radians, for a task with a heading term;
+    None: the task's own :attr:`LeggedTask.heading`) until ``done(time, qpos)`` holds (None:
+    the stage never ends). Only the last stage may never end."""
+
+    name: str
+    goal: np.ndarray | None = None
+    heading: float | None = None
+    done: Callable[[float, np.ndarray], bool] | None = None
+
+    def __post_init__(self) -> None:
+        if self.goal is not None and not isinstance(self.goal, np.ndarray):
+            self.goal = np.array(self.goal, dtype=float)  # an array (a view stays a view)
+
+
+class LeggedTask(VelocityMode, Task):
+    """Base of the legged tasks (see the module docstring)."""
+
+    #: Gaits by name, feet in the robot's foot order (their count is the feet the task needs).
+    GAITS: ClassVar[dict[str, Gait]]
+    #: The modes the task offers.
+    MODES: ClassVar[tuple[str, ...]] = ("goal", "velocity")
+    #: Frame sensors on the base site ``imu`` and on each foot site, in this order.
+    BASE_SENSORS: ClassVar[tuple[str, ...]] = ("pos", "zaxis")
+    FOOT_SENSORS: ClassVar[tuple[str, ...]] = ("pos",)
+
+    #: Bounds of the options, read by mpc.app.schema.check_kwargs (see mpc/app/schema.py);
+    #: a subclass's RANGES add to these and replace those it names.
+    RANGES: ClassVar[dict[str, dict[str, float]]] = {
+        "goal": {"min": -1000.0, "max": 1000.0},  # m, also every waypoint's x and y
+        "hold_time": {"min": 0.0, "max": 86400.0},
+        "height": {"gt": 0.0, "max": 2.0},
+        "foot_height": {"min": 0.0, "max": 0.2},
+        "duty": {"gt": 0.0, "max": 1.0},
+        "cadence": {"gt": 0.0, "max": 10.0},
+        "step_height": {"min": 0.0, "max": 0.5},
+        "effort_scale": {"gt": 0.0, "max": 100.0},
+        "waypoint_tolerance": {"gt": 0.0, "max": 10.0},
+        "weights": {"min": 0.0, "max": 1e6},
+        **VELOCITY_MODE_RANGES,
+    }
+
+    def __init__(self, robot: RobotInfo, gait: str = "trot", goal=(0.0, 0.0),
+                 hold_time: float = 0.0, height: float = 0.25,
+                 foot_height: float | None = None, duty: float | None = None,
+                 cadence: float | None = None, step_height: float | None = None,
+                 effort_scale: float = 0.02, waypoint_tolerance: float = 0.15,
+                 weights: dict | None = None, mode: str = "goal", lead: float = 0.2,
+                 cadence_gain: float = 1.0, max_cadence: float = 3.5, lift_gain: float = 0.03,
+                 max_lift: float = 0.08, hip_radius: float = 0.25, stand_speed: float = 0.05):
+        """``gait``: a name of :attr:`GAITS`, its ``duty``, ``cadence`` (Hz) and
+        ``step_height`` (m) replaced where given. ``goal``: [x, y] or waypoints [[x, y], ...];
+        ``hold_time`` (s): hold the start position until then. ``height`` (m): the base over
+        the support feet. ``foot_height`` (ρ, m): where a foot site rests on the ground
+        (default: :meth:`resting_foot_height`). ``effort_scale`` σ. ``weights``: term name ->
+        weight. ``mode``: one of :attr:`MODES`; ``lead`` (m) bounds the velocity mode's
+        position reference around the base; ``cadence_gain`` … ``stand_speed``: its
+        speed-adapted gait timing (:class:`mpc.tasks.gait.SpeedGait`)."""
+        super().__init__(robot)
+        if mode not in self.MODES:
+            raise ValueError(f"unknown mode {mode!r}; choose from {', '.join(self.MODES)}")
+        self.mode = mode
+        if gait not in self.GAITS:
+            raise ValueError(f"unknown gait {gait!r}; choose from {', '.join(self.GAITS)}")
+        base = self.GAITS[gait]
+        if len(base.offsets) != len(robot.feet):
+            raise ValueError(f"{self.name} needs a robot with {len(base.offsets)} feet, "
+                             f"{robot.name} has {len(robot.feet)}")
+        self.gait = Gait(base.name, base.offsets,
+                         base.duty if duty is None else float(duty),
+                         base.cadence if cadence is None else float(cadence),
+                         base.amplitude if step_height is None else float(step_height))
+        if not 0.0 < self.gait.duty <= 1.0:
+            raise ValueError(f"duty must be in (0, 1], got {self.gait.duty}")
+        self.height = float(height)
+        self._given_foot_height = None if foot_height is None else float(foot_height)
+        #: ρ (m): the gait targets' foot height on the ground, known once bound to a model.
+        self.foot_height = self._given_foot_height
+        self.effort_scale = float(effort_scale)
+        self.waypoint_tolerance = float(waypoint_tolerance)
+        self.hold_time = float(hold_time)
+        self.waypoints = as_waypoints(goal)
+        #: ψ (rad) of the heading term in goal mode, where a stage does not set one.
+        self.heading = 0.0
+        #: The goal-mode stages, made at the first :meth:`update` (the start is known then).
+        self.stages: list[Stage] | None = None
+        self.stage_index = 0
+        #: Where the base stood when the current stage began (a stage without a goal).
+        self.stage_start: np.ndarray | None = None
+        self.clock = GaitClock(self.gait.cadence)
+        #: Gait timing in force (duty, cadence, lift): the gait's, or speed-adapted.
+        self.timing = (self.gait.duty, self.gait.cadence, self.gait.amplitude)
+        self.speed_gait = SpeedGait(cadence_gain, max_cadence, lift_gain, max_lift,
+                                    stand_speed, hip_radius)
+        self.reference = VelocityReference(lead)
+        self._command = np.zeros(3)
+        #: Actuators the planner drives (the robot's motors but those locked in planning).
+        self.nu = len(robot.motor_joints) - len(robot.locked_joints)
+        self.terms = weighted_terms(self.declare_terms(), weights, self.name)
+
+    # --- terms -----------------------------------------------------------------------------
+    @abstractmethod
+    def declare_terms(self) -> list[CostTerm]:
+        """The task's terms in residual order, with their default weights; called once at
+        the end of ``__init__`` (so the attributes it reads are set before). Each term needs
+        a method ``affine_<name>``."""
+
+    @property
+    def rows(self) -> dict[str, slice]:
+        """Rows of each term (by name) in the residual."""
+        return dict(zip([t.name for t in self.terms], self.term_slices, strict=True))
+
+    @property
+    def support_feet(self) -> tuple[int, ...]:
+        """Indices (in ``robot.feet``) of the feet that carry the robot: height and balance
+        are measured from their mean."""
+        return tuple(range(len(self.robot.feet)))
+
+    def heading_axis(self) -> tuple[str, float]:
+        """(sensor, sign) of the forward axis a whose ground projection the heading term
+        points along ψ: the base x-axis."""
+        return "base_xaxis", 1.0
+
+    def posture_gains(self, model: mujoco.MjModel) -> np.ndarray:
+        """Per-joint gains γ of the posture term, in ``model``'s actuator order: ones."""
+        return np.ones(model.nu)
+
+    # --- model -----------------------------------------------------------------------------
+    def add_sensors(self, spec: mujoco.MjSpec) -> None:
+        S, site = mujoco.mjtSensor, mujoco.mjtObj.mjOBJ_SITE
+        for kind in self.BASE_SENSORS:
+            add_frame_sensor(spec, f"base_{kind}", kind, "imu")
+        for foot in self.robot.feet:
+            for kind in self.FOOT_SENSORS:
+                add_frame_sensor(spec, f"{foot}_{kind}", kind, foot)
+        body, base = mujoco.mjtObj.mjOBJ_BODY, self.robot.base_body
+        spec.add_sensor(name="com_pos", type=S.mjSENS_SUBTREECOM, objtype=body, objname=base)
+        spec.add_sensor(name="com_vel", type=S.mjSENS_SUBTREELINVEL, objtype=body, objname=base)
+        for act in spec.actuators:
+            spec.add_sensor(name=f"{act.name}_force", type=S.mjSENS_ACTUATORFRC,
+                            objtype=mujoco.mjtObj.mjOBJ_ACTUATOR, objname=act.name)
+        for act in spec.actuators:
+            spec.add_sensor(name=f"{act.name}_angle", type=S.mjSENS_JOINTPOS,
+                            objtype=mujoco.mjtObj.mjOBJ_JOINT, objname=act.target)
+        if self.velocity_mode:
+            spec.add_sensor(name="base_linvel", type=S.mjSENS_VELOCIMETER, objtype=site,
+                            objname="imu")
+            spec.add_sensor(name="base_angvel", type=S.mjSENS_GYRO, objtype=site, objname="imu")
+        if "heading" in self.rows:
+            axis = self.heading_axis()[0]
+            add_frame_sensor(spec, axis, axis.removeprefix("base_"), "imu")
+
+    def resting_foot_height(self, model: mujoco.MjModel) -> float:
+        """ρ: the mean height of the foot sites of the standing robot in the planning model
+        (:func:`robots.statics.resting_site_heights`). Not the foot sphere's radius: the
+        soft contacts sink under the robot's weight, and a foot asked to be that far up from
+        the first instant of its swing window makes the robot hop."""
+        return float(np.mean(resting_site_heights(model, self.robot.home_key,
+                                                  self.robot.feet)))
+
+    def bind(self, model: mujoco.MjModel) -> None:
+        """Resolve the sensors, measure what the residual needs from the model (home joint
+        angles, ρ) and build G and c from the terms' ``affine_<name>`` methods."""
+        super().bind(model)
+        key = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, self.robot.home_key)
+        self.home_angles = model.key_qpos[key, model.jnt_qposadr[model.actuator_trnid[:, 0]]]
+        if self._given_foot_height is None:
+            self.foot_height = self.resting_foot_height(model)
+        first = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_ACTUATOR, 0)
+        #: Columns of the actuator forces and of the joint angles, in actuator order.
+        self.force_columns = _block(self.sensor(f"{first}_force"), model.nu)
+        self.angle_columns = _block(self.sensor(f"{first}_angle"), model.nu)
+        G, c = np.zeros((self.nresidual, model.nsensordata)), np.zeros(self.nresidual)
+        for name, rows in self.rows.items():
+            build = getattr(self, f"affine_{name}", None)
+            if build is None:
+                raise TypeError(f"{type(self).__name__}: term {name!r} has no method "
+                                f"affine_{name}(model, G, c)")
+            build(model, G[rows], c[rows])
+        #: r = G s + c − target(t) (see the module docstring).
+        self.G, self.c = G, c
+
+    # --- the terms' affine parts: G and c are the term's rows ---------------------------
+    def affine_upright(self, model: mujoco.MjModel, G: np.ndarray, c: np.ndarray) -> None:
+        G[:, self.sensor("base_zaxis")] = np.eye(3)
+        c[2] = -1.0
+
+    def affine_height(self, model: mujoco.MjModel, G: np.ndarray, c: np.ndarray) -> None:
+        G[0, self.sensor("base_pos").start + 2] = 1.0
+        feet = self.support_feet
+        for i in feet:
+            G[0, self.sensor(f"{self.robot.feet[i]}_pos").start + 2] -= 1.0 / len(feet)
+        c[0] = -self.height
+
+    def affine_position(self, model: mujoco.MjModel, G: np.ndarray, c: np.ndarray) -> None:
+        G[:, _block(self.sensor("base_pos"), 2)] = np.eye(2)
+
+    def affine_gait(self, model: mujoco.MjModel, G: np.ndarray, c: np.ndarray) -> None:
+        for i, foot in enumerate(self.robot.feet):  # mask and step target at evaluation
+            G[i, self.sensor(f"{foot}_pos").start + 2] = 1.0
+
+    def affine_balance(self, model: mujoco.MjModel, G: np.ndarray, c: np.ndarray) -> None:
+        fall_time = np.sqrt(2 * self.height / GRAVITY)
+        G[:, _block(self.sensor("com_pos"), 2)] = np.eye(2)
+        G[:, _block(self.sensor("com_vel"), 2)] = fall_time * np.eye(2)
+        feet = self.support_feet
+        for i in feet:
+            G[:, _block(self.sensor(f"{self.robot.feet[i]}_pos"), 2)] -= np.eye(2) / len(feet)
+
+    def affine_effort(self, model: mujoco.MjModel, G: np.ndarray, c: np.ndarray) -> None:
+        G[:, self.force_columns] = self.effort_scale * np.eye(model.nu)
+
+    def affine_posture(self, model: mujoco.MjModel, G: np.ndarray, c: np.ndarray) -> None:
+        gains = self.posture_gains(model)
+        G[:, self.angle_columns] = np.diag(gains)
+        c[:] = -gains * self.home_angles
+
+    def affine_velocity(self, model: mujoco.MjModel, G: np.ndarray, c: np.ndarray) -> None:
+        G[0:2, _block(self.sensor("base_linvel"), 2)] = np.eye(2)
+        G[2, self.sensor("base_angvel").start + 2] = 1.0
+
+    def affine_heading(self, model: mujoco.MjModel, G: np.ndarray, c: np.ndarray) -> None:
+        axis, sign = self.heading_axis()
+        G[:, _block(self.sensor(axis), 2)] = sign * np.eye(2)
+
+    # --- residual --------------------------------------------------------------------------
+    def targets(self, time: np.ndarray) -> dict[str, np.ndarray]:
+        """What is subtracted from each term's rows at times (...): arrays that broadcast
+        against (..., dim). Position: the goal, or in velocity mode the reference g(t);
+        velocity: the command; heading: (cos ψ, sin ψ) of :meth:`heading_target`."""
+        rows, out = self.rows, {}
+        if "position" in rows:
+            out["position"] = self.position_target(time)
+        if "velocity" in rows:
+            out["velocity"] = self._command
+        if "heading" in rows:
+            heading = self.heading_target(time)
+            out["heading"] = np.stack((np.cos(heading), np.sin(heading)), axis=-1)
+        return out
+
+    def position_target(self, time: np.ndarray) -> np.ndarray:
+        """Target of the position term (..., 2) at times (...): the goal, or in velocity
+        mode the reference g(t) integrated from the command."""
+        if not self.velocity_mode:
+            return self.goal
+        return self.reference.position(time)
+
+    def heading_target(self, time: np.ndarray):
+        """ψ of the heading term at times (...): the stage's heading or :attr:`heading`, or
+        in velocity mode the reference θ(t)."""
+        if self.velocity_mode:
+            return self.reference.heading(time)
+        stage = self.stage
+        return self.heading if stage is None or stage.heading is None else stage.heading
+
+    def swing_targets(self, time: np.ndarray) -> np.ndarray:
+        """Lift target step(t) (..., nfeet) of each foot at times (...); 0 in stance."""
+        duty, _, lift = self.timing
+        return step_height(self.clock.phase(time), np.array(self.gait.offsets), duty, lift)
+
+    def planned_stance(self, time: float) -> np.ndarray:
+        """Feet without a swing target at ``time``."""
+        return self.swing_targets(np.asarray(time)) <= 0.0
+
+    def residual(self, sensordata: np.ndarray, time: np.ndarray) -> np.ndarray:
+        r = sensordata @ self.G.T + self.c
+        rows = self.rows
+        for name, target in self.targets(time).items():
+            r[..., rows[name]] -= target
+        if "gait" in rows:
+            step = self.swing_targets(time)
+            gait = r[..., rows["gait"]]
+            r[..., rows["gait"]] = np.where(step > 0, gait - self.foot_height - step, 0.0)
+        return r
+
+    def residual_jacobian(self, sensordata: np.ndarray, time: np.ndarray) -> np.ndarray:
+        time = np.asarray(time)
+        shape = np.broadcast_shapes(np.shape(sensordata)[:-1], time.shape)
+        J = np.broadcast_to(self.G, (*shape, *self.G.shape)).copy()
+        gait = self.rows.get("gait")
+        if gait is not None:
+            swing = self.swing_targets(time) > 0
+            J[..., gait, :] *= swing[..., None]
+        return J
+
+    # --- goals and stages ------------------------------------------------------------------
+    def make_stages(self, time: float, qpos: np.ndarray) -> list[Stage]:
+        """The goal-mode plan, made at the first update (``qpos`` the start): hold the start
+        position until ``hold_time`` if it is positive, then one stage per waypoint, each
+        over when the base is within ``waypoint_tolerance`` of it (the last: never)."""
+        stages = []
+        if self.hold_time > 0.0:
+            stages.append(Stage("hold", done=lambda t, q: t >= self.hold_time))
+        last = len(self.waypoints) - 1
+        for i, goal in enumerate(self.waypoints):  # views: set_goal moves them
+            stages.append(Stage(f"waypoint {i}", goal,
+                                done=None if i == last else self.reached(goal)))
+        return stages
+
+    def reached(self, goal: np.ndarray) -> Callable[[float, np.ndarray], bool]:
+        """A stage end: the base within ``waypoint_tolerance`` of ``goal`` (xy)."""
+        return lambda t, q: bool(np.linalg.norm(q[:2] - goal) < self.waypoint_tolerance)
+
+    @property
+    def stage(self) -> Stage | None:
+        """The current goal-mode stage (None before the first update and in velocity mode)."""
+        return None if self.stages is None else self.stages[self.stage_index]
+
+    def _begin(self, index: int, qpos: np.ndarray) -> None:
+        self.stage_index = index
+        self.stage_start = np.array(qpos[:2], dtype=float)
+
+    @property
+    def goal(self) -> np.ndarray | None:
+        if self.velocity_mode:
+            return None
+        stage = self.stage
+        if stage is None:
+            return self.waypoints[0]
+        return self.stage_start if stage.goal is None else stage.goal
+
+    def set_goal(self, xy) -> None:
+        """Move the goal (the viewer's drag): the stages before the first one at or after the
+        current one that has a goal end now, and that goal moves to ``xy``."""
+        if self.velocity_mode:
+            raise NotImplementedError("velocity mode has no goal")
+        xy = np.asarray(xy, dtype=float)[:2]
+        if self.stages is None:
+            self.waypoints[0] = xy
+            return
+        later = [i for i in range(self.stage_index, len(self.stages))
+                 if self.stages[i].goal is not None]
+        if later:
+            self.stage_index = later[0]
+            self.stages[later[0]].goal[:] = xy
+        else:
+            self.stages[self.stage_index].goal = xy.copy()
+
+    def update(self, time: float, qpos: np.ndarray, qvel: np.ndarray) -> None:
+        """Once per plan: the velocity reference and gait timing (velocity mode), the gait
+        clock's cadence, and the stages (goal mode: made at the first call; each that is
+        done gives way to the next)."""
+        if self.velocity_mode:
+            self.reference.advance(time, qpos, self._command)
+            self.timing = self.speed_gait.timing(self.gait, self._command)
+        self.clock.set_cadence(self.timing[1], time)
+        if self.velocity_mode:
+            return
+        if self.stages is None:
+            self.stages = self.make_stages(time, qpos)
+            if not self.stages or self.stages[-1].done is not None:
+                raise ValueError(f"{self.name}: the last stage must never end")
+            self._begin(0, qpos)
+        while (self.stage_index < len(self.stages) - 1
+               and self.stages[self.stage_index].done(time, qpos)):
+            self._begin(self.stage_index + 1, qpos)
+
+
+def add_frame_sensor(spec: mujoco.MjSpec, name: str, kind: str, site: str) -> None:
+    """Add sensor ``name``, the position or an axis (``kind``: a key of
+    :data:`FRAME_SENSORS`) of ``site``, unless the model has a sensor of that name already."""
+    if name not in [s.name for s in spec.sensors]:
+        spec.add_sensor(name=name, type=FRAME_SENSORS[kind], objtype=mujoco.mjtObj.mjOBJ_SITE,
+                        objname=site)
+
+
+def as_waypoints(goal) -> np.ndarray:
+    """A goal [x, y] or a list of waypoints [[x, y], ...] as an (n, 2) array."""
+    a = np.asarray(goal, dtype=float)
+    if a.ndim == 1:
+        a = a[None, :]
+    if a.ndim != 2 or a.shape[1] != 2 or a.shape[0] == 0:
+        raise ValueError(f"goal must be [x, y] or a list of [x, y] waypoints, got {goal!r}")
+    return a.copy()
+
+
+def _block(columns: slice, width: int) -> slice:
+    """The first ``width`` columns from the start of ``columns``."""
+    return slice(columns.start, columns.start + width)
+

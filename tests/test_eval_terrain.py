@@ -1,0 +1,77 @@
+"""scripts/eval_terrain.py: a tiny case end to end (table, per-run file, resume), falls judged
+against the terrain, bad input."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import robots
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+import eval_terrain
+
+TINY = ["--configs", "go2_hw", "--terrains", "step_down_8cm", "--seeds", "3",
+        "--duration", "0.3", "--engine", "serial"]
+
+
+def test_one_tiny_case_end_to_end(tmp_path, capsys):
+    assert eval_terrain.main([*TINY, "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "| go2_hw | step_down_8cm | 0/1 |" in out  # 0.3 s: nowhere near the goal
+    (case_file,) = (tmp_path / "cases").glob("*.json")
+    record = json.loads(case_file.read_text())
+    assert record["case"]["plant_model"] == "reference"
+    assert record["case"]["estimator"] == "config" and record["case"]["delay_ms"] == 6.0
+    result = record["result"]
+    assert result["outcome"] == "stalled" and result["where"] == "before"
+    assert result["sim_time_s"] == pytest.approx(0.3, abs=0.02)
+    # the config's estimator ran beside the truth
+    assert 0.0 <= result["height_err_max_m"] < 0.05 and result["vel_err_rms_mps"] < 0.5
+    assert (tmp_path / "terrain.md").read_text().startswith("| config | terrain | success")
+    with open(tmp_path / "runs.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert rows[0]["terrain"] == "step_down_8cm"
+    # a rerun finds the result stored and runs nothing
+    before = case_file.stat().st_mtime_ns
+    assert eval_terrain.main([*TINY, "--out", str(tmp_path)]) == 0
+    assert case_file.stat().st_mtime_ns == before
+
+
+def test_a_fall_is_judged_against_the_ground_under_the_robot():
+    """Walking down a ramp puts the base below the robot's fall height over the plane at 0;
+    over the ground under it, it stands."""
+    a1 = robots.info("a1")
+    level = np.array([0.0, 0.0, 0.27, 1.0, 0.0, 0.0, 0.0])
+    assert not eval_terrain._fallen(level, a1)
+    assert eval_terrain._fallen(level * [1, 1, 0.3, 1, 1, 1, 1], a1)  # 8 cm: down
+    half = math.radians(70) / 2
+    tipped = np.r_[level[:3], math.cos(half), math.sin(half), 0.0, 0.0]
+    assert eval_terrain._fallen(tipped, a1)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--terrains", "cliff"], "unknown terrain 'cliff'"),
+    (["--configs", "no_such_config"], "config file not found: no_such_config"),
+])
+def test_bad_input_exits_2_with_one_line(args, message, tmp_path, capsys):
+    assert eval_terrain.main([*args, "--engine", "serial", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1
+
+
+def test_random_terrain_is_laid_out_anew_for_every_seed():
+    args = eval_terrain.argparse.Namespace(
+        threads=None, set=[], estimator="config", delay_ms=6.0, plan_latency_ms=20.0,
+        plant_model="reference", goal=2.0, speed=0.3, duration=10.0)
+    slabs = [eval_terrain.make_case("go2_hw", "slabs_5cm", s, args) for s in (0, 1)]
+    assert [eval_terrain.seeded_terrain(c)[0].seed for c in slabs] == [0, 1]
+    ramp = eval_terrain.make_case("go2_hw", "ramp_up_5", 1, args)
+    assert "terrain_seed" not in ramp and eval_terrain.seeded_terrain(ramp) == "ramp_up_5"
+    assert ramp["threads"] == 2  # the config's planner.threads

@@ -32,7 +32,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--mode", choices=("lockstep", "realtime"), help="runtime mode")
     p.add_argument("--duration", type=float, metavar="SECONDS", help="run length in seconds")
     p.add_argument("--seed", type=int, metavar="N", help="random seed")
-    p.add_argument("--out", metavar="DIR", help="run directory (default runs/<time>_<config>)")
+    p.add_argument("--out", metavar="DIR",
+                   help="run directory, new or empty (default runs/<time>_<config>_...)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config key, e.g. --set task.gait=stand (repeatable)")
     p.add_argument("--viewer", action="store_true", help="open the MuJoCo viewer")
@@ -84,7 +85,7 @@ def _run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from mpc.config import load_config
-    from mpc.run import default_run_dir, run
+    from mpc.run import claim_run_dir, run
     from mpc.runlog import strict_json
 
     # before the config is read: its warnings (costly but legal values) print as one line each
@@ -92,7 +93,7 @@ def _run(args: argparse.Namespace) -> int:
     cfg = load_config(args.config, _overrides(args))
     if cfg.command.source.get("type") == "keyboard" and not args.viewer:
         raise UserError("command.source.type keyboard needs --viewer (its keys drive the robot)")
-    run_dir = args.out or default_run_dir(cfg)
+    run_dir = claim_run_dir(cfg, args.out)  # a directory of its own: one line if it is taken
     console = Console(stderr=False)
     _route_mujoco_warnings()
     if not args.quiet and not _kernels_cached():
@@ -112,7 +113,7 @@ def _run(args: argparse.Namespace) -> int:
         summary = run(cfg, out=run_dir, observers=observers)
     except UserError:
         raise
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # run() raises it only before the run exists
         print("mpc-run: interrupted before the run started", file=sys.stderr)
         return EXIT_INTERRUPTED
     except Exception:

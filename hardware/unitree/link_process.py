@@ -297,10 +297,17 @@ class LinkProcessPlant(Plant):
         raise LinkError(f"the robot link process did not answer ({what}) within {timeout:g} s")
 
     def _handle(self, kind: str, rest: list) -> None:
-        if kind == "tripped" and self._damping_reason is None:
-            self._damping_reason = rest[0]
+        if kind == "tripped":
+            self._tripped(rest[0])
         elif kind == "closed":
             self.final_stats = rest[0]
+
+    def _tripped(self, reason: str) -> None:
+        """A trip of the link process: the run's reason, logged in this process (where the
+        run's events.log is; the child's own log goes to its stderr only)."""
+        if self._damping_reason is None:
+            self._damping_reason = reason
+            log.error("damping: %s (tripped in the robot link process)", reason)
 
     def _drain(self) -> None:
         with self.pipe_lock:
@@ -309,15 +316,15 @@ class LinkProcessPlant(Plant):
                     kind, *rest = self.conn.recv()
                     self._handle(kind, rest)
             except (EOFError, OSError):
-                if self._damping_reason is None and not self.closed:
-                    self._damping_reason = "the robot link process ended"
+                if not self.closed:
+                    self._tripped("the robot link process ended")
 
     @property
     def damping_reason(self) -> str | None:
         if not self.closed:
             self._drain()
             if self._damping_reason is None and not self.proc.is_alive():
-                self._damping_reason = "the robot link process ended"
+                self._tripped("the robot link process ended")
         return self._damping_reason
 
     @property

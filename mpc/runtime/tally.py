@@ -23,7 +23,9 @@ class Tally:
     """Count, sum, min and max of the values added, and their quantiles from a bounded
     uniform sample (see the module doc). Not thread-safe: callers hold their own lock."""
 
-    def __init__(self, capacity: int = CAPACITY, seed: int = 0):
+    def __init__(self, capacity: int | None = None, seed: int = 0):
+        """``capacity``: values kept for the quantiles (default :data:`CAPACITY`)."""
+        capacity = CAPACITY if capacity is None else capacity
         if capacity < 1:
             raise ValueError("a tally keeps at least one value")
         self.capacity = int(capacity)

@@ -1,7 +1,8 @@
 """``mpc-run`` on hardware configs, as a user runs it, against a fake robot on loopback: bad
 input gives one line and exit 2; SIGINT ends in damping and a clean exit; a safety trip ends
-the run with its reason; a dry run sends no motion."""
+the run with its reason, in its events; a dry run sends no motion."""
 
+import re
 import signal
 import subprocess
 import sys
@@ -10,6 +11,8 @@ import time
 import numpy as np
 import pytest
 from unitree_helpers import ROOT, commands, domain_id, first_damping, free_udp_port, wait_for
+
+from mpc.plots.run import load_run
 
 #: ``mpc-run`` as this interpreter runs it, whichever environment the tests run in.
 MPC_RUN = [sys.executable, "-m", "mpc.cli"]
@@ -89,10 +92,14 @@ def test_fake_robot_bad_input_is_one_line():
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_signal_damps_then_exits_cleanly(fake_robot, tmp_path, sig):
-    fake = fake_robot("go1")
+    # hanging: a fall (a loaded machine) would end the run, and a signal while a run closes
+    # is ignored (mpc.runtime.interrupts); sent once the control loop records states
+    fake = fake_robot("go1", gantry=True)
     proc = mpc_run("configs/go1_hw.yaml", "--duration", "60", *at_fake(fake, tmp_path))
+    states = tmp_path / "run" / "incremental" / "state.bin"
     try:
-        assert wait_for(lambda: fake.stood or proc.poll() is not None, 400.0, 0.05)
+        assert wait_for(lambda: (states.is_file() and states.stat().st_size > 0)
+                        or proc.poll() is not None, 400.0, 0.05)
         time.sleep(1.0)
         assert proc.poll() is None, proc.communicate()
         sent = time.monotonic()
@@ -122,6 +129,12 @@ def test_safety_trip_ends_the_run_with_its_reason(fake_robot, tmp_path):
     assert proc.returncode == 1, err
     assert "mpc-run: the robot was put in damping: stale state" in err
     assert "Traceback" not in err
+    # the trip came from the link process: it is in the run's events, at its time
+    trips = [e for e in load_run(tmp_path / "run").events
+             if e.kind == "damping" and "stale state" in e.message]
+    assert len(trips) == 1 and trips[0].level == "ERROR" and np.isfinite(trips[0].time), trips
+    assert re.search(r"ERROR hardware\.unitree\.link_process: damping: stale state.* \(tripped "
+                     r"in the robot link process\)", (tmp_path / "run" / "events.log").read_text())
 
 
 def test_dry_run_computes_but_sends_no_motion(fake_robot, tmp_path):

@@ -142,10 +142,13 @@ class RecordWriter:
                 f.flush()
                 os.fsync(f.fileno())
 
-    def close(self) -> None:
-        """Stop the writer thread after a last flush; the files stay."""
+    def close(self, timeout: float = 30.0) -> None:
+        """Stop the writer thread after a last flush; the files stay. Raises OSError if the
+        writer is still stuck in a write after ``timeout`` seconds (a failing disk)."""
         self._stop.set()
-        self._thread.join()
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            raise OSError(f"run record: the writer of {self.folder} did not finish")
         try:
             self.flush()
         finally:

@@ -95,6 +95,15 @@ class RunRecorder(Observer):
         """A warning or error, at the time of the latest recorded state."""
         self.store.event(self.now, level, message)
 
+    def abandon(self) -> None:
+        """The run was never started (its session failed while being built): stop writing
+        and logging to the run directory, leaving what is there."""
+        try:
+            self.store.close()
+        finally:
+            logging.getLogger().removeHandler(self._handler)
+            self._handler.close()
+
     def close(self, summary: dict) -> None:
         """Write summary.json and timeseries.npz (each atomically; the second from the
         incremental record, which is then removed). Each is tried whatever happened to the

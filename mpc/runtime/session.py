@@ -69,11 +69,14 @@ class Session:
         self.task = assembly.build_task(cfg)
         self.planner = assembly.build_planner(cfg, self.task)
         self.plant = assembly.build_plant(cfg) if plant is None else plant
+        self.recorder: RunRecorder | None = None
         try:
             self._start()
         except BaseException:  # a robot link must not outlive a run that never started
             self.plant.close()
             self.planner.close()
+            if self.recorder is not None:  # nor its record's writer and log handler
+                self.recorder.abandon()
             raise
 
     def _start(self) -> None:
@@ -114,9 +117,9 @@ class Session:
                 "self_collision": p.self_collision, "impratio": p.impratio,
                 "model": self.planner.model.names.split(b"\0", 1)[0].decode()},
                 cfg.runtime.seed)
-        self.observers: list[Observer] = [
-            RunRecorder(self.run_dir, cfg.to_dict(), [t.name for t in self.task.terms],
-                        path_sensors(self.task))]
+        self.recorder = RunRecorder(self.run_dir, cfg.to_dict(),
+                                    [t.name for t in self.task.terms], path_sensors(self.task))
+        self.observers: list[Observer] = [self.recorder]
         if cfg.telemetry.lcm_url:
             self.attach(OBSERVERS.get("lcm_telemetry")(
                 cfg.telemetry.lcm_url, cfg.telemetry.channel, self.task))

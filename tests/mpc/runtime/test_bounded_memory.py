@@ -34,7 +34,7 @@ def test_what_a_run_holds_does_not_grow_with_its_length(tmp_path, monkeypatch):
     cfg = load_config("a1_trot", ["runtime.mode=lockstep", "runtime.plan_ahead=true",
                                   "runtime.plan_latency=0.02"])
     session = Session(cfg, tmp_path)
-    store = session.observers[0].store
+    store = session.recorder.store
     try:
         run_lockstep(session, 0.5)  # compiled, warm, every tally full
         tracemalloc.start()

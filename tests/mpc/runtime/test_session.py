@@ -1,5 +1,8 @@
 """The session: a run that fails to start leaves no plant running."""
 
+import logging
+import threading
+
 import pytest
 
 import robots
@@ -24,3 +27,13 @@ def test_a_failure_after_the_plant_is_up_closes_the_plant(tmp_path):
     with pytest.raises(ValueError, match=r"telemetry\.lcm_url"):
         Session(cfg, tmp_path, plant=plant)
     assert plant.closed == 1
+
+
+def test_a_run_that_never_started_leaves_no_record_writer_or_log_handler(tmp_path):
+    cfg = load_config("configs/a1_trot.yaml", ["runtime.mode=lockstep",
+                                               "telemetry.lcm_url=udpm://999.1.1.1:7667"])
+    handlers = list(logging.getLogger().handlers)
+    with pytest.raises(ValueError, match=r"telemetry\.lcm_url"):
+        Session(cfg, tmp_path, plant=ClosingPlant(robots.info("a1")))
+    assert logging.getLogger().handlers == handlers
+    assert not [t for t in threading.enumerate() if t.name == "run-record"]

@@ -337,7 +337,8 @@ def _plot(path: Path, rows: list[tuple], threshold: float) -> None:
     ax.set_title("derivative audit against centered finite differences")
     ax.legend(loc="upper right", fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    with atomic_output(path) as f:
+        fig.savefig(f, format="png", dpi=100)
     plt.close(fig)
 
 

@@ -148,3 +148,17 @@ def test_an_atomic_write_that_fails_leaves_the_old_file_and_no_temporary(tmp_pat
         raise RuntimeError("killed midway")
     assert json.loads(path.read_text()) == {"old": True}
     assert os.listdir(tmp_path) == ["summary.json"]
+
+
+def test_timeseries_npz_cut_off_midway_is_not_left_behind(writer, tmp_path, monkeypatch):
+    """The series are in the zip when the events fail: nothing of it may be found."""
+    writer.add("state", state_row(0))
+    writer.flush()
+
+    def fail(*_args):
+        raise OSError("no space left on device")
+
+    monkeypatch.setattr("mpc.record_store._put_events", fail)
+    with pytest.raises(OSError, match="no space"):
+        write_npz(writer.folder, tmp_path / "timeseries.npz")
+    assert sorted(os.listdir(tmp_path)) == ["incremental"]

@@ -57,8 +57,8 @@ GROUPS = {"state": ("time", "qpos", "qvel", "ctrl", "contacts"),
                    "simulations", "wall_time")}
 FORMAT = "legged-mpc incremental run record"
 VERSION = 1
-#: Records copied at a time when timeseries.npz is written.
-BLOCK = 65536
+#: Bytes of records (or events) copied at a time when timeseries.npz is written.
+BLOCK_BYTES = 4 << 20
 
 
 class RecordWriter:
@@ -275,8 +275,8 @@ def read_record(folder: str | Path) -> dict[str, np.ndarray]:
 # --- timeseries.npz ---------------------------------------------------------------------------
 def write_npz(folder: str | Path, dest: str | Path) -> None:
     """Write the incremental record in ``folder`` as ``dest`` (``timeseries.npz``, as
-    ``np.savez_compressed`` writes it), atomically, copying one series and at most
-    :data:`BLOCK` records at a time."""
+    ``np.savez_compressed`` writes it), atomically, copying one series and about
+    :data:`BLOCK_BYTES` of records at a time."""
     folder = Path(folder)
     schema = _schema(folder)
     with atomic_output(dest) as f, zipfile.ZipFile(f, "w", zipfile.ZIP_DEFLATED,
@@ -291,8 +291,9 @@ def write_npz(folder: str | Path, dest: str | Path) -> None:
                 with zf.open(f"{group}_{name}.npy", "w", force_zip64=True) as entry, \
                         open(path, "rb") as src:
                     _header(entry, sub.base, (n, *sub.shape))
-                    for start in range(0, n, BLOCK):
-                        chunk = np.fromfile(src, dtype, count=min(BLOCK, n - start))
+                    block = max(1, BLOCK_BYTES // dtype.itemsize)
+                    for start in range(0, n, block):
+                        chunk = np.fromfile(src, dtype, count=min(block, n - start))
                         entry.write(np.ascontiguousarray(chunk[name]).tobytes())
         _put_events(zf, folder)
         for k, v in schema["names"].items():
@@ -312,7 +313,7 @@ def _put(zf: zipfile.ZipFile, key: str, array: np.ndarray) -> None:
 
 def _put_events(zf: zipfile.ZipFile, folder: Path) -> None:
     """The events as event_time, event_level, event_message: a pass for the count and the
-    longest strings, then one per array, :data:`BLOCK` events at a time."""
+    longest strings, then one per array, about :data:`BLOCK_BYTES` of them at a time."""
     n, width = 0, [1, 1]
     for _t, level, message in _event_lines(folder):
         n += 1
@@ -322,10 +323,11 @@ def _put_events(zf: zipfile.ZipFile, folder: Path) -> None:
                                       ("event_message", np.dtype(f"<U{width[1]}")))):
         with zf.open(f"{key}.npy", "w", force_zip64=True) as entry:
             _header(entry, dtype, (n,))
+            size = max(1, BLOCK_BYTES // dtype.itemsize)
             block: list = []
             for event in _event_lines(folder):
                 block.append(event[i])
-                if len(block) == BLOCK:
+                if len(block) == size:
                     entry.write(np.array(block, dtype).tobytes())
                     block = []
             if block:

@@ -6,12 +6,13 @@ from __future__ import annotations
 import json
 import os
 import time
+import tracemalloc
 
 import numpy as np
 import pytest
 
 from mpc.atomic import atomic_output, write_atomic
-from mpc.record_store import BLOCK, RecordWriter, read_record, write_npz
+from mpc.record_store import BLOCK_BYTES, RecordWriter, read_record, write_npz
 
 
 def state_row(i: int) -> dict:
@@ -123,8 +124,7 @@ def test_a_full_queue_drops_samples_and_counts_them(tmp_path):
 
 
 def test_the_npz_is_copied_in_blocks(writer, tmp_path, monkeypatch):
-    monkeypatch.setattr("mpc.record_store.BLOCK", 4)
-    assert BLOCK > 4
+    monkeypatch.setattr("mpc.record_store.BLOCK_BYTES", 150)  # 2 records, 1 to 9 events
     for i in range(11):
         writer.add("state", state_row(i))
         writer.event(i, "WARNING", "x" * i)
@@ -162,3 +162,26 @@ def test_timeseries_npz_cut_off_midway_is_not_left_behind(writer, tmp_path, monk
     with pytest.raises(OSError, match="no space"):
         write_npz(writer.folder, tmp_path / "timeseries.npz")
     assert sorted(os.listdir(tmp_path)) == ["incremental"]
+
+
+def test_writing_timeseries_npz_takes_memory_of_a_block_not_of_the_run(tmp_path):
+    """24 MB of planner iterations with their planned paths (1.2 kB each) become
+    timeseries.npz holding no more than a few blocks in memory at any time."""
+    w = RecordWriter(tmp_path / "incremental", {}, period=3600.0)
+    row = {"time": 0.0, "cost": 1.0, "base_path": np.zeros((18, 3), np.float32),
+           "foot_paths": np.zeros((4, 18, 3), np.float32), "timings": np.zeros(6)}
+    for _ in range(20):
+        for _ in range(1000):
+            w.add("plan", dict(row))
+        w.flush()
+    w.close()
+    assert (w.folder / "plan.bin").stat().st_size > 20e6
+    tracemalloc.start()
+    try:
+        write_npz(w.folder, tmp_path / "timeseries.npz")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 3 * BLOCK_BYTES, peak
+    with np.load(tmp_path / "timeseries.npz") as z:
+        assert z["plan_foot_paths"].shape == (20_000, 4, 18, 3)

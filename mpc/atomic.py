@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
+import secrets
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
@@ -30,16 +30,21 @@ def atomic_output(path: str | Path) -> Iterator[BinaryIO]:
     """A binary file to write ``path``'s new content to; it replaces ``path`` when the block
     ends without an exception (else it is removed and ``path`` is left as it was)."""
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    # a new name opened exclusively ("x"), not mkstemp: the file gets the permissions any
+    # file gets (the umask's), where mkstemp's are the owner's alone
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
+    created = False
     try:
-        with os.fdopen(fd, "wb") as f:
+        with open(tmp, "xb") as f:
+            created = True
             yield f
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+        if created:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
         raise
     fsync_dir(path.parent)
 

@@ -185,3 +185,9 @@ def test_writing_timeseries_npz_takes_memory_of_a_block_not_of_the_run(tmp_path)
     assert peak < 3 * BLOCK_BYTES, peak
     with np.load(tmp_path / "timeseries.npz") as z:
         assert z["plan_foot_paths"].shape == (20_000, 4, 18, 3)
+
+
+def test_an_atomic_write_gives_the_file_the_permissions_any_new_file_gets(tmp_path):
+    write_atomic(tmp_path / "summary.json", "{}")
+    (tmp_path / "plain").write_text("{}")
+    assert (tmp_path / "summary.json").stat().st_mode == (tmp_path / "plain").stat().st_mode

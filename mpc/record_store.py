@@ -31,6 +31,7 @@ once per field.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -82,12 +83,13 @@ class RecordWriter:
         self.fields: dict[str, list[tuple[str, str, tuple[int, ...]]]] = {}
         self._dtypes: dict[str, np.dtype] = {}
         self._files: dict[str, BinaryIO] = {}
+        #: Bytes of whole records (lines) in each file, as of the last flush.
+        self._whole: dict[str, int] = {}
         self._queue: deque[tuple[str, object]] = deque()
         self.dropped = 0
         self._warned: set[tuple[str, str]] = set()
         self._write_schema()
-        # the files stay open for the whole run (closed in close())
-        self._files["events"] = open(self.folder / "events.jsonl", "ab")  # noqa: SIM115
+        self._file("events")  # the files stay open for the whole run (closed in close())
         self._flush_lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="run-record", daemon=True)
@@ -136,11 +138,17 @@ class RecordWriter:
                 else:
                     data = self._records(group, rows).tobytes()
                 f = self._file(group)
-                f.write(data)
-                written.append(f)
-            for f in written:
-                f.flush()
+                try:
+                    f.write(data)
+                    f.flush()
+                except OSError:  # e.g. a full disk: no cut record may stay before later ones
+                    self._truncate(group)
+                    raise
+                written.append(group)
+            for group in written:
+                f = self._files[group]
                 os.fsync(f.fileno())
+                self._whole[group] = f.tell()
 
     def close(self, timeout: float = 30.0) -> None:
         """Stop the writer thread after a last flush; the files stay. Raises OSError if the
@@ -158,10 +166,23 @@ class RecordWriter:
                 log.error("run record: %d samples were dropped (the disk did not keep up)",
                           self.dropped)
 
+    def _path(self, group: str) -> Path:
+        return self.folder / ("events.jsonl" if group == "events" else f"{group}.bin")
+
     def _file(self, group: str) -> BinaryIO:
         if group not in self._files:
-            self._files[group] = open(self.folder / f"{group}.bin", "ab")  # noqa: SIM115
+            self._files[group] = open(self._path(group), "ab")  # noqa: SIM115
+            self._whole.setdefault(group, self._files[group].tell())
         return self._files[group]
+
+    def _truncate(self, group: str) -> None:
+        """Cut ``group``'s file back to its whole records (after a failed write); it is
+        opened again at the next flush."""
+        f = self._files.pop(group)
+        with contextlib.suppress(OSError):
+            f.close()  # the part of the write still buffered may fail again: dropped
+        with contextlib.suppress(OSError):
+            os.truncate(self._path(group), self._whole[group])
 
     def _records(self, group: str, rows: list[dict]) -> np.ndarray:
         """``rows`` as records of the group's dtype (fixed by its first sample)."""

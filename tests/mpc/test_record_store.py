@@ -191,3 +191,42 @@ def test_an_atomic_write_gives_the_file_the_permissions_any_new_file_gets(tmp_pa
     write_atomic(tmp_path / "summary.json", "{}")
     (tmp_path / "plain").write_text("{}")
     assert (tmp_path / "summary.json").stat().st_mode == (tmp_path / "plain").stat().st_mode
+
+
+class FullDisk:
+    """A file that takes half of a write, then fails as a full disk does."""
+
+    def __init__(self, f):
+        self.f = f
+
+    def write(self, data: bytes) -> None:
+        self.f.write(data[:len(data) // 2])
+        self.f.flush()
+        raise OSError(28, "No space left on device")
+
+    def __getattr__(self, name):
+        return getattr(self.f, name)
+
+
+@pytest.mark.parametrize("full", ["state", "events"])
+def test_a_write_that_fails_midway_leaves_no_cut_record_before_later_ones(writer, full):
+    """What the failed flush took is lost; what comes after it reads whole."""
+    for i in range(3):
+        writer.add("state", state_row(i))
+    writer.event(0.0, "WARNING", "first")
+    writer.flush()
+    writer._files[full] = FullDisk(writer._files[full])
+    writer.event(0.1, "WARNING", "lost")  # written before the states (kept if they fail)
+    writer.add("state", state_row(3))
+    with pytest.raises(OSError, match="No space"):
+        writer.flush()
+    for i in range(6, 9):  # the disk has room again
+        writer.add("state", state_row(i))
+    writer.event(0.2, "WARNING", "third")
+    writer.flush()
+    series = read_record(writer.folder)
+    kept = [0, 1, 2, 6, 7, 8]
+    np.testing.assert_array_equal(series["state_feedback_steps"], 3 * np.array(kept))
+    np.testing.assert_array_equal(series["state_qpos"][:, 0], kept)
+    assert list(series["event_message"]) == (["first", "lost", "third"] if full == "state"
+                                             else ["first", "third"])

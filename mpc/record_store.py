@@ -14,7 +14,9 @@ threads only queue them), each file flushed and fsync'ed:
 
 A record holds one sample of every series of its group, so the series of a group always
 have the same length, and a record cut short (a power loss; a kill cannot cut a write) is
-recognised by the file's length and left out, as is a cut last line of the events. Readers
+recognised by the file's length and left out, as is a cut last line of the events. A write
+that fails (a full disk) is cut back to the last whole record: that second's samples are lost
+(logged once), the ones after it are recorded whole. Readers
 call :func:`read_record`, which returns the arrays ``timeseries.npz`` holds, so a killed run
 reads like a closed one up to its last flush; at close :func:`write_npz` turns the folder into
 ``timeseries.npz``, one series at a time, so memory does not grow with the run's length.

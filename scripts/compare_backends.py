@@ -37,6 +37,7 @@ import datetime
 import inspect
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -186,6 +187,8 @@ def run_once(config: str, overrides: list[str], duration: float, radius: float,
         return samplers[-1]
 
     load_before = os.getloadavg()[0]
+    if keep is not None and keep.exists():  # a run directory is never reused: replaced
+        shutil.rmtree(keep)
     place = tempfile.TemporaryDirectory() if keep is None else contextlib.nullcontext(keep)
     with place as tmp:
         summary = run(config, ["runtime.mode=lockstep", f"runtime.duration={duration}",

@@ -24,9 +24,10 @@ see ``_before_the_program``):
 - the last command the robot received is damping (Kp 0 and the damping Kd on every motor), and
   once damping followed the signal nothing else came; if the robot was being driven, damping
   reached it within ``DAMP_BOUND`` of the signal;
-- the run directory holds config.yaml, events.log naming the signal, and summary.json with
-  ``interrupted: true`` (a run interrupted before its config was read has no directory: it
-  must then have sent the robot nothing).
+- the run directory holds config.yaml, events.log naming the signal, summary.json with
+  ``interrupted: true`` and timeseries.npz, and no incremental record is left (a run
+  interrupted before it began its record has no directory: it must then have sent the robot
+  nothing).
 
 The watchdogs are loosened as in the other loopback tests (a machine shared with other work
 stalls processes for tens of ms; this is about signals, not timing); the startup ramp and the
@@ -317,11 +318,13 @@ def _check(out: Outcome, moment: Moment, err: str, sent: float, bound: float,
         if "before the run started" not in err:
             p.append("no run directory and no 'before the run started'")
         return
-    missing = [f for f in ("config.yaml", "events.log", "summary.json")
+    missing = [f for f in ("config.yaml", "events.log", "summary.json", "timeseries.npz")
                if not (run_dir / f).is_file()]
     if missing:
         p.append(f"run directory lacks {', '.join(missing)}")
         return
+    if (run_dir / "incremental").exists():
+        p.append("the incremental record was left (the close did not finish the record)")
     summary = json.loads((run_dir / "summary.json").read_text())
     out.stage = summary.get("stage", "running") if not summary.get("started", True) else (
         "running")

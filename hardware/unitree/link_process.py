@@ -343,12 +343,19 @@ class LinkProcessPlant(Plant):
             if self._damping_reason is None:
                 self._damping_reason = f"e-stop: {rest[0]}"
         elif kind == "tripped" and self._damping_reason is None:
-            self._damping_reason = rest[0]
+            self._damping_reason = rest[0]  # logged there, forwarded here (events.log)
         elif kind == "closed":
             self.final_stats = rest[0]
         elif kind == "log":  # the link process's warning or error (see the module docstring)
             level, name, message = rest
             logging.getLogger(name).log(level, "%s", message)
+
+    def _ended(self) -> None:
+        """The link process ended unasked: the run's reason, logged here (where the run's
+        events.log is), since the link process could not say so itself."""
+        if self._damping_reason is None:
+            self._damping_reason = "the robot link process ended"
+            log.error("damping: the robot link process ended")
 
     def _drain(self) -> None:
         with self.pipe_lock:
@@ -357,15 +364,15 @@ class LinkProcessPlant(Plant):
                     kind, *rest = self.conn.recv()
                     self._handle(kind, rest)
             except (EOFError, OSError):
-                if self._damping_reason is None and not self.closed:
-                    self._damping_reason = "the robot link process ended"
+                if not self.closed:
+                    self._ended()
 
     @property
     def damping_reason(self) -> str | None:
         if not self.closed:
             self._drain()
             if self._damping_reason is None and not self.proc.is_alive():
-                self._damping_reason = "the robot link process ended"
+                self._ended()
         return self._damping_reason
 
     @property

@@ -19,9 +19,12 @@ import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from mpc.app.errors import UserError
+
+if TYPE_CHECKING:
+    from mpc.app.config import Config
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -39,7 +42,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--mode", choices=("lockstep", "realtime"), help="runtime mode")
     p.add_argument("--duration", type=float, metavar="SECONDS", help="run length in seconds")
     p.add_argument("--seed", type=int, metavar="N", help="random seed")
-    p.add_argument("--out", metavar="DIR", help="run directory (default runs/<time>_<config>)")
+    p.add_argument("--out", metavar="DIR",
+                   help="run directory, new or empty (default runs/<time>_<config>_...)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config key, e.g. --set task.gait=stand (repeatable)")
     p.add_argument("--viewer", action="store_true", help="open the MuJoCo viewer")
@@ -148,18 +152,29 @@ def _stop_on_signals() -> Callable[[], None]:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
     from mpc.app.config import load_config
-    from mpc.app.record.recorder import strict_json
-    from mpc.app.run import default_run_dir, run
+    from mpc.app.run import claim_run_dir, release_run_dir, run
 
     # before the config is read: its warnings (costly but legal values) print as one line each
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     cfg = load_config(args.config, _overrides(args))
     if cfg.command.source.get("type") == "keyboard" and not args.viewer:
         raise UserError("command.source.type keyboard needs --viewer (its keys drive the robot)")
-    run_dir = args.out or default_run_dir(cfg)
+    run_dir = claim_run_dir(cfg, args.out)  # a directory of its own: one line if it is taken
+    try:
+        return _run_in(args, cfg, run_dir, run)
+    except KeyboardInterrupt:  # before the run began its record: no empty directory left
+        release_run_dir(run_dir)
+        raise
+
+
+def _run_in(args: argparse.Namespace, cfg: Config, run_dir: Path,
+            run: Callable[..., dict]) -> int:
+    """:func:`_run` once the run directory is claimed."""
+    from rich.console import Console
+
+    from mpc.app.record.recorder import strict_json
+
     console = Console(stderr=False)
     _route_mujoco_warnings()
     if not args.quiet and not _kernels_cached():

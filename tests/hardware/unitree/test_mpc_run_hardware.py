@@ -1,9 +1,10 @@
 """``mpc-run`` on hardware configs, as a user runs it, against a fake robot on loopback: bad
 input gives one line and exit 2; SIGINT ends in damping and a clean exit; a safety trip ends
-the run with its reason; a dry run sends no motion."""
+the run with its reason, in its events; a dry run sends no motion."""
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -20,6 +21,8 @@ from unitree_helpers import (
     link_pid,
     wait_for,
 )
+
+from mpc.app.record.reader import load_run
 
 #: ``mpc-run`` as this interpreter runs it, whichever environment the tests run in.
 MPC_RUN = [sys.executable, "-m", "mpc.app.cli"]
@@ -110,10 +113,14 @@ def test_fake_robot_bad_input_is_one_line():
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_signal_damps_then_exits_cleanly(fake_robot, tmp_path, sig):
-    fake = fake_robot("go1")
+    # hanging: a fall (a loaded machine) would end the run, and a signal while a run closes
+    # is ignored (mpc.app.runtime.signals); sent once the control loop records states
+    fake = fake_robot("go1", gantry=True)
     proc = mpc_run("configs/go1_hw.yaml", "--duration", "60", *at_fake(fake, tmp_path))
+    states = tmp_path / "run" / "incremental" / "state.bin"
     try:
-        assert wait_for(lambda: fake.stood or proc.poll() is not None, 400.0, 0.05)
+        assert wait_for(lambda: (states.is_file() and states.stat().st_size > 0)
+                        or proc.poll() is not None, 400.0, 0.05)
         time.sleep(1.0)
         assert proc.poll() is None, proc.communicate()
         sent = time.monotonic()
@@ -138,12 +145,14 @@ def test_a_signal_to_either_process_interrupts_the_run_and_a_second_one_waits(
     the signal: the run ends interrupted by it, whichever process hears it first. A signal that
     reaches mpc-run while it closes (the same Ctrl-C arriving late, or a second one) does not
     cut the close short: the record is complete."""
-    fake = fake_robot("go1")
-    # standing up slowly, then standing: on a busy machine no fall ends the run first
+    # hanging, standing: on a busy machine no fall ends the run first
+    fake = fake_robot("go1", gantry=True)
     proc = mpc_run("configs/go1_hw.yaml", "--duration", "60",
-                   *at_fake(fake, tmp_path, "task.gait=stand", "safety.ramp_time=2.0"))
-    try:
-        assert wait_for(lambda: fake.stood or proc.poll() is not None, 400.0, 0.05)
+                   *at_fake(fake, tmp_path, "task.gait=stand"))
+    states = tmp_path / "run" / "incremental" / "state.bin"
+    try:  # sent once the control loop records states: the run has started
+        assert wait_for(lambda: (states.is_file() and states.stat().st_size > 0)
+                        or proc.poll() is not None, 400.0, 0.05)
         time.sleep(1.0)
         link = link_pid(proc.pid)
         assert proc.poll() is None and link is not None, proc.communicate()
@@ -180,6 +189,13 @@ def test_safety_trip_ends_the_run_with_its_reason(fake_robot, tmp_path):
     assert proc.returncode == 1, err
     assert "mpc-run: the robot was put in damping: stale state" in err
     assert "Traceback" not in err
+    # the trip came from the link process: it is in the run's events, at its time
+    trips = [e for e in load_run(tmp_path / "run").events
+             if e.kind == "damping" and "stale state" in e.message]
+    assert len(trips) == 1 and trips[0].level == "ERROR" and np.isfinite(trips[0].time), trips
+    # logged by the bridge in the link process, forwarded to mpc-run's log
+    assert re.search(r"ERROR hardware\.unitree\.bridge: damping: stale state",
+                     (tmp_path / "run" / "events.log").read_text())
 
 
 def test_dry_run_computes_but_sends_no_motion(fake_robot, tmp_path):

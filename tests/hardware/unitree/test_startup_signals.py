@@ -100,11 +100,14 @@ def test_a_signal_while_the_link_process_starts_stops_it_at_once(fake_robot, sig
         assert wait_for(lambda: link_pid(proc.pid) or proc.poll() is not None, 60.0)
         if when == "importing":
             time.sleep(0.1)
-        else:
+        else:  # the controller held (a busy machine) while its link process connects, so
+            # that the signal comes before it hears "ready"
+            os.kill(proc.pid, signal.SIGSTOP)
             assert wait_for(lambda: len(fake.log["cmd_t"]) > 0 or proc.poll() is not None,
                             60.0, 0.001)
         sent = time.monotonic()
         proc.send_signal(sig)
+        os.kill(proc.pid, signal.SIGCONT)
         out, err = proc.communicate(timeout=30)
         ended = time.monotonic()
         assert wait_for(lambda: not _group_alive(proc.pid), 2.0), "the link process lives on"

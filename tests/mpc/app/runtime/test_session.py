@@ -1,5 +1,8 @@
 """The session: a run that fails to start leaves no plant running."""
 
+import logging
+import threading
+
 import pytest
 
 import robots
@@ -44,3 +47,13 @@ def test_lockstep_refuses_a_given_plant_on_its_own_clock(tmp_path):
                                          r"ClockedPlant drives a robot on its own clock"):
         run(cfg, out=tmp_path / "run", plant=plant)
     assert not (tmp_path / "run").exists()
+
+
+def test_a_run_that_never_started_leaves_no_record_writer_or_log_handler(tmp_path):
+    cfg = load_config("configs/a1_trot.yaml", ["runtime.mode=lockstep",
+                                               "telemetry.lcm_url=udpm://999.1.1.1:7667"])
+    handlers = list(logging.getLogger().handlers)
+    with pytest.raises(ValueError, match=r"telemetry\.lcm_url"):
+        Session(cfg, tmp_path, plant=ClosingPlant(robots.info("a1")))
+    assert logging.getLogger().handlers == handlers
+    assert not [t for t in threading.enumerate() if t.name == "run-record"]

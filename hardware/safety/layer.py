@@ -66,7 +66,7 @@ class SafetyConfig:
     #: one state period (2 ms at 500 Hz) plus one command tick (2 ms) plus the feedback law's
     #: compute (< 1 ms) old; 20 ms is ten state periods, six feedback periods (300 Hz): the
     #: feedback loop missed several updates, and its state is nearly as old as
-    #: ``state_timeout`` allows (README, Reliability).
+    #: ``state_timeout`` allows (docs/reliability.md, Stale commands).
     max_command_age: float = 0.02
     #: Roll or pitch beyond this: damping.
     max_tilt: float = 0.8

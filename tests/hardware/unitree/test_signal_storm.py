@@ -6,7 +6,7 @@ startup ramp, and while it walks. Every run must end within the script's bound w
 the last thing the robot received and a complete run directory. The numba cache is the
 user's default one, warm after the suite's earlier runs (as after a user's first run). The
 20 random moments from process start to exit are the script's default run (see its
-docstring); their result is in the README's reliability section."""
+docstring); their result is in docs/reliability.md (Signals at any moment)."""
 
 import json
 import subprocess

@@ -33,13 +33,14 @@ KILLED = ["a1_trot", "--mode", "lockstep", "--duration", "600", "--quiet",
 LAG = FLUSH_PERIOD + 1.5
 
 
-def recorded_wall_time(run_dir: Path) -> float:
-    """Wall time of the latest state sample on disk (0 before the first flush)."""
+def recorded(run_dir: Path) -> tuple[float, int]:
+    """Wall time of the latest state sample on disk and the samples' count ((0, 0) before
+    the first flush)."""
     try:
         t = read_record(run_dir / INCREMENTAL)["state_wall_time"]
     except (OSError, ValueError, KeyError):
-        return 0.0
-    return float(t[-1]) if len(t) else 0.0
+        return 0.0, 0
+    return (float(t[-1]), len(t)) if len(t) else (0.0, 0)
 
 
 @pytest.fixture(scope="module")
@@ -55,13 +56,14 @@ def killed_run(tmp_path_factory) -> tuple[Path, float]:
     started = np.inf
     try:
         deadline = time.monotonic() + 600  # a first run compiles the kernels
-        while (recorded := recorded_wall_time(out)) < 3.0 and proc.poll() is None:
+        # some seconds and some samples: a loaded machine may take seconds for the first
+        while ((wall := recorded(out))[0] < 3.0 or wall[1] < 50) and proc.poll() is None:
             assert time.monotonic() < deadline, "the run recorded nothing"
-            if recorded > 0:
-                started = min(started, time.monotonic() - recorded)
+            if wall[1]:
+                started = min(started, time.monotonic() - wall[0])
             time.sleep(0.02)
         assert proc.poll() is None, proc.communicate()[1]
-        started = min(started, time.monotonic() - recorded)
+        started = min(started, time.monotonic() - wall[0])
         time.sleep(1.7)  # past a flush: the record must hold what came after it as well
         proc.send_signal(signal.SIGKILL)
         killed_at = time.monotonic() - started  # at most the true time since the start

@@ -81,7 +81,13 @@ def _list_configs() -> int:
 def main(argv: list[str] | None = None) -> int:
     restore = _stop_on_signals()
     try:
-        code = _main(argv)
+        try:
+            code = _main(argv)
+        except ImportError as e:  # a signal while an extension module initializes (mujoco)
+            interrupt = _interrupt_in(e)
+            if interrupt is None:
+                raise
+            raise interrupt from None
     except KeyboardInterrupt as e:  # importing, compiling, connecting, the startup ramp
         by = f" by {e.args[0]}" if e.args else ""
         print(f"mpc-run: interrupted{by} before the run started", file=sys.stderr)
@@ -95,6 +101,18 @@ def main(argv: list[str] | None = None) -> int:
     if argv is None:
         _end_process(code)
     return code
+
+
+def _interrupt_in(error: BaseException) -> KeyboardInterrupt | None:
+    """The KeyboardInterrupt that caused ``error``, if one did: an extension module whose
+    initialization a signal interrupted fails with ImportError ("initialization failed")
+    caused by it."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, KeyboardInterrupt):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def _end_process(code: int) -> NoReturn:

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from mpc.app import cli
+
 REPO = Path(__file__).resolve().parents[3]
 
 
@@ -163,3 +165,25 @@ def test_the_exit_status_is_mpc_runs_own():
     res = run_as_program(setup, "configs/nope.yaml")
     assert res.returncode == 2, (res.returncode, res.stderr)
     assert res.stderr.strip() == "mpc-run: error: config file not found: configs/nope.yaml"
+
+
+def test_a_signal_while_an_extension_module_initializes_is_an_interrupt(monkeypatch, capsys):
+    """A SIGINT while ``import mujoco`` initializes its extension surfaces as ImportError
+    ("initialization failed") caused by the KeyboardInterrupt: the signal storm's run 1 in 6
+    ended with that traceback and exit code 1."""
+    def importing(argv):
+        try:
+            raise KeyboardInterrupt("SIGINT")
+        except KeyboardInterrupt as e:
+            raise ImportError("initialization failed") from e
+
+    monkeypatch.setattr(cli, "_main", importing)
+    assert cli.main(["a1_trot"]) == cli.EXIT_INTERRUPTED
+    assert capsys.readouterr().err == "mpc-run: interrupted by SIGINT before the run started\n"
+
+    def broken(argv):
+        raise ImportError("no module named x")
+
+    monkeypatch.setattr(cli, "_main", broken)
+    with pytest.raises(ImportError, match="no module named x"):
+        cli.main(["a1_trot"])

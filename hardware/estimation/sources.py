@@ -17,9 +17,8 @@ from robots.info import RobotInfo
 SOURCES: Registry[BaseStateSource] = Registry("base-state source", {
     "kalman": "hardware.estimation.kalman:LegKalman",
     "leg_odometry": "hardware.estimation.leg_odometry:LegOdometry",
-    # Test aid: reads the fake Unitree robot's simulated truth (``mpc-fake-robot --truth-port``).
-    "sim_truth": "hardware.fake.sim_truth:SimTruth",
-})
+}, group="base_state_sources")  # + sim_truth, the fake robot's truth (an entry point: it is a
+#                                 test aid of hardware.fake, which sits above this package)
 
 
 def check_spec(spec: dict | None, where: str = "plant.base_state") -> None:
@@ -29,7 +28,10 @@ def check_spec(spec: dict | None, where: str = "plant.base_state") -> None:
     if spec is not None:
         options = dict(spec)
         name = check_value(options.pop("type", "kalman"), str, "config", f"{where}.type")
-        cls = SOURCES.get(name)
+        try:
+            cls = SOURCES.get(name)
+        except ValueError as e:  # the registry's message, with the key it came from
+            raise ValueError(f"{where}.type: {e}") from None
         check_kwargs(cls, options, "config", f"{where}.", exclude=("model", "robot"))
 
 

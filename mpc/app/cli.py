@@ -171,10 +171,14 @@ def _stop_on_signals() -> Callable[[], None]:
 
 def _run(args: argparse.Namespace) -> int:
     from mpc.app.config import load_config
+    from mpc.app.record.signal_safe import SignalSafeHandler
     from mpc.app.run import claim_run_dir, release_run_dir, run
 
     # before the config is read: its warnings (costly but legal values) print as one line each
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    root = logging.getLogger()  # the e-stop logs from a signal handler: see SignalSafeHandler
+    root.handlers = [h if isinstance(h, SignalSafeHandler) else SignalSafeHandler(h)
+                     for h in root.handlers]
     cfg = load_config(args.config, _overrides(args))
     if cfg.command.source.get("type") == "keyboard" and not args.viewer:
         raise UserError("command.source.type keyboard needs --viewer (its keys drive the robot)")

@@ -12,6 +12,7 @@ import yaml
 
 from mpc.app.observers.observer_base import Observer, PlanReport, StateReport
 from mpc.app.record.atomic import write_atomic
+from mpc.app.record.signal_safe import SignalSafeHandler
 from mpc.app.record.store import INCREMENTAL, RecordWriter, write_npz
 from mpc.app.record.store import remove as remove_record
 from mpc.planner.planner_base import PHASES
@@ -49,9 +50,11 @@ class RunRecorder(Observer):
         self.path_sensors = path_sensors or []
         #: Simulated time of the latest recorded state, stamped on logged events.
         self.now = float("nan")
-        self._handler = _EventLog(self.dir / "events.log", self)
-        self._handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: "
-                                                     "%(message)s"))
+        events = _EventLog(self.dir / "events.log", self)
+        events.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: "
+                                              "%(message)s"))
+        # the e-stop logs from a signal handler, which may interrupt a line being written
+        self._handler = SignalSafeHandler(events)
         logging.getLogger().addHandler(self._handler)
         logging.getLogger().setLevel(logging.INFO)
 

@@ -255,6 +255,8 @@ def run_case(spec: ConfigSpec, variants: list[Variant], overrides: list[str], du
     try:
         for i, v in enumerate(variants):
             run_dir = keep[v.name] if keep else Path(tmp) / str(i)
+            if keep and run_dir.exists():  # a run directory is never reused: replaced
+                shutil.rmtree(run_dir)
             dirs.append(run_dir)
             try:
                 cfg = load_config(spec.path, ["runtime.mode=lockstep",

@@ -23,8 +23,9 @@ the kink): it is logged with the state, which is saved under ``audit/`` in the r
 from the next iteration on. Non-smooth knots are counted apart. If the worker is still busy
 when a knot is due, that knot is skipped (counted): the audit samples, it never queues.
 
-At the end the checks go to ``audit.csv`` and ``audit.png`` (when matplotlib is installed)
-in the run directory, and their statistics to the summary.
+Each check goes to ``audit.csv`` in the run directory as it finishes (flushed: a killed run
+keeps its checks), its statistics to counters of bounded size; at the end ``audit.png`` (when
+matplotlib is installed) plots the checks, and the statistics go to the summary.
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ from common.trajectory import Trajectory
 from derivatives.oracle import centered_fd, is_smooth, oracle_model, relative_error
 from derivatives.provider_base import Linearization
 from mpc.app.config import AuditSettings
+from mpc.app.record.atomic import atomic_output
+from mpc.app.runtime.tally import Tally
 from mpc.tasks import make_task
 
 log = logging.getLogger(__name__)
@@ -89,8 +92,18 @@ class DerivativeAudit:
         self._rng = np.random.default_rng(seed)
         self._queue: queue.Queue[_Knot | None] = queue.Queue(maxsize=1)
         self._lock = threading.Lock()
-        #: Finished checks, rows of :data:`COLUMNS`.
-        self.rows: list[tuple] = []
+        self.dir.mkdir(parents=True, exist_ok=True)
+        #: Finished checks, one row of :data:`COLUMNS` each, appended as they finish.
+        # open for the whole run (closed in close())
+        self._csv = open(self.dir / "audit.csv", "w", newline="")  # noqa: SIM115
+        self._rows = csv.writer(self._csv)
+        self._rows.writerow(COLUMNS)
+        self._csv.flush()
+        self.checks = 0
+        self._last = self._worst = float("nan")
+        self._worst_smooth: float | None = None
+        self.non_smooth = 0
+        self._errors, self._seconds = Tally(), Tally()
         self.skipped = 0
         self.disagreements = 0
         #: Set by the worker when a disagreement asks the run to switch to fd.
@@ -158,9 +171,21 @@ class DerivativeAudit:
                 log.info("derivative audit: knot %d at t=%.3f s is %.1e off but its contact "
                          "set changes within ±%.0e (non-smooth; not a disagreement)", k.knot,
                          k.time, err, s.eps)
+        seconds = _time.perf_counter() - start
         with self._lock:
-            self.rows.append((k.iteration, k.time, k.knot, err_a, err_b, err, int(smooth),
-                              _time.perf_counter() - start))
+            self._rows.writerow((k.iteration, k.time, k.knot, err_a, err_b, err, int(smooth),
+                                 seconds))
+            self._csv.flush()
+            self.checks += 1
+            self._last = err
+            self._worst = err if self.checks == 1 else max(self._worst, err)
+            if smooth:
+                self._worst_smooth = err if self._worst_smooth is None else max(
+                    self._worst_smooth, err)
+            else:
+                self.non_smooth += 1
+            self._errors.add(err)
+            self._seconds.add(seconds)
 
     def _smooth(self, k: _Knot) -> bool:
         """True if ±eps in every state and control coordinate keeps the contact set and the
@@ -172,9 +197,10 @@ class DerivativeAudit:
         folder = self.dir / "audit"
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"disagreement_{k.iteration:06d}_knot{k.knot:02d}.npz"
-        np.savez(path, time=k.time, qpos=k.qpos, qvel=k.qvel, act=k.act, ctrl=k.ctrl,
-                 warmstart=k.warmstart, A=k.A, B=k.B, A_fd=A, B_fd=B, err_A=err_a, err_B=err_b,
-                 eps=self.settings.eps, meta=json.dumps(self.meta))
+        with atomic_output(path) as f:
+            np.savez(f, time=k.time, qpos=k.qpos, qvel=k.qvel, act=k.act, ctrl=k.ctrl,
+                     warmstart=k.warmstart, A=k.A, B=k.B, A_fd=A, B_fd=B, err_A=err_a,
+                     err_B=err_b, eps=self.settings.eps, meta=json.dumps(self.meta))
         with self._lock:
             self.disagreements += 1
             switch = self.settings.switch_to_fd and not self.switch_requested
@@ -192,13 +218,12 @@ class DerivativeAudit:
     def latest(self) -> tuple[int, float, float, int] | None:
         """(checks, last error, worst error, disagreements), or None before the first check."""
         with self._lock:
-            if not self.rows:
+            if not self.checks:
                 return None
-            errors = [r[5] for r in self.rows]
-            return len(errors), errors[-1], max(errors), self.disagreements
+            return self.checks, self._last, self._worst, self.disagreements
 
     def close(self, timeout: float = 30.0) -> dict:
-        """Stop the worker (after the check in progress), write ``audit.csv`` and
+        """Stop the worker (after the check in progress), close ``audit.csv``, plot it in
         ``audit.png``, return the statistics for the summary."""
         try:
             self._queue.put(None, timeout=timeout)
@@ -206,27 +231,24 @@ class DerivativeAudit:
             log.warning("derivative audit worker did not finish")
         self._worker.join(timeout)
         with self._lock:
-            rows = list(self.rows)
-        with open(self.dir / "audit.csv", "w", newline="") as f:
-            writer = csv.writer(f)
-            writer.writerow(COLUMNS)
-            writer.writerows(rows)
-        errors = np.array([r[5] for r in rows])
-        smooth = np.array([r[6] for r in rows], dtype=bool)
+            self._csv.close()
+            stats = {
+                "every": self.settings.every,
+                "threshold": self.settings.threshold,
+                "checks": self.checks,
+                "skipped": self.skipped,
+                "median_error": self._errors.median(),
+                "worst_error": self._worst if self.checks else None,
+                "worst_smooth_error": self._worst_smooth,
+                "non_smooth": self.non_smooth,
+                "disagreements": self.disagreements,
+                "switched_to_fd": self.switch_requested,
+                "check_ms_median": None if not self.checks else self._seconds.median() * 1e3,
+            }
+        with open(self.dir / "audit.csv", newline="") as f:
+            rows = [tuple(float(v) for v in r) for r in list(csv.reader(f))[1:]]
         _plot(self.dir / "audit.png", rows, self.settings.threshold)
-        return {
-            "every": self.settings.every,
-            "threshold": self.settings.threshold,
-            "checks": len(rows),
-            "skipped": self.skipped,
-            "median_error": float(np.median(errors)) if len(rows) else None,
-            "worst_error": float(errors.max()) if len(rows) else None,
-            "worst_smooth_error": float(errors[smooth].max()) if smooth.any() else None,
-            "non_smooth": int((~smooth).sum()),
-            "disagreements": self.disagreements,
-            "switched_to_fd": self.switch_requested,
-            "check_ms_median": float(np.median([r[7] for r in rows]) * 1e3) if rows else None,
-        }
+        return stats
 
 
 def _plot(path: Path, rows: list[tuple], threshold: float) -> None:
@@ -251,7 +273,8 @@ def _plot(path: Path, rows: list[tuple], threshold: float) -> None:
     ax.set_title("derivative audit against centered finite differences")
     ax.legend(loc="upper right", fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    with atomic_output(path) as f:
+        fig.savefig(f, format="png", dpi=100)
     plt.close(fig)
 
 

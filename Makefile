@@ -95,13 +95,16 @@ test-fast: $(STAMP) display sdk2-peer-env
 	$(BIN)/python -m pytest -q -m "not slow"
 
 # The suite as another processor would run it: numba's kernels compiled for a generic x86-64
-# CPU into a fresh cache, numpy's AVX2/AVX-512 loops and OpenBLAS's AVX kernels off (their
-# runtime dispatch takes SSE ones instead; the feature names are numpy 2.4's). Lockstep runs are deterministic on one machine, not
-# across processors: a behavioural test that passes under both `make test` and this does not
-# hang on the last bits of the rounding. About as long as `make test` plus the kernels' compile.
+# CPU into a fresh cache, numpy's AVX2/AVX-512 loops off (feature names of numpy 2.4) and
+# OpenBLAS on the kernels of GENERIC_BLAS (Haswell: AVX2, what an AVX2-only processor such as
+# an AMD EPYC without AVX-512 runs; on such a machine set GENERIC_BLAS=Sandybridge so the BLAS
+# differs from its own). Lockstep runs are deterministic on one machine, not across processors:
+# a behavioural test that passes under both `make test` and this does not hang on the last
+# bits of the rounding. About as long as `make test` plus compiling the kernels.
+GENERIC_BLAS ?= Haswell
 GENERIC_CACHE := build/numba-generic
-GENERIC_CPU := NUMBA_CPU_NAME=generic NUMBA_CACHE_DIR=$(GENERIC_CACHE) OPENBLAS_CORETYPE=Prescott \
-  NPY_DISABLE_CPU_FEATURES=X86_V3,X86_V4,AVX512_ICL,AVX512_SPR
+GENERIC_CPU := NUMBA_CPU_NAME=generic NUMBA_CACHE_DIR=$(GENERIC_CACHE) \
+  OPENBLAS_CORETYPE=$(GENERIC_BLAS) NPY_DISABLE_CPU_FEATURES=X86_V3,X86_V4,AVX512_ICL,AVX512_SPR
 
 test-generic: $(STAMP) display sdk2-peer-env
 	rm -rf $(GENERIC_CACHE)

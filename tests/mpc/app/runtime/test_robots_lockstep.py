@@ -64,9 +64,10 @@ def test_h1_steps_and_walks_toward_the_goal(tmp_path):
     assert not summary["fell"] and summary["failed_iterations"] == 0
     assert np.all(feet_lift_offs(series) >= 3)
     # Its first steps touch down at the contact switch, where a forward difference of a position
-    # once straddled it and became gains that saturated the motors: then whether the H1 walked
-    # hung on the processor's rounding (0.47 m of progress here, 0.13 m with AVX2 kernels). With
-    # the fd backend's position columns taken on the nominal's side of the switch
-    # (derivatives/fd.py) it walks 0.47-0.50 m with numba, numpy and OpenBLAS built for this
-    # CPU, AVX2 and generic targets and with 1 or 2 threads: 0.2 m leaves a margin of 0.27 m.
+    # once straddled it and became gains that saturated the motors: whether the H1 walked then
+    # hung on the rounding (0.47 m here, 0.13 m with OpenBLAS's AVX2 kernels, as on an AVX2-only
+    # EPYC). With the fd backend's position columns on the nominal's side of the switch
+    # (derivatives/fd.py) it walks 0.47-0.50 m with numba, numpy and OpenBLAS on this CPU's,
+    # AVX2 and generic kernels, with 1 or 2 threads and with initial joint noise: 0.2 m leaves
+    # a margin of 0.27 m, ten times the spread.
     assert summary["goal_distance_end_m"] < summary["goal_distance_start_m"] - 0.2

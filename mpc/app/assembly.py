@@ -27,7 +27,7 @@ def build_task(cfg: Config) -> Task:
 def build_planner(cfg: Config, task: Task) -> ILQR:
     settings = cfg.planner
     model = task.planning_model(settings.timestep, settings.self_collision,
-                               settings.impratio)
+                               settings.impratio, cfg.robot_overlay)
     backend = cfg.derivatives["backend"]
     provider = derivatives.make_provider(backend, model, **cfg.derivatives.get(backend, {}))
     planner = ILQR(task, model, provider, settings, home_ctrl(model, task.robot.home_key))
@@ -56,6 +56,8 @@ def build_plant(cfg: Config) -> Plant:
     takes_safety = "safety" in inspect.signature(cls.__init__).parameters
     if takes_safety:  # hardware bridges enforce the whole layer themselves
         params["safety"] = safety
+    if cfg.robot_overlay is not None and takes_overlay(cls):
+        params["overlay"] = cfg.robot_overlay  # a simulated robot: the overlay is its model
     plant = cls(robot, seed=cfg.runtime.seed, **params)
     if not takes_safety and (plant.realtime_only or safety.in_simulation or safety.dry_run):
         plant = SAFETY.get("wrapper")(plant, robot, safety,
@@ -66,6 +68,13 @@ def build_plant(cfg: Config) -> Plant:
         plant.close()
         raise
     return plant
+
+
+def takes_overlay(plant_class: type) -> bool:
+    """Whether a plant simulates the robot and so takes a model overlay (``overlay``): the
+    simulated plants do; a real robot is what it is, and its bridge commands the gains of the
+    nominal model (the overlay's ``kp`` and ``damping`` are what the motors make of them)."""
+    return "overlay" in inspect.signature(plant_class.__init__).parameters
 
 
 def home_ctrl(model: mujoco.MjModel, key_name: str) -> np.ndarray:

@@ -108,11 +108,16 @@ class Session:
             self.audit = DerivativeAudit(self.planner.model, self.run_dir, audit, {
                 "robot": cfg.robot, "task": dict(cfg.task), "timestep": p.timestep,
                 "self_collision": p.self_collision, "impratio": p.impratio,
+                "overlay": None if cfg.robot_overlay is None else
+                cfg.robot_overlay.to_mapping(),
                 "model": self.planner.model.names.split(b"\0", 1)[0].decode()},
                 cfg.runtime.seed)
         self.observers: list[Observer] = [
             RunRecorder(self.run_dir, cfg.to_dict(), [t.name for t in self.task.terms],
                         path_sensors(self.task))]
+        if cfg.robot_overlay is not None:  # the run directory keeps the model it ran with
+            (self.run_dir / "overlay.yaml").write_text(cfg.robot_overlay.dump(
+                f"model overlay of this run, from {cfg.overlay}"))
         if cfg.telemetry.lcm_url:
             self.attach(OBSERVERS.get("lcm_telemetry")(
                 cfg.telemetry.lcm_url, cfg.telemetry.channel, self.task))

@@ -12,7 +12,8 @@ estimator fed the fake robot's sensor readings (realistic by default), joints as
 report them.
 
 ``terrain`` (:mod:`mpc.app.plants.terrain`) is the fake robot's ground; ``spec`` another description
-of the robot to simulate (see :class:`hardware.fake.robot.FakeRobotSim`).
+of the robot to simulate; ``overlay`` how this fake robot differs from the nominal model (its
+delay adds to ``delay``; see :class:`hardware.fake.robot.FakeRobotSim`).
 
 Used by ``scripts/eval_latency.py`` to measure what delay a hardware config tolerates and by
 ``scripts/eval_terrain.py`` on terrain.
@@ -35,6 +36,7 @@ from hardware.unitree.motor_map import MotorMap
 from mpc.app.plants.plant_base import Plant, PlantState
 from mpc.app.plants.terrain import TerrainSpec
 from robots.info import RobotInfo
+from robots.overlay import Overlay
 
 log = logging.getLogger(__name__)
 
@@ -42,11 +44,11 @@ log = logging.getLogger(__name__)
 class FakeMotorPlant(Plant):
     def __init__(self, robot: RobotInfo, delay: float = 0.0, base_state: dict | None = None,
                  seed: int = 0, terrain: TerrainSpec = None,
-                 spec: mujoco.MjSpec | None = None):
+                 spec: mujoco.MjSpec | None = None, overlay: Overlay | None = None):
         if not 0.0 <= delay <= 0.1:
             raise ValueError(f"delay must be within 0..0.1 s, got {delay}")
         self.sim = FakeRobotSim(robot, start="standing", command_timeout=np.inf, seed=seed,
-                                terrain=terrain, spec=spec)
+                                terrain=terrain, spec=spec, overlay=overlay)
         model = robots.load_planning_model(robot.name)
         self.source = make_source(base_state, model, robot) if base_state else None
         self.low_state = None

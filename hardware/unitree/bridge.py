@@ -45,7 +45,6 @@ import sys
 import threading
 import time as _time
 from collections import deque
-from pathlib import Path
 
 import numpy as np
 
@@ -63,6 +62,7 @@ from hardware.safety.layer import (
     tilt_trip,
 )
 from hardware.unitree.legacy_packets import PacketError
+from hardware.unitree.link_log import LinkLog
 from hardware.unitree.lowlevel import LowState, MotorCommand, remote_bits, remote_mask
 from hardware.unitree.motor_map import MotorMap
 from hardware.unitree.udp_link import LinkError
@@ -113,6 +113,7 @@ class UnitreeBridge(Plant):
         self.lock = threading.Lock()
         self.send_lock = threading.Lock()
         self.packet: bytes | None = None
+        self.packet_cmd: MotorCommand | None = None
         self.packet_key: object = None
         self.local = threading.local()
         self.phase = CONNECTING
@@ -141,9 +142,8 @@ class UnitreeBridge(Plant):
         self._refused_at_state = 0
         self.latencies: deque[float] = deque(maxlen=100_000)
         self.log_file = log_file
-        self.log: dict[str, deque] = {k: deque(maxlen=self.log_rows) for k in (
-            "state_t", "state_tick", "cmd_t", "cmd_crc", "cmd_tick", "cmd_phase", "est_tick",
-            "est_qpos", "est_qvel")}
+        #: What the link received and sent (:mod:`hardware.unitree.link_log`), with log_file.
+        self.log = LinkLog(self.log_rows, self.map.used)
         self._stop = threading.Event()
         self.thread = threading.Thread(target=self._link_loop, name="unitree-link", daemon=True)
         self.thread.start()
@@ -346,10 +346,9 @@ class UnitreeBridge(Plant):
         self.last_tick = st.tick
         self._refused_at_state = self.refused.total()
         self.counts["states"] += 1
-        if self.log_file:
-            self.log["state_t"].append(now)
-            self.log["state_tick"].append(st.tick)
         m = self.map
+        if self.log_file:
+            self._log_state(now, st)
         if not (np.isfinite(np.concatenate((st.q[m.used], st.dq[m.used], st.quat,
                                             st.gyro))).all() and st.quat @ st.quat > 0.25):
             self.damp("non-finite or invalid robot state")
@@ -456,9 +455,10 @@ class UnitreeBridge(Plant):
             if key is None or key != self.packet_key:
                 cmd = build()
                 broken = not cmd.finite()
-                self.packet = self._encode(clamp_command(cmd, self.limits, self.clamps))
+                self.packet_cmd = clamp_command(cmd, self.limits, self.clamps)
+                self.packet = self._encode(self.packet_cmd)
                 self.packet_key = key
-            packet = self.packet
+            packet, sent = self.packet, self.packet_cmd
             if packet is not None:
                 self._write(packet)
         if broken:  # the clamp damped the bad slots of this packet; now the whole robot
@@ -474,10 +474,7 @@ class UnitreeBridge(Plant):
             tick = self.ctrl_tick if self.phase == RUN else -1
             phase = self.phase
         if self.log_file:
-            self.log["cmd_t"].append(now)
-            self.log["cmd_crc"].append(self._packet_crc(packet))
-            self.log["cmd_tick"].append(tick if fresh else -1)
-            self.log["cmd_phase"].append(phase)
+            self._log_command(now, packet, sent, tick if fresh else -1, phase)
 
     # --- measurements -----------------------------------------------------------------------
     def stats(self) -> dict:
@@ -492,7 +489,32 @@ class UnitreeBridge(Plant):
             out["latency_ms_p95"] = round(float(np.percentile(lat, 95)), 3)
         return out
 
+    def _log_state(self, now: float, st: LowState) -> None:
+        log, used = self.log, self.map.used
+        log["state_t"].append(now)
+        log["state_tick"].append(st.tick)
+        log["state_q"].append(st.q[used])
+        log["state_dq"].append(st.dq[used])
+        log["state_tau"].append(st.tau_est[used])
+        log["state_quat"].append(st.quat)
+        log["state_gyro"].append(st.gyro)
+        log["state_accel"].append(st.accel)
+        log["state_foot"].append(st.foot_force)
+
+    def _log_command(self, now: float, packet: bytes, cmd: MotorCommand, tick: int,
+                     phase: str) -> None:
+        """The command ``cmd`` that left in ``packet`` (as clamped), with its time, checksum,
+        the tick of the state it was computed from and the phase."""
+        log, used = self.log, self.map.used
+        log["cmd_t"].append(now)
+        log["cmd_crc"].append(self._packet_crc(packet))
+        log["cmd_tick"].append(tick)
+        log["cmd_phase"].append(phase)
+        log["cmd_q"].append(cmd.q[used])
+        log["cmd_dq"].append(cmd.dq[used])
+        log["cmd_kp"].append(cmd.kp[used])
+        log["cmd_kd"].append(cmd.kd[used])
+        log["cmd_tau"].append(cmd.tau[used])
+
     def _write_log(self) -> None:
-        path = Path(self.log_file)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        np.savez(path, **{k: np.array(v) for k, v in self.log.items()})
+        self.log.write(self.log_file)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import mujoco
@@ -46,10 +47,14 @@ def _warm_up(planner: ILQR, model: mujoco.MjModel, key_name: str) -> None:
     planner.iterate(0.0, qpos, qvel, act)
 
 
-def build_plant(cfg: Config) -> Plant:
+def build_plant(cfg: Config, run_dir: Path | None = None) -> Plant:
     """The plant, ready for the control loop: behind the safety layer if it is hardware (or
-    ``safety.in_simulation``), prepared (hardware: connected, ramped to the home pose)."""
+    ``safety.in_simulation``), prepared (hardware: connected, ramped to the home pose). A
+    relative ``plant.log_file`` (a robot link's log) is a file in ``run_dir``."""
     params = dict(cfg.plant)
+    log_file = params.get("log_file")
+    if run_dir is not None and log_file and not Path(log_file).is_absolute():
+        params["log_file"] = str(Path(run_dir) / log_file)
     cls = PLANTS.get(params.pop("type"))
     robot = robots.info(cfg.robot)
     safety = SAFETY.get("config")(**cfg.safety)

@@ -67,7 +67,7 @@ class Session:
         self.run_dir = Path(run_dir)
         self.task = assembly.build_task(cfg)
         self.planner = assembly.build_planner(cfg, self.task)
-        self.plant = assembly.build_plant(cfg) if plant is None else plant
+        self.plant = assembly.build_plant(cfg, self.run_dir) if plant is None else plant
         try:
             self._start()
         except BaseException:  # a robot link must not outlive a run that never started

@@ -1,0 +1,101 @@
+"""A fake robot's motors as a model overlay states them (:mod:`robots.overlay`).
+
+The fake robots' motors run the PD law of the commands they receive,
+
+    tau = clip(s_p Kp (q_des - q) + s_d Kd (dq_des - dq) + tau_ff, +-limit),
+
+and the overlay says how a particular robot's motors differ from the nominal model's: its
+``kp`` is the position gain the motor applies when commanded the nominal model's (the gains
+the bridge commands, :class:`hardware.unitree.motor_map.MotorMap`), so the motor scales every
+commanded Kp by s_p = kp / nominal kp; its ``damping`` likewise the joint's velocity gain,
+realized as s_d = damping / nominal damping on the commanded Kd by a fake robot whose joints
+carry no damping of their own (their damping is the motor's Kd), or left in the joints by one
+that keeps the model's joint damping; its ``torque_limit`` the motors' limit; its ``delay`` holds
+every command back that long before the motors obey it (:class:`CommandDelay`). The model's
+other parameters (armature, friction, trunk, feet) are applied to the simulated model itself by
+:func:`robots.model_spec`.
+
+Both fake robots (:mod:`hardware.fake.robot`, :mod:`hardware.fake.lcm_robot`) build their motors
+from here, so the same overlay makes the same robot on every wire.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+import numpy as np
+
+from robots.overlay import Overlay
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class MotorTruth:
+    """Per motor (the caller's order): gain scales s_p, s_d and the torque limit."""
+
+    kp_scale: np.ndarray
+    kd_scale: np.ndarray
+    torque_limit: np.ndarray
+
+    @classmethod
+    def build(cls, overlay: Overlay | None, joints: Sequence[str], nominal_kp: np.ndarray,
+              nominal_damping: np.ndarray, torque_limit: np.ndarray,
+              damping_in_joints: Sequence[bool]) -> MotorTruth:
+        """The motors of ``joints`` under ``overlay`` (None: the nominal motors). The nominal
+        figures are per joint: the position gain and the joint damping of the nominal model
+        (what the bridge commands as Kp and Kd) and the torque limit. ``damping_in_joints``,
+        per joint: the simulated joint keeps its damping (then the overlay's damping is there
+        already, from the model, and s_d stays 1)."""
+        n = len(joints)
+        kp_scale, kd_scale = np.ones(n), np.ones(n)
+        limit = np.array(torque_limit, dtype=float)
+        for i, joint in enumerate(joints):
+            p = overlay.joints.get(joint) if overlay is not None else None
+            if p is None:
+                continue
+            if p.kp is not None and nominal_kp[i] > 0:
+                kp_scale[i] = p.kp / nominal_kp[i]
+            if p.damping is not None and not damping_in_joints[i] and nominal_damping[i] > 0:
+                kd_scale[i] = p.damping / nominal_damping[i]
+            if p.torque_limit is not None:
+                limit[i] = p.torque_limit
+        return cls(kp_scale, kd_scale, limit)
+
+    def torque(self, kp: np.ndarray, q_des: np.ndarray, kd: np.ndarray, dq_des: np.ndarray,
+               tau_ff: np.ndarray, q: np.ndarray, dq: np.ndarray) -> np.ndarray:
+        """The motors' torque under the commanded law (module docstring)."""
+        tau = (self.kp_scale * kp) * (q_des - q)
+        tau += (self.kd_scale * kd) * (dq_des - dq)
+        tau += tau_ff
+        np.minimum(tau, self.torque_limit, out=tau)
+        np.maximum(tau, -self.torque_limit, out=tau)
+        return tau
+
+
+class CommandDelay(Generic[T]):
+    """Commands on their way to the motors: each is obeyed ``delay`` seconds (simulation time)
+    after it arrived; with no delay, at once."""
+
+    def __init__(self, delay: float):
+        if not 0.0 <= delay <= 0.1:
+            raise ValueError(f"a transport delay must be within 0..0.1 s, got {delay}")
+        self.delay = float(delay)
+        self._queue: deque[tuple[float, T]] = deque()
+
+    def push(self, time: float, command: T) -> None:
+        self._queue.append((time + self.delay, command))
+
+    def due(self, time: float, tolerance: float = 1e-9) -> T | None:
+        """The newest command whose time has come by ``time`` (None: none new); older ones
+        are passed over, as a motor obeys only the latest."""
+        out = None
+        while self._queue and self._queue[0][0] <= time + tolerance:
+            out = self._queue.popleft()[1]
+        return out
+
+    def clear(self) -> None:
+        self._queue.clear()

@@ -42,7 +42,8 @@ LEVELS: dict[str, list[list[str]]] = {
             ["mpc.app.errors", "mpc.app.schema"], ["mpc.app.plants", "mpc.app.commands"],
             ["mpc.app.config"], ["mpc.app.assembly", "mpc.app.observers"],
             ["mpc.app.record"], ["mpc.app.runtime"],
-            ["mpc.app.run", "mpc.app.view", "mpc.app.plots", "mpc.app.campaign"],
+            ["mpc.app.run", "mpc.app.view", "mpc.app.plots", "mpc.app.campaign",
+             "mpc.app.sysid"],
             ["mpc.app.cli"], ["mpc.app$"]],
 }
 

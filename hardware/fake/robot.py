@@ -6,7 +6,11 @@ each motor applies the PD law of the latest valid command,
     tau = clip(Kp (q_des - q) + Kd (dq_des - dq) + tau_ff, +-torque limit)
 
 (a position target of POS_STOP or velocity target of VEL_STOP switches that term off; a motor in
-mode 0, or in a mode its motor family does not servo in, applies nothing). The joint damping
+mode 0, or in a mode its motor family does not servo in, applies nothing). A motor's own loop
+runs much faster than the simulation's 500 Hz, so its velocity term acts on each step's mean
+speed, half explicitly and half as the integrator's implicit joint damping
+(:meth:`hardware.fake.actuators.MotorTruth.step_torque`): the simulated joint then follows the
+continuous law, not one whose inertia is off by Kd h / 2. The joint damping
 of a joint the model drove through a position servo is removed: on the robot that damping is
 the motor's Kd, which now comes from the command. When commands stop coming for
 ``command_timeout`` the motors fall back to damping (Kp 0, Kd ``damping_kd``).
@@ -119,6 +123,8 @@ class FakeRobotSim:
             self.map.hold_kd[s], self.map.torque_limit[s],
             damping_in_joints=[m.joint(j).name not in position_joints for j in joints])
         self.limit = self.motors.torque_limit
+        #: The joints' own damping (zero where the motor's Kd stands in for it).
+        self.joint_damping = m.dof_damping[self.vadr].copy()
         #: Commands between their arrival and the motors (the overlay's transport delay).
         self.in_flight: CommandDelay[MotorCommand] = CommandDelay(
             overlay.delay if overlay is not None else 0.0)
@@ -217,11 +223,12 @@ class FakeRobotSim:
         if due is not None and not self.damping:
             self._obey(due)
         kp, q_des, kd, dq_des, tau_ff = self._law
-        tau = self.motors.torque(kp, q_des, kd, dq_des, tau_ff, d.qpos[self.qadr],
-                                 d.qvel[self.vadr])
-        self.tau = tau
-        d.ctrl[:] = tau
+        explicit, implicit = self.motors.step_torque(kp, q_des, kd, dq_des, tau_ff,
+                                                     d.qpos[self.qadr], d.qvel[self.vadr])
+        self.model.dof_damping[self.vadr] = self.joint_damping + implicit
+        d.ctrl[:] = explicit
         mujoco.mj_step(self.model, d)
+        self.tau = explicit - implicit * d.qvel[self.vadr]  # the step's mean motor torque
         self._sense()
 
     def _sense(self) -> None:

@@ -62,11 +62,11 @@ from hardware.safety.layer import (
     tilt_trip,
 )
 from hardware.unitree.legacy_packets import PacketError
-from hardware.unitree.link_log import LinkLog
 from hardware.unitree.lowlevel import LowState, MotorCommand, remote_bits, remote_mask
 from hardware.unitree.motor_map import MotorMap
 from hardware.unitree.udp_link import LinkError
 from mpc.app.plants.plant_base import Plant, PlantState
+from mpc.app.record.link_log import LinkLog
 from robots.info import RobotInfo
 
 log = logging.getLogger(__name__)
@@ -88,7 +88,7 @@ class UnitreeBridge(Plant):
     WIRE_LIMITS: tuple[float, float, float] | None = None
     #: Rows kept per log column while ``log_file`` is set: the newest ten minutes at 500 Hz
     #: (older rows are dropped), so a long run cannot exhaust the link process's memory.
-    log_rows = 300_000
+    log_rows = LinkLog.MAX_ROWS
 
     def __init__(self, robot: RobotInfo, *, servo_family: str, rate: float,
                  connect_timeout: float, kp: list[float] | None, kd: list[float] | None,
@@ -142,7 +142,7 @@ class UnitreeBridge(Plant):
         self._refused_at_state = 0
         self.latencies: deque[float] = deque(maxlen=100_000)
         self.log_file = log_file
-        #: What the link received and sent (:mod:`hardware.unitree.link_log`), with log_file.
+        #: What the link received and sent (:mod:`mpc.app.record.link_log`), with log_file.
         self.log = LinkLog(self.log_rows, self.map.used)
         self._stop = threading.Event()
         self.thread = threading.Thread(target=self._link_loop, name="unitree-link", daemon=True)
@@ -490,31 +490,13 @@ class UnitreeBridge(Plant):
         return out
 
     def _log_state(self, now: float, st: LowState) -> None:
-        log, used = self.log, self.map.used
-        log["state_t"].append(now)
-        log["state_tick"].append(st.tick)
-        log["state_q"].append(st.q[used])
-        log["state_dq"].append(st.dq[used])
-        log["state_tau"].append(st.tau_est[used])
-        log["state_quat"].append(st.quat)
-        log["state_gyro"].append(st.gyro)
-        log["state_accel"].append(st.accel)
-        log["state_foot"].append(st.foot_force)
+        self.log.state(now, st)
 
     def _log_command(self, now: float, packet: bytes, cmd: MotorCommand, tick: int,
                      phase: str) -> None:
         """The command ``cmd`` that left in ``packet`` (as clamped), with its time, checksum,
         the tick of the state it was computed from and the phase."""
-        log, used = self.log, self.map.used
-        log["cmd_t"].append(now)
-        log["cmd_crc"].append(self._packet_crc(packet))
-        log["cmd_tick"].append(tick)
-        log["cmd_phase"].append(phase)
-        log["cmd_q"].append(cmd.q[used])
-        log["cmd_dq"].append(cmd.dq[used])
-        log["cmd_kp"].append(cmd.kp[used])
-        log["cmd_kd"].append(cmd.kd[used])
-        log["cmd_tau"].append(cmd.tau[used])
+        self.log.command(now, cmd, tick, phase, self._packet_crc(packet))
 
     def _write_log(self) -> None:
         self.log.write(self.log_file)

@@ -13,6 +13,8 @@ import derivatives
 import robots
 from mpc.app.plants import PLANTS, SAFETY
 from mpc.planner.ilqr import ILQR
+from mpc.planner.planner_base import Planner
+from mpc.planner.scripted import ScriptedPlanner
 from mpc.tasks import Task, make_task
 
 if TYPE_CHECKING:
@@ -25,10 +27,14 @@ def build_task(cfg: Config) -> Task:
     return make_task(params.pop("name"), robots.info(cfg.robot), **params)
 
 
-def build_planner(cfg: Config, task: Task) -> ILQR:
+def build_planner(cfg: Config, task: Task) -> Planner:
+    """The task's planner: iLQR, or for an open-loop task (a joint excitation) the planner
+    that publishes its reference (:class:`mpc.planner.scripted.ScriptedPlanner`)."""
     settings = cfg.planner
     model = task.planning_model(settings.timestep, settings.self_collision,
                                settings.impratio, cfg.robot_overlay)
+    if getattr(task, "open_loop", False):
+        return ScriptedPlanner(task, model)
     backend = cfg.derivatives["backend"]
     provider = derivatives.make_provider(backend, model, **cfg.derivatives.get(backend, {}))
     planner = ILQR(task, model, provider, settings, home_ctrl(model, task.robot.home_key))

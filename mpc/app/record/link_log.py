@@ -1,4 +1,5 @@
-"""The robot link's log: what the bridge received and sent, column by column, in bounded memory.
+"""The robot link's log: what a hardware bridge received and sent, column by column, in bounded
+memory; part of a hardware run's directory (``plant.log_file``, relative to the run directory).
 
 A hardware run with ``plant.log_file`` keeps, at the link's own rate (500 Hz):
 
@@ -14,14 +15,18 @@ A hardware run with ``plant.log_file`` keeps, at the link's own rate (500 Hz):
   (``cmd_q``, ``cmd_dq``, ``cmd_kp``, ``cmd_kd``, ``cmd_tau``);
 - ``slots``: the used slots, the columns' order (the robot's motor order).
 
-This is what system identification reads (``mpc-sysid``): commands and encoders of the same
-link, timed on one clock. Each column keeps its newest ``max_rows`` rows (ten minutes at 500 Hz
-by default): a long run cannot exhaust the link process's memory, and rows are stored in
-preallocated blocks of numbers rather than one Python object each.
+This is what system identification reads (``mpc-sysid``, :func:`read`): commands and encoders
+of the same link, timed on one clock. The bridges of the hardware layer write it
+(:mod:`hardware.unitree.bridge`), and so does the fake robot as a simulated plant
+(:mod:`hardware.fake.motor_plant`, stamped with simulation time). Each column keeps its newest
+``max_rows`` rows (ten minutes at 500 Hz by default): a long run cannot exhaust the link
+process's memory, and rows are stored in preallocated blocks of numbers rather than one Python
+object each.
 """
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -74,6 +79,9 @@ class Column:
 class LinkLog(dict):
     """The bridge's columns by name (module docstring)."""
 
+    #: Rows kept per column by default: ten minutes at 500 Hz.
+    MAX_ROWS = 300_000
+
     def __init__(self, max_rows: int, slots: np.ndarray, feet: int = 4):
         super().__init__()
         n = len(slots)
@@ -90,7 +98,65 @@ class LinkLog(dict):
         for name, (width, dtype) in spec.items():
             self[name] = Column(max_rows, width, dtype)
 
+    def state(self, time: float, st) -> None:
+        """A state ``st`` accepted at ``time`` (a low-level state: tick, per-slot q, dq, tau_est,
+        quat, gyro, accel, foot_force)."""
+        used = self.slots
+        self["state_t"].append(time)
+        self["state_tick"].append(st.tick)
+        self["state_q"].append(st.q[used])
+        self["state_dq"].append(st.dq[used])
+        self["state_tau"].append(st.tau_est[used])
+        self["state_quat"].append(st.quat)
+        self["state_gyro"].append(st.gyro)
+        self["state_accel"].append(st.accel)
+        self["state_foot"].append(st.foot_force)
+
+    def command(self, time: float, cmd, tick: int, phase: str, crc: int = 0) -> None:
+        """A command ``cmd`` (a motor command: per-slot q, dq, kp, kd, tau) that left at
+        ``time`` (as clamped), with the tick of the state it was computed from (-1: a repeat,
+        or not the controller's), the link's phase and the packet's checksum."""
+        used = self.slots
+        self["cmd_t"].append(time)
+        self["cmd_crc"].append(crc)
+        self["cmd_tick"].append(tick)
+        self["cmd_phase"].append(phase)
+        self["cmd_q"].append(cmd.q[used])
+        self["cmd_dq"].append(cmd.dq[used])
+        self["cmd_kp"].append(cmd.kp[used])
+        self["cmd_kd"].append(cmd.kd[used])
+        self["cmd_tau"].append(cmd.tau[used])
+
     def write(self, path: str | Path) -> None:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         np.savez(path, slots=self.slots, **{k: c.array() for k, c in self.items()})
+
+
+class LinkLogError(ValueError):
+    """A link log that cannot be read (the message is one line naming the file)."""
+
+
+#: Columns a log must have for :func:`read` (older logs lack the per-slot ones).
+REQUIRED = ("slots", "state_t", "state_tick", "state_q", "state_dq", "state_quat",
+            "state_gyro", "state_accel", "cmd_t", "cmd_phase", "cmd_q", "cmd_dq", "cmd_kp",
+            "cmd_kd", "cmd_tau")
+
+
+def read(path: str | Path) -> dict[str, np.ndarray]:
+    """The columns of the link log ``path``; LinkLogError naming the file and what it lacks."""
+    path = Path(path)
+    if not path.is_file():
+        raise LinkLogError(f"{path}: no such link log")
+    try:
+        with np.load(path) as z:
+            columns = {k: z[k] for k in z.files}
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as e:
+        raise LinkLogError(f"{path}: unreadable link log ({e})") from None
+    missing = [k for k in REQUIRED if k not in columns]
+    if missing:
+        raise LinkLogError(f"{path}: not a link log with commands and encoders (no "
+                           f"{', '.join(missing)})")
+    if len(columns["state_t"]) < 2 or len(columns["cmd_t"]) < 2:
+        raise LinkLogError(f"{path}: the link log holds no states or commands")
+    return columns

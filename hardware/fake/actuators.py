@@ -76,23 +76,26 @@ class MotorTruth:
         return tau
 
     def step_torque(self, kp: np.ndarray, q_des: np.ndarray, kd: np.ndarray,
-                    dq_des: np.ndarray, tau_ff: np.ndarray, q: np.ndarray, dq: np.ndarray
-                    ) -> tuple[np.ndarray, np.ndarray]:
-        """The law over one simulation step of an explicit integrator, as a motor whose own
-        loop runs much faster than the step applies it: (explicit torque, damping to apply
-        implicitly). The velocity term acts on the step's mean speed, half on the speed at its
-        start (explicit) and half on the speed at its end (the integrator's implicit joint
-        damping), −Kd (q̇ₖ + q̇ₖ₊₁) / 2; the position term on the angle at its start. With
-        central differences for speed and acceleration this is the continuous law to second
-        order: J q̈ = Kp (q* − q) − Kd q̇ holds of the simulated samples without the first-order
-        error (an inertia off by Kd h / 2) a fully explicit velocity term leaves. A motor
+                    dq_des: np.ndarray, tau_ff: np.ndarray, q: np.ndarray, dq: np.ndarray,
+                    h: float) -> tuple[np.ndarray, np.ndarray]:
+        """The law over one simulation step ``h`` of a semi-implicit Euler integrator, as a
+        motor whose own loop runs much faster than the step applies it: (explicit torque,
+        damping to apply implicitly). The law acts on the step's mean angle and speed,
+
+            τ = Kp (q* − (qₖ + qₖ₊₁)/2) + Kd (q̇* − (q̇ₖ + q̇ₖ₊₁)/2) + τ_ff,
+
+        and with qₖ₊₁ = qₖ + h q̇ₖ₊₁ the terms in q̇ₖ₊₁ are a damping (Kd + h Kp)/2 that the
+        integrator applies implicitly (the joint's damping), the rest explicit. With central
+        differences for speed and acceleration this is the continuous law to second order:
+        J q̈ = Kp (q* − q) − Kd q̇ holds of the simulated samples without the first-order errors
+        (a speed lagging by h/2, an angle lagging by h/2) a fully explicit law leaves. A motor
         whose torque would pass its limit is clipped, fully explicit, for that step."""
-        kd_eff = self.kd_scale * kd
-        full = (self.kp_scale * kp) * (q_des - q) + kd_eff * (dq_des - dq) + tau_ff
+        kp_eff, kd_eff = self.kp_scale * kp, self.kd_scale * kd
+        full = kp_eff * (q_des - q) + kd_eff * (dq_des - dq) + tau_ff
         saturated = np.abs(full) > self.torque_limit
-        implicit = np.where(saturated, 0.0, 0.5 * kd_eff)
+        implicit = np.where(saturated, 0.0, 0.5 * (kd_eff + h * kp_eff))
         explicit = np.where(saturated, np.clip(full, -self.torque_limit, self.torque_limit),
-                            full + implicit * dq)
+                            full + 0.5 * kd_eff * dq)
         return explicit, implicit
 
 

@@ -84,8 +84,10 @@ class ActuatorFit:
         return {j.joint: dict(j.values) for j in self.joints}
 
 
-def inverse_dynamics(data: RunData, model: mujoco.MjModel, sample: np.ndarray) -> np.ndarray:
-    """y = M(q) q̈ + c(q, q̇) of the actuated joints at the samples ``sample`` of a run, the
+def inverse_dynamics(data: RunData, model: mujoco.MjModel, sample: np.ndarray,
+                     base: bool = False) -> np.ndarray:
+    """y = M(q) q̈ + c(q, q̇) of the actuated joints (with ``base``: of the floating base's six
+    dofs instead) at the samples ``sample`` of a run, the
     base moving as its IMU reports: orientation, angular velocity and acceleration (the gyro
     and its derivative), linear acceleration R f + g from the specific force f (the IMU taken
     at the base frame's origin). On a gantry the base barely moves, but the legs' swinging
@@ -93,7 +95,8 @@ def inverse_dynamics(data: RunData, model: mujoco.MjModel, sample: np.ndarray) -
     d = mujoco.MjData(model)
     cols = _columns(data, model)
     qadr, dadr = model.jnt_qposadr[cols], model.jnt_dofadr[cols]
-    out = np.empty((len(sample), len(cols)))
+    rows = np.arange(6) if base else dadr
+    out = np.empty((len(sample), len(rows)))
     rot = np.empty(9)
     d.qpos[2] = 1.0
     for row, k in enumerate(sample):
@@ -104,7 +107,7 @@ def inverse_dynamics(data: RunData, model: mujoco.MjModel, sample: np.ndarray) -
         d.qacc[0:3] = rot.reshape(3, 3) @ data.accel[k] + model.opt.gravity
         d.qvel[dadr], d.qacc[dadr] = data.dq[k], data.ddq[k]
         mujoco.mj_inverse(model, d)
-        out[row] = d.qfrc_inverse[dadr]
+        out[row] = d.qfrc_inverse[rows]
     return out
 
 

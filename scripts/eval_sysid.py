@@ -200,7 +200,7 @@ def main() -> None:
     args = p.parse_args()
     out = Path(args.out).resolve()
     cases = [{"robot": r, "draw": i, "gantry": args.gantry, "trot": args.trot,
-              "out": str(out / "runs")} for r in args.robots for i in range(args.draws)]
+              "out": str(out / "runs")} for i in range(args.draws) for r in args.robots]
     rows = []
 
     def show(case: dict, result: dict) -> None:

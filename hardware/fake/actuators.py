@@ -76,26 +76,29 @@ class MotorTruth:
         return tau
 
     def step_torque(self, kp: np.ndarray, q_des: np.ndarray, kd: np.ndarray,
-                    dq_des: np.ndarray, tau_ff: np.ndarray, q: np.ndarray, dq: np.ndarray,
-                    h: float) -> tuple[np.ndarray, np.ndarray]:
-        """The law over one simulation step ``h`` of a semi-implicit Euler integrator, as a
+                    dq_des: np.ndarray, tau_ff: np.ndarray, q: np.ndarray, dq: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray]:
+        """The law over one simulation step of MuJoCo's semi-implicit Euler integrator, as a
         motor whose own loop runs much faster than the step applies it: (explicit torque,
-        damping to apply implicitly). The law acts on the step's mean angle and speed,
+        damping to apply implicitly). That integrator is a leapfrog: the angles qₖ belong to
+        the steps' instants, the speeds q̇ₖ₊₁ = (qₖ₊₁ − qₖ)/h to the midpoints between them, and
+        the step's acceleration (q̇ₖ₊₁ − q̇ₖ)/h to the instant tₖ. So the law is evaluated at
+        tₖ: the position term on qₖ, the velocity term on the speed at tₖ, the mean
+        (q̇ₖ + q̇ₖ₊₁)/2 of the speeds either side, half explicit and half as the integrator's
+        implicit joint damping:
 
-            τ = Kp (q* − (qₖ + qₖ₊₁)/2) + Kd (q̇* − (q̇ₖ + q̇ₖ₊₁)/2) + τ_ff,
+            τ = Kp (q* − qₖ) + Kd (q̇* − (q̇ₖ + q̇ₖ₊₁)/2) + τ_ff.
 
-        and with qₖ₊₁ = qₖ + h q̇ₖ₊₁ the terms in q̇ₖ₊₁ are a damping (Kd + h Kp)/2 that the
-        integrator applies implicitly (the joint's damping), the rest explicit. With central
-        differences for speed and acceleration this is the continuous law to second order:
-        J q̈ = Kp (q* − q) − Kd q̇ holds of the simulated samples without the first-order errors
-        (a speed lagging by h/2, an angle lagging by h/2) a fully explicit law leaves. A motor
-        whose torque would pass its limit is clipped, fully explicit, for that step."""
-        kp_eff, kd_eff = self.kp_scale * kp, self.kd_scale * kd
-        full = kp_eff * (q_des - q) + kd_eff * (dq_des - dq) + tau_ff
+        The simulated samples then obey the continuous law to second order with central
+        differences for speed and acceleration, without the first-order error (an inertia off
+        by Kd h / 2) a fully explicit velocity term leaves. A motor whose torque would pass its
+        limit is clipped, fully explicit, for that step."""
+        kd_eff = self.kd_scale * kd
+        full = (self.kp_scale * kp) * (q_des - q) + kd_eff * (dq_des - dq) + tau_ff
         saturated = np.abs(full) > self.torque_limit
-        implicit = np.where(saturated, 0.0, 0.5 * (kd_eff + h * kp_eff))
+        implicit = np.where(saturated, 0.0, 0.5 * kd_eff)
         explicit = np.where(saturated, np.clip(full, -self.torque_limit, self.torque_limit),
-                            full + 0.5 * kd_eff * dq)
+                            full + implicit * dq)
         return explicit, implicit
 
 

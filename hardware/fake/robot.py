@@ -7,10 +7,10 @@ each motor applies the PD law of the latest valid command,
 
 (a position target of POS_STOP or velocity target of VEL_STOP switches that term off; a motor in
 mode 0, or in a mode its motor family does not servo in, applies nothing). A motor's own loop
-runs much faster than the simulation's 500 Hz, so its law acts on each step's mean angle and
-speed, partly explicitly and partly as the integrator's implicit joint damping
+runs much faster than the simulation's 500 Hz, so its velocity term acts on the speed at each
+step's instant, half explicitly and half as the integrator's implicit joint damping
 (:meth:`hardware.fake.actuators.MotorTruth.step_torque`): the simulated joint then follows the
-continuous law, not one lagging it by half a step. The joint damping
+continuous law, not one whose inertia is off by Kd h / 2. The joint damping
 of a joint the model drove through a position servo is removed: on the robot that damping is
 the motor's Kd, which now comes from the command. When commands stop coming for
 ``command_timeout`` the motors fall back to damping (Kp 0, Kd ``damping_kd``).
@@ -224,8 +224,7 @@ class FakeRobotSim:
             self._obey(due)
         kp, q_des, kd, dq_des, tau_ff = self._law
         explicit, implicit = self.motors.step_torque(kp, q_des, kd, dq_des, tau_ff,
-                                                     d.qpos[self.qadr], d.qvel[self.vadr],
-                                                     self.model.opt.timestep)
+                                                     d.qpos[self.qadr], d.qvel[self.vadr])
         self.model.dof_damping[self.vadr] = self.joint_damping + implicit
         d.ctrl[:] = explicit
         mujoco.mj_step(self.model, d)

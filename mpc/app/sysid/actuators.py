@@ -26,8 +26,9 @@ The delay is common to all joints: the total residual over joints is evaluated o
 delays (every ``DELAY_STEP``) and its minimum refined by a parabola through its neighbours. At
 the delay found, each joint's θ_j is solved with θ ≥ 0 (all four are physical magnitudes).
 
-Samples used: those with |q̇_j| > ``MIN_SPEED`` (below it dry friction is anywhere within
-±f_j, a stiction the sign cannot state), whose commanded torque stays below 90 % of the motor's
+Samples used: those whose |q̇_j| stays above ``MIN_SPEED`` within one filter time constant
+(1 / cutoff) either side (below it dry friction is anywhere within ±f_j, a stiction the sign
+cannot state, and the filter spreads that over its neighbours), whose commanded torque stays below 90 % of the motor's
 limit (beyond, the motor clips: (1) no longer holds), decimated to 2.5 times the filter's
 cutoff.
 
@@ -43,6 +44,7 @@ from dataclasses import dataclass, field
 
 import mujoco
 import numpy as np
+from scipy.ndimage import minimum_filter1d
 from scipy.optimize import lsq_linear
 
 import robots
@@ -140,6 +142,13 @@ class _Prepared:
     dq: np.ndarray
     ddq: np.ndarray
     sign: np.ndarray
+    #: The slowest speed within REVERSAL / cutoff seconds of each sample (per joint).
+    floor: np.ndarray
+
+
+#: Samples this many filter time constants (1 / cutoff) from a speed below MIN_SPEED are left
+#: out: the filter spreads what happens as a joint sticks at a reversal over them.
+REVERSAL = 2
 
 
 def _prepare(data: RunData, model: mujoco.MjModel, cutoff: float) -> _Prepared:
@@ -147,8 +156,11 @@ def _prepare(data: RunData, model: mujoco.MjModel, cutoff: float) -> _Prepared:
     # leave the filter's edges out
     edge = int(0.2 / data.dt)
     sample = np.arange(edge, len(data.t) - edge, every)
+    width = max(1, int(REVERSAL / (cutoff * data.dt)))
+    floor = minimum_filter1d(np.abs(data.dq), size=2 * width + 1, axis=0, mode="nearest")
     return _Prepared(data, data.t[sample], inverse_dynamics(data, model, sample),
-                     data.q[sample], data.dq[sample], data.ddq[sample], data.sign[sample])
+                     data.q[sample], data.dq[sample], data.ddq[sample], data.sign[sample],
+                     floor[sample])
 
 
 def _regression(p: _Prepared, j: int, delay: float, kp0: float, d0: float
@@ -164,7 +176,7 @@ def _regression(p: _Prepared, j: int, delay: float, kp0: float, d0: float
 def _mask(p: _Prepared, j: int, limit: float, kp0: float, d0: float) -> np.ndarray:
     A, _ = _regression(p, j, 0.0, kp0, d0)
     nominal_torque = np.abs(A[:, 0] * kp0 + A[:, 1] * d0)
-    return (np.abs(p.dq[:, j]) > MIN_SPEED) & (nominal_torque < CLIP_SHARE * limit)
+    return (p.floor[:, j] > MIN_SPEED) & (nominal_torque < CLIP_SHARE * limit)
 
 
 def identify(runs: list[RunData], nominal: Overlay, cutoff: float) -> ActuatorFit:

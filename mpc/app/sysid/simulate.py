@@ -7,9 +7,10 @@ commands at the overlay's delay plus the sensors' latency (the loop's delay the 
 
     τ = kp/kp⁰ Kp (q* − q) + d/d⁰ Kd (q̇* − q̇) + τ_ff,
 
-the velocity and position terms on each step's mean speed and angle (half implicit, as the
-fake robots apply them), friction and armature in the model. The joints start where the log
-starts; their simulated angles are compared with the logged ones.
+the velocity term half implicit, as the fake robots apply it
+(:meth:`hardware.fake.actuators.MotorTruth.step_torque`), friction and armature in the model.
+The joints start where the log starts; their simulated angles are compared with the logged
+ones.
 """
 
 from __future__ import annotations
@@ -55,13 +56,12 @@ def simulate(data: RunData, overlay: Overlay, nominal: Overlay, sensor_latency: 
     kpq, kddq = c.at("kpq", when) * scale_p, c.at("kddq", when) * scale_d
     tau_ff = c.at("tau", when)
     out = np.empty_like(data.q)
-    h = data.dt
     for k in range(len(data.t)):
         out[k] = d.qpos[qadr]
         q, dq = d.qpos[qadr], d.qvel[dadr]
         full = kpq[k] - kp[k] * q + kddq[k] - kd[k] * dq + tau_ff[k]
         saturated = np.abs(full) > limit
-        implicit = np.where(saturated, 0.0, 0.5 * (kd[k] + h * kp[k]))
+        implicit = np.where(saturated, 0.0, 0.5 * kd[k])
         model.dof_damping[dadr] = implicit
         d.qfrc_applied[dadr] = np.where(saturated, np.clip(full, -limit, limit),
                                         full + 0.5 * kd[k] * dq)

@@ -28,9 +28,9 @@ the delay found, each joint's θ_j is solved with θ ≥ 0 (all four are physica
 
 Samples used: those whose |q̇_j| stays above ``MIN_SPEED`` within one filter time constant
 (1 / cutoff) either side (below it dry friction is anywhere within ±f_j, a stiction the sign
-cannot state, and the filter spreads that over its neighbours), whose commanded torque stays below 90 % of the motor's
-limit (beyond, the motor clips: (1) no longer holds), decimated to 2.5 times the filter's
-cutoff.
+cannot state, and the filter spreads that over its neighbours), whose commanded torque stays
+below 90 % of the motor's limit (beyond, the motor clips: (1) no longer holds), decimated to
+2.5 times the filter's cutoff.
 
 Uncertainty: the standard deviation of each parameter from the Jacobian of the regression at
 the optimum, σ² (AᵀA)⁻¹ with σ² the residual variance, inflated by the residuals'

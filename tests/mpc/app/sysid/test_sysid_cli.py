@@ -42,7 +42,8 @@ def sysid(*args: str) -> subprocess.CompletedProcess:
 def gantry_run(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("gantry")
     cfg = load_config("configs/go1_sysid_gantry.yaml", [
-        "runtime.mode=lockstep", "task.duration=14", "task.start=1", "runtime.duration=16"])
+        "runtime.mode=lockstep", "task.duration=14", "task.start=1", "task.sweep=7",
+        "runtime.duration=16"])
     plant = FakeMotorPlant(robots.info("go1"), overlay=truth(), gantry=True, gantry_lift=0.3,
                            log_file=str(folder / "link.npz"))
     summary = run(cfg, out=folder, plant=plant)

@@ -128,3 +128,35 @@ def test_runs_of_two_robots_are_one_line(gantry_run, tmp_path):
     (other / "config.yaml").write_text(yaml.safe_dump(config))
     assert_one_line(sysid(str(gantry_run), str(other), "--out", str(tmp_path / "o.yaml")),
                     "several robots")
+
+
+PAYLOAD, AT = 2.0, np.array([0.08, -0.03, 0.02])
+
+
+@pytest.fixture(scope="module")
+def standing_run(tmp_path_factory) -> Path:
+    """The trotting config's first seconds (it stands) on the same robot carrying a payload."""
+    folder = tmp_path_factory.mktemp("standing")
+    base = nominal(robots.info("go1"), robots.load_model("go1"))
+    mass = base.trunk_mass + PAYLOAD
+    com = (base.trunk_mass * np.array(base.trunk_com) + PAYLOAD * AT) / mass
+    t = truth()
+    loaded = Overlay("go1", t.joints, t.delay, mass, tuple(com.tolist()))
+    cfg = load_config("configs/go1_sysid_trot.yaml", ["runtime.mode=lockstep",
+                                                      "runtime.duration=3"])
+    plant = FakeMotorPlant(robots.info("go1"), base_state=cfg.plant.get("base_state"),
+                           overlay=loaded, log_file=str(folder / "link.npz"))
+    summary = run(cfg, out=folder, plant=plant)
+    assert summary["damping_reason"] is None and not summary["fell"]
+    return folder
+
+
+def test_a_standing_run_identifies_the_payload(gantry_run, standing_run, tmp_path):
+    out = tmp_path / "overlay.yaml"
+    res = sysid(str(gantry_run), str(standing_run), "--out", str(out))
+    assert res.returncode == 0, res.stderr
+    found = robots.load_overlay(out, "go1")
+    base = nominal(robots.info("go1"), robots.load_model("go1"))
+    assert found.trunk_mass == pytest.approx(base.trunk_mass + PAYLOAD, abs=0.2)
+    com = (base.trunk_mass * np.array(base.trunk_com) + PAYLOAD * AT) / found.trunk_mass
+    assert np.allclose(found.trunk_com[:2], com[:2], atol=0.01), (found.trunk_com, com)

@@ -156,6 +156,19 @@ def compare(truth: Overlay, found: Overlay, base: Overlay) -> dict:
     return out
 
 
+def identify_case(case: dict) -> dict:
+    """Identification alone, with the code as it is now, on a case's stored runs (its gantry
+    run and its trotting run planned on the nominal model): accuracy and time."""
+    robot, index = case["robot"], case["draw"]
+    folder = Path(case["out"]) / f"{robot}_{index}"
+    tic = time.perf_counter()
+    ident = identify([folder / "gantry", folder / "trot_nominal"])
+    seconds = time.perf_counter() - tic
+    return {"robot": robot, "draw": index, "identify_s": round(seconds, 2),
+            "delay_ms": round(draw(robot, index).delay * 1e3, 2),
+            **compare(draw(robot, index), ident.overlay(), ident.nominal)}
+
+
 def run_case(case: dict) -> dict:
     robot, index = case["robot"], case["draw"]
     folder = Path(case["out"]) / f"{robot}_{index}"
@@ -187,6 +200,15 @@ def run_case(case: dict) -> dict:
     return json.loads(json.dumps(result))
 
 
+def _code_version() -> str:
+    """The commit of the identification's code (a stored identify-only result is for it)."""
+    import subprocess
+    folder = Path(__file__).resolve().parents[1]
+    out = subprocess.run(["git", "-C", str(folder), "log", "-1", "--format=%h", "--",
+                          "mpc/app/sysid"], capture_output=True, text=True)
+    return out.stdout.strip() or "unknown"
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--robots", nargs="+", default=["go1", "go2"])
@@ -197,6 +219,9 @@ def main() -> None:
                    default="ray" if campaign.ray_available() else "serial")
     p.add_argument("--cpus-per-case", type=int, default=2)
     p.add_argument("--out", default="bench_results/sysid")
+    p.add_argument("--identify-only", action="store_true",
+                   help="identify again, with the code as it is, from the runs the campaign "
+                        "stored (no new runs): the accuracy table sysid_identification")
     args = p.parse_args()
     out = Path(args.out).resolve()
     cases = [{"robot": r, "draw": i, "gantry": args.gantry, "trot": args.trot,
@@ -205,6 +230,17 @@ def main() -> None:
 
     def show(case: dict, result: dict) -> None:
         print(json.dumps(result), flush=True)
+
+    if args.identify_only:
+        results = campaign.Campaign(identify_case, out / "cases_identify", engine="serial",
+                                    on_result=show).run(
+            [{**c, "code": _code_version()} for c in cases])
+        rows = [{**{k: v for k, v in r.items() if k != "fails"},
+                 "fails": "; ".join(r["fails"]) or "none"} for r in results if r]
+        print(write_tables(rows, out, "sysid_identification",
+                           f"Identification again from the stored runs ({args.gantry:g} s "
+                           f"gantry, {args.trot:g} s trotting), code {_code_version()}."))
+        return
 
     results = campaign.Campaign(run_case, out / "cases", engine=args.engine,
                                 cpus_per_case=args.cpus_per_case, on_result=show).run(cases)

@@ -135,7 +135,8 @@ PAYLOAD, AT = 2.0, np.array([0.08, -0.03, 0.02])
 
 @pytest.fixture(scope="module")
 def standing_run(tmp_path_factory) -> Path:
-    """The trotting config's first seconds (it stands) on the same robot carrying a payload."""
+    """The trotting config's first 7 s (4 s standing, then trotting forward) on the same robot
+    carrying a payload."""
     folder = tmp_path_factory.mktemp("standing")
     base = nominal(robots.info("go1"), robots.load_model("go1"))
     mass = base.trunk_mass + PAYLOAD
@@ -143,7 +144,7 @@ def standing_run(tmp_path_factory) -> Path:
     t = truth()
     loaded = Overlay("go1", t.joints, t.delay, mass, tuple(com.tolist()))
     cfg = load_config("configs/go1_sysid_trot.yaml", ["runtime.mode=lockstep",
-                                                      "runtime.duration=3"])
+                                                      "runtime.duration=7"])
     plant = FakeMotorPlant(robots.info("go1"), base_state=cfg.plant.get("base_state"),
                            overlay=loaded, log_file=str(folder / "link.npz"))
     summary = run(cfg, out=folder, plant=plant)
@@ -151,7 +152,7 @@ def standing_run(tmp_path_factory) -> Path:
     return folder
 
 
-def test_a_standing_run_identifies_the_payload(gantry_run, standing_run, tmp_path):
+def test_a_standing_and_trotting_run_identifies_the_payload(gantry_run, standing_run, tmp_path):
     out = tmp_path / "overlay.yaml"
     res = sysid(str(gantry_run), str(standing_run), "--out", str(out))
     assert res.returncode == 0, res.stderr

@@ -135,13 +135,15 @@ def compare(truth: Overlay, found: Overlay, base: Overlay) -> dict:
             err = abs(getattr(f, key) - value)
             rel = err / abs(value) if value else np.inf
             ok = rel <= REL or err <= ABS[key]
-            worst[key] = max(worst.get(key, 0.0), rel if value else err)
+            # friction near zero: its absolute error says more
+            worst[key] = max(worst.get(key, 0.0), err if key == "frictionloss" else rel)
             if not ok:
                 fails.append(f"{joint}.{key} {getattr(f, key):.4g} vs {value:.4g}")
     delay_err = abs(found.delay - truth.delay)
     if delay_err > DELAY_LIMIT:
         fails.append(f"delay {found.delay * 1e3:.2f} vs {truth.delay * 1e3:.2f} ms")
-    out = {f"worst_rel_{k}": round(v, 4) for k, v in worst.items()}
+    out = {("worst_abs_frictionloss_Nm" if k == "frictionloss" else f"worst_rel_{k}"):
+           round(v, 4) for k, v in worst.items()}
     out["delay_err_ms"] = round(delay_err * 1e3, 3)
     if found.trunk_mass is not None:
         mass_err = abs(found.trunk_mass - truth.trunk_mass)

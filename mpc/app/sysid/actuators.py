@@ -154,13 +154,25 @@ class _Prepared:
 REVERSAL = 0.5
 
 
+def speed_floor(dq: np.ndarray, dt: float, cutoff: float) -> np.ndarray:
+    """The slowest |q̇| within REVERSAL / ``cutoff`` seconds of each sample of ``dq``
+    (samples, joints) sampled every ``dt``, a reversal (a change of sign between two samples,
+    which a fast joint passes between samples) counting as 0: a sample enters the fit if it
+    is above MIN_SPEED."""
+    width = max(1, int(REVERSAL / (cutoff * dt)))
+    speed = np.abs(dq)
+    flips = np.zeros(dq.shape, bool)
+    flips[1:] = np.signbit(dq[1:]) != np.signbit(dq[:-1])
+    speed[flips] = 0.0
+    return minimum_filter1d(speed, size=2 * width + 1, axis=0, mode="nearest")
+
+
 def _prepare(data: RunData, model: mujoco.MjModel, cutoff: float) -> _Prepared:
     every = max(1, int(1.0 / (data.dt * 2.5 * cutoff)))
     # leave the filter's edges out
     edge = int(0.2 / data.dt)
     sample = np.arange(edge, len(data.t) - edge, every)
-    width = max(1, int(REVERSAL / (cutoff * data.dt)))
-    floor = minimum_filter1d(np.abs(data.dq), size=2 * width + 1, axis=0, mode="nearest")
+    floor = speed_floor(data.dq, data.dt, cutoff)
     return _Prepared(data, data.t[sample], inverse_dynamics(data, model, sample),
                      data.q[sample], data.dq[sample], data.ddq[sample], data.sign[sample],
                      floor[sample])

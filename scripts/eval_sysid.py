@@ -152,7 +152,7 @@ def compare(truth: Overlay, found: Overlay, base: Overlay) -> dict:
         payload = truth.trunk_mass - base.trunk_mass
         out["mass_err_kg"] = round(mass_err, 3)
         out["payload_kg"] = round(payload, 3)
-        out["com_err_mm"] = [round(1e3 * abs(a - b), 1)
+        out["com_err_mm"] = [round(float(1e3 * abs(a - b)), 1)
                              for a, b in zip(found.trunk_com, truth.trunk_com, strict=True)]
     out["fails"] = fails
     return out

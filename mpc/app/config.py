@@ -204,6 +204,9 @@ def load_config(name: str, overrides: list[str] | None = None) -> Config:
     path = resolve_path(name)
     data = read_config_tree(path)
     apply_overrides(data, overrides or [], str(path))
+    if "robot" not in data:  # a config that dropped its extends says so
+        raise ConfigError(f"{path}: missing required key 'robot' (state it, or extend a "
+                          f"config that does: extends: NAME)")
     robot_section(data, Path.cwd())  # --set robot=NAME, or robot.overlay relative to here
     return validate(data, str(path))
 

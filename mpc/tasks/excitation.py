@@ -45,6 +45,18 @@ class JointExcitation(Task):
     description = "every joint follows a multisine about home (system identification)"
     #: Published as is, without optimization (:class:`mpc.planner.scripted.ScriptedPlanner`).
     open_loop: ClassVar[bool] = True
+    #: Bounds of the options (s, rad, rad/s, Hz); the amplitude is further bounded by the
+    #: joints' limits and the speed by max_speed.
+    RANGES: ClassVar[dict[str, dict[str, float]]] = {
+        "start": {"min": 0.0, "max": 60.0},
+        "duration": {"gt": 0.0, "max": 600.0},
+        "ramp": {"min": 0.0, "max": 60.0},
+        "amplitude": {"min": 0.0, "max": 1.5},
+        "max_speed": {"gt": 0.0, "max": 20.0},
+        "band": {"gt": 0.0, "max": 50.0},
+        "sweep": {"gt": 0.0, "max": 600.0},
+        "margin": {"min": 0.0, "max": 0.5},
+    }
 
     def __init__(self, robot: RobotInfo, start: float = 2.0, duration: float = 60.0,
                  ramp: float = 2.0, amplitude: float | list[float] = 0.3,
@@ -60,6 +72,8 @@ class JointExcitation(Task):
                              f"take torques")
         if not (start >= 0 and duration > 0 and 0 <= 2 * ramp <= duration):
             raise ValueError("start >= 0, duration > 0 and ramp <= duration / 2")
+        if np.shape(band) != (2,):
+            raise ValueError(f"band must be [lowest, highest] in Hz, got {band!r}")
         lo, hi = (float(f) for f in band)
         if not 0 < lo < hi <= 50.0:
             raise ValueError(f"band must be 0 < lowest < highest <= 50 Hz, got {list(band)}")

@@ -20,14 +20,15 @@ import yaml
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from mpc.app.config import load_config
+from mpc.app.config import load_config, read_config_tree
 from mpc.app.schema import ConfigError
 
 REPO = Path(__file__).resolve().parents[3]
 CONFIGS = sorted((REPO / "configs").glob("*.yaml"))
-#: Simulated configs: a subprocess run of a hardware config would wait for a robot.
+#: Simulated configs (as they resolve, ``extends`` followed): a subprocess run of a hardware
+#: config would wait for a robot.
 SIM_CONFIGS = [p for p in CONFIGS
-               if yaml.safe_load(p.read_text()).get("plant", {}).get("type", "sim") == "sim"]
+               if read_config_tree(p).get("plant", {}).get("type", "sim") == "sim"]
 
 #: Examples per test; docs/reliability.md quotes them.
 IN_PROCESS_EXAMPLES = 300

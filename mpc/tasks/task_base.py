@@ -86,12 +86,14 @@ class Task(ABC):
         """Add the sensors the residual reads to the robot's model specification."""
 
     def planning_model(self, timestep: float, self_collision: bool = False,
-                       impratio: float | None = None) -> mujoco.MjModel:
+                       impratio: float | None = None,
+                       overlay: robots.Overlay | None = None) -> mujoco.MjModel:
         """The robot's planning model (H1: legs only) with this task's sensors, stepping at
         ``timestep``; without contacts between the robot's own bodies unless
         ``self_collision``; with the robot model's friction impedance ratio unless
-        ``impratio`` is given."""
-        spec = mujoco.MjSpec.from_file(str(robots.planning_model_path(self.robot.name)))
+        ``impratio`` is given; with the robot's model ``overlay`` (:mod:`robots.overlay`)
+        applied."""
+        spec = robots.planning_spec(self.robot.name, overlay)
         spec.option.timestep = timestep
         if impratio is not None:
             spec.option.impratio = impratio

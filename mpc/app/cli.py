@@ -175,10 +175,13 @@ def _run(args: argparse.Namespace) -> int:
     from mpc.app.run import claim_run_dir, release_run_dir, run
 
     # before the config is read: its warnings (costly but legal values) print as one line each
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    root = logging.getLogger()  # the e-stop logs from a signal handler: see SignalSafeHandler
-    root.handlers = [h if isinstance(h, SignalSafeHandler) else SignalSafeHandler(h)
-                     for h in root.handlers]
+    root = logging.getLogger()
+    if not root.handlers:  # mpc-run's own stderr line handler; a host's (pytest's) left alone
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        # the e-stop logs from a signal handler: see SignalSafeHandler
+        root.addHandler(SignalSafeHandler(handler))
+        root.setLevel(logging.WARNING)
     cfg = load_config(args.config, _overrides(args))
     if cfg.command.source.get("type") == "keyboard" and not args.viewer:
         raise UserError("command.source.type keyboard needs --viewer (its keys drive the robot)")

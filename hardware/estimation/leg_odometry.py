@@ -1,16 +1,19 @@
 """Base state from the robot's own sensors: IMU orientation and gyro, stance-leg kinematics.
 
-For flat ground and no external positioning:
+Without external positioning, on any ground (level, ramps, steps):
 
 - orientation: the IMU quaternion (w, x, y, z), its initial yaw removed so the world frame is
   the robot's starting heading (``zero_yaw``); angular velocity: the gyro (body frame);
 - stance feet: the feet lowest in the world-aligned base frame (within ``stance_band`` of the
-  lowest one), which needs no foot force sensor (Go2's and H1's are not reliable);
+  lowest one, heights taken along the vertical less the slope of the ground under the feet,
+  :class:`mpc.tasks.ground.GroundFit`), which needs no foot force sensor (Go2's and H1's are
+  not reliable);
 - base linear velocity (world): minus the mean world velocity of the stance feet relative to
   the base (J_foot qvel with the base translation held still), low-pass filtered;
-- base height: ``foot_height`` (a stance foot's site above the ground: by default the foot
-  radius; MuJoCo's soft contact lets the fake robots' feet sink ~1.7 cm) plus the mean depth of
-  the stance feet below the base;
+- base height: carried by the footholds: a foot that lands is anchored where the legs put it
+  (base height plus its offset k_z), and the base stands at the mean over the stance feet of
+  anchor − k_z. At the start the feet touch the ground at ``foot_height`` (default: the foot
+  radius);
 - horizontal position: the integrated velocity, starting at ``initial_xy`` (drifts, as all
   odometry does).
 """
@@ -25,6 +28,7 @@ import numpy as np
 
 from hardware.estimation.base_state import BaseState, BaseStateSource, ImuSample
 from hardware.rotations import euler_zyx, quat_mul
+from mpc.tasks.ground import GroundFit
 from robots.info import RobotInfo
 
 
@@ -61,6 +65,9 @@ class LegOdometry(BaseStateSource):
         self.time: float | None = None
         self.last: BaseState | None = None
         self.stance = np.zeros(len(self.sites), bool)
+        #: Height (world) of each stance foot's site where it landed; NaN: not standing.
+        self.anchor = np.full(len(self.sites), np.nan)
+        self.ground = GroundFit(len(self.sites))
 
     def update(self, imu: ImuSample, joint_q: np.ndarray, joint_dq: np.ndarray) -> None:
         quat = np.asarray(imu.quat, dtype=float)
@@ -80,7 +87,8 @@ class LegOdometry(BaseStateSource):
         mujoco.mj_kinematics(m, d)
         mujoco.mj_comPos(m, d)
         feet = d.site_xpos[self.sites]
-        self.stance = feet[:, 2] <= feet[:, 2].min() + self.band
+        up = feet[:, 2] - feet[:, 0:2] @ self.ground.plane.slope  # level with the others?
+        self.stance = up <= up.min() + self.band
         vel = np.zeros(3)
         for s in np.flatnonzero(self.stance):
             mujoco.mj_jacSite(m, d, self.jac, None, self.sites[s])
@@ -90,7 +98,16 @@ class LegOdometry(BaseStateSource):
         if self.time is not None:
             self.pos[:2] += self.vel[:2] * (imu.time - self.time)
         self.time = imu.time
-        self.pos[2] = self.foot_height - feet[self.stance, 2].mean()
+        if np.isnan(self.anchor).all():  # the start: the feet touch the ground
+            self.pos[2] = self.foot_height - feet[self.stance, 2].mean()
+        # a foot that lands is anchored where the legs put it from the base ...
+        landed = self.stance & np.isnan(self.anchor)
+        self.anchor[landed] = self.pos[2] + feet[landed, 2]
+        self.anchor[~self.stance] = np.nan
+        # ... and the standing feet hold the base
+        self.pos[2] = float(np.mean(self.anchor[self.stance] - feet[self.stance, 2]))
+        world = feet + self.pos
+        self.ground.observe(world, self.stance)
         self.last = BaseState(imu.time, self.pos.copy(), quat, self.vel.copy(),
                               np.asarray(imu.gyro, dtype=float).copy())
 

@@ -1,15 +1,15 @@
-"""The estimator's whole measurement: loopback runs per robot, and the README table.
+"""The estimator's whole measurement: loopback runs per robot, and the table of docs/estimation.md.
 
     .venv/bin/python scripts/measure_estimator.py [--repeats 10] [--robots a1 go1 go2 h1]
-        [--port 18307] [--domain 87] [--write-readme]
+        [--port 18307] [--domain 87] [--write-docs]
 
 Runs ``scripts/hw_loopback.py`` (default base state: the configs' Kalman filter on the fake
 robots' realistic sensors) ``--repeats`` times per robot: the quadrupeds trot toward a goal
 2 m ahead for 15 s, the H1 stands for 30 s. A run succeeds when the fake robot stood, did not
 fall, was not put in damping, and (quadrupeds) ended within 0.25 m of the goal by the
 simulation's truth. Prints a Markdown table (successes, medians of the estimator's errors
-against the truth, the machine's load); ``--write-readme`` puts it in README.md between the
-``estimator-loopback`` markers. Realtime: CPU-bound, so the load is part of the result.
+against the truth, the machine's load); ``--write-docs`` puts it in docs/estimation.md between
+the ``estimator-loopback`` markers. Realtime: CPU-bound, so the load is part of the result.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def main() -> int:
     p.add_argument("--robots", nargs="+", default=["a1", "go1", "go2", "h1"])
     p.add_argument("--port", type=int, default=18307)
     p.add_argument("--domain", type=int, default=87)
-    p.add_argument("--write-readme", action="store_true")
+    p.add_argument("--write-docs", action="store_true")
     args = p.parse_args()
     lines = ["| robot | success | true goal distance (m, median) | velocity RMS (m/s) | "
              "height RMS (m) | roll/pitch RMS (deg) | xy drift (m) | yaw drift (deg) | "
@@ -74,11 +74,11 @@ def main() -> int:
         print(lines[-1], flush=True)
     table = "\n".join(lines)
     print(table)
-    if args.write_readme:
-        readme = ROOT / "README.md"
-        text = readme.read_text()
+    if args.write_docs:
+        page = ROOT / "docs" / "estimation.md"
+        text = page.read_text()
         start, end = text.index(BEGIN) + len(BEGIN), text.index(END)
-        readme.write_text(text[:start] + "\n" + table + "\n" + text[end:])
+        page.write_text(text[:start] + "\n" + table + "\n" + text[end:])
     return 0
 
 

@@ -34,7 +34,7 @@ LEVELS: dict[str, list[list[str]]] = {
     "common": [["common.libmujoco", "common.registry", "common.settings", "common.trajectory"],
                ["common.handover"], ["common$"]],
     "robots": [["robots.info", "robots.collision", "robots.statics"],
-               ["robots.derive", "robots.locked"], ["robots$"]],
+               ["robots.derive", "robots.locked", "robots.limits"], ["robots$"]],
     "derivatives": [["derivatives.provider_base", "derivatives.counter"], ["derivatives.fd"],
                     ["derivatives.analytic", "derivatives.wasp"], ["derivatives.registry"],
                     ["derivatives$"]],

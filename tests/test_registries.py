@@ -30,6 +30,9 @@ def test_the_safety_layer_parts_resolve():
 
     assert SAFETY.get("config") is SafetyConfig
     assert SAFETY.get("wrapper") is SafePlant
+    from hardware.safety.envelope import check_envelope
+
+    assert SAFETY.get("envelope") is check_envelope
 
 
 def test_an_unknown_name_is_one_line_naming_the_choices():

@@ -55,7 +55,7 @@ against kin_vel_noise 0.5 m/s): a stance foot on a compliant contact is not quit
 sinks and rolls as the load comes on), and with the legs trusted more (1.0 and 0.1) that
 showed as a 2-5 Hz error in the vertical velocity, 0.06-0.09 m/s RMS in a lockstep trot on
 realistic sensors, against 0.03 now; the accelerometer's bias and the attitude error stay
-bounded by the legs at low frequency (README, Walking without motion capture).
+bounded by the legs at low frequency (docs/estimation.md).
 """
 
 from __future__ import annotations

@@ -38,6 +38,13 @@ from hardware.estimation.base_state import BaseState, BaseStateSource, ImuSample
 from hardware.rotations import quat_conj, quat_exp, quat_log, quat_mul, quat_normalize, quat_rotate
 
 GRAVITY = np.array([0.0, 0.0, -9.81])
+#: A pose captured more than this after the newest IMU sample is refused (s). One stamped in
+#: the future would make the pose age negative, blind the stale-mocap watchdog and refuse every
+#: real pose until the robot's clock caught up with it. A real pose leads the IMU by the
+#: transport's jitter, and by up to 0.2 s (1 - r) with the robot's clock mapped from this
+#: computer's (:class:`hardware.estimation.clock_sync.ClockOffset`) when the robot is a
+#: simulation running at r times real time (70 ms was seen at r = 0.65).
+MAX_POSE_LEAD = 0.25
 
 
 def alpha_beta_gains(accel_noise: float, pos_noise: float, period: float) -> tuple[float, float]:
@@ -143,9 +150,11 @@ class MocapImuEstimator(BaseStateSource):
         self._initialized = False
         self._gyro = np.zeros(3)
         self._last_pose_time = -np.inf
+        #: Time of the newest IMU sample (None: none yet).
+        self._imu_time: float | None = None
         self._in_a_row = 0
-        self.counts = {"poses": 0, "dropouts": 0, "rejected": 0, "stale": 0, "untracked": 0,
-                       "resets": 0}
+        self.counts = {"poses": 0, "dropouts": 0, "rejected": 0, "stale": 0, "future": 0,
+                       "untracked": 0, "resets": 0}
         self.longest_gap = 0.0
 
     # --- inputs --------------------------------------------------------------------------------
@@ -154,6 +163,8 @@ class MocapImuEstimator(BaseStateSource):
         gyro = np.asarray(imu.gyro, float)
         with self._lock:
             self._gyro = gyro
+            if self._imu_time is None or imu.time > self._imu_time:
+                self._imu_time = imu.time
             if not self._initialized:
                 return
             h, i = self._hist, self._hist.last
@@ -172,6 +183,9 @@ class MocapImuEstimator(BaseStateSource):
         with self._lock:
             if not valid:
                 self.counts["untracked"] += 1
+                return
+            if self._imu_time is not None and time > self._imu_time + MAX_POSE_LEAD:
+                self.counts["future"] += 1  # see MAX_POSE_LEAD
                 return
             if not self._initialized:
                 self._reset(time, pos, quat)
@@ -232,7 +246,8 @@ class MocapImuEstimator(BaseStateSource):
     def health(self) -> dict[str, float]:
         """``pose_age``: time since the capture of the last fused pose (s, inf before any);
         ``dropouts``: gaps longer than ``dropout_gap``; ``longest_gap`` (s); counts of fused,
-        rejected, stale (too old or reordered) and untracked poses, and of re-initializations."""
+        rejected, stale (too old or reordered), future (see :data:`MAX_POSE_LEAD`) and untracked
+        poses, and of re-initializations."""
         with self._lock:
             now = self._hist.t[self._hist.last] if self._initialized else np.inf
             return {"pose_age": float(now - self._last_pose_time),

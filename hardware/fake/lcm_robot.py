@@ -6,17 +6,19 @@ closed-loop estimator run.
                                       [--session N] [--mocap-stop-at S]
                                       [--terrain NAME|YAML] ...
 
-MuJoCo simulates the robot. Every physics step the process publishes ``robot_state_t`` with what a
-real robot reports (joint encoders, estimated torques, IMU with optional noise; *no* base state) and
-applies the latest ``joint_command_t`` with the motor law tau = kp (q* - q) + kd (dq* - dq) +
-tau_ff, clamped to the actuator's force range. Before the first command it holds the home pose with
-the model's own gains (as a robot that a start-up ramp has stood up); a damping command, or no
-command for ``command_timeout``, puts the motors in damping (tau = -3 dq). It obeys one controller
-session (``--session``, or the first command's): commands of any other are refused and counted. It
-streams the base pose as a fake OptiTrack Motive (NatNet, Y-up, with latency, noise, optional
-dropouts and a stop) and, with ``--truth-channel``, publishes the true state (base included) on that
-channel for evaluation only. ``--terrain`` (:mod:`mpc.app.plants.terrain`, as ``mpc-fake-robot
---terrain``) builds ramps, steps, slabs, rough or soft ground into the simulated world.
+MuJoCo simulates the robot. Every physics step the process publishes ``robot_state_t`` with
+what a real robot reports (joint encoders, estimated torques, IMU with optional noise; *no* base
+state) and applies the latest ``joint_command_t`` with the motor law
+tau = kp (q* - q) + kd (dq* - dq) + tau_ff, clamped to the motor's torque limit. Before the
+first command it holds the home pose with the model's own gains (as a robot that a start-up
+ramp has stood up); a damping command, or no command for ``command_timeout``, puts the motors
+in damping (tau = -3 dq). A command that does not decode is counted as bad and dropped. It
+obeys one controller session (``--session``, or the first command's): commands of any other are
+refused and counted. It streams the base pose as a fake OptiTrack Motive (NatNet, Y-up, with
+latency, noise, optional dropouts and a stop) and, with ``--truth-channel``, publishes the true
+state (base included) on that channel for evaluation only. ``--terrain``
+(:mod:`mpc.app.plants.terrain`, as ``mpc-fake-robot --terrain``) builds ramps, steps, slabs,
+rough or soft ground into the simulated world.
 
 By default the simulation follows the wall clock; with ``--sync`` it steps only when a
 ``sim_step_t`` asks (lockstep), and all its clocks, the mocap stamps included, are simulation
@@ -41,12 +43,14 @@ import robots
 from hardware.fake.cli import terrain_option
 from hardware.fake.natnet_server import FakeNatNetServer, MocapReplay, ReplaySettings
 from hardware.fake.sensors import SensorModel, SensorSpec
+from hardware.lcm import DECODE_ERRORS
 from hardware.lcm.lcm_types import joint_command_t, robot_state_t, sim_step_t
 from hardware.lcm.plant import DEFAULT_URL, model_gains
 from hardware.mocap.frames import MocapFrame
 from mpc.app.plants import terrain as terrain_mod
 from mpc.app.plants.terrain import TerrainSpec
 from robots.info import RobotInfo
+from robots.limits import joint_limits
 
 DAMPING_KD = 3.0
 
@@ -101,8 +105,9 @@ class SimulatedRobot:
             order = [robot.motor_joints.index(m.joint(j).name) for j in joints]
             kp, kd = np.array(robot.hw_kp)[order], np.array(robot.hw_kd)[order]
         self.hold = MotorCommand(home, np.zeros(m.nu), kp, kd, np.zeros(m.nu))
-        limited = m.actuator_forcelimited.astype(bool)
-        self.tau_max = np.where(limited, m.actuator_forcerange[:, 1], np.inf)
+        # the motors' torque limits (documented, narrowed by the model): never infinite, also
+        # where the model leaves a motor unlimited (H1)
+        self.tau_max = joint_limits(robot, m, [m.joint(j).name for j in joints])[2]
         # The motors act through qfrc_applied; the model's own actuators are switched off.
         m.actuator_gainprm[:] = 0.0
         m.actuator_biasprm[:] = 0.0
@@ -175,7 +180,11 @@ class FakeLcmRobot:
         lc.subscribe(step_channel, self._on_step)
 
     def _on_command(self, channel: str, data: bytes) -> None:
-        msg = joint_command_t.decode(data)
+        try:
+            msg = joint_command_t.decode(data)
+        except DECODE_ERRORS:
+            self.bad_commands += 1
+            return
         if self.session == 0 and msg.session != 0:
             self.session = msg.session
         if msg.session != self.session:  # another controller, or none identified
@@ -191,7 +200,10 @@ class FakeLcmRobot:
         self.command = MotorCommand(*values)
 
     def _on_step(self, channel: str, data: bytes) -> None:
-        msg = sim_step_t.decode(data)
+        try:
+            msg = sim_step_t.decode(data)
+        except DECODE_ERRORS:
+            return
         if msg.steps == 0:  # a poll: the current state, without stepping
             self.publish(self.last or self.sim.snapshot())
         self.pending_steps += max(msg.steps, 0)

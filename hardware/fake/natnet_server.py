@@ -53,6 +53,8 @@ class FakeNatNetServer:
         self._data.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_TTL, 1)
         self._data.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_LOOP, 1)
         self.clients: set[tuple[str, int]] = set()
+        #: Every address a connect request came from (unicast or not).
+        self.connected: set[tuple[str, int]] = set()
         self.sent = 0
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -64,14 +66,26 @@ class FakeNatNetServer:
         return self._command.getsockname()[1]
 
     def send(self, frame: FrameOfData) -> None:
-        packet = pk.encode_frame(frame, self.version)
+        self.send_packet(pk.encode_frame(frame, self.version))
+        self.sent += 1
+
+    def send_packet(self, packet: bytes) -> None:
+        """Stream ``packet`` as it is (a frame, or a fault: any bytes) to the clients."""
         with self._lock:
             targets = list(self.clients)
         if self.multicast_group:
             self._data.sendto(packet, (self.multicast_group, self.data_port))
         for client in targets:  # unicast: to the address each client connected from
             self._command.sendto(packet, client)
-        self.sent += 1
+
+    def announce(self, info: ServerInfo) -> None:
+        """A fault: a server description sent unasked to the clients (another NatNet version
+        or clock rate mid-run, as a restarted or second Motive would describe itself)."""
+        with self._lock:
+            targets = list(self.connected)
+        packet = pk.encode_server_info(info)
+        for client in targets:  # their command sockets, where clients expect descriptions
+            self._command.sendto(packet, client)
 
     def close(self) -> None:
         self._stop.set()
@@ -93,6 +107,8 @@ class FakeNatNetServer:
                 continue
             if message_id == pk.CONNECT:
                 self._command.sendto(pk.encode_server_info(self.info), sender)
+                with self._lock:
+                    self.connected.add(sender)
                 if not self.multicast_group:
                     with self._lock:
                         self.clients.add(sender)

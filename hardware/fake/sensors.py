@@ -19,7 +19,7 @@ One :class:`SensorModel` turns true signals (sampled every ``dt``) into readings
 
 Noise densities (per sqrt(Hz)) become per-sample standard deviations density * sqrt(1 / (2 dt))
 (white noise band-limited to the Nyquist frequency). Figures and sources:
-see :class:`SensorSpec` and the README (Sensors).
+see :class:`SensorSpec` and docs/estimation.md (Realistic sensors).
 """
 
 from __future__ import annotations

@@ -90,6 +90,10 @@ class FakeRobot:
         self.fake_joint_angle: float | None = None
         #: World-frame rotation (w, x, y, z) applied to the published IMU orientation.
         self.imu_turn: np.ndarray | None = None
+        #: The tick every state carries instead of its own (None: its own), and an offset added
+        #: to the tick (a counter that restarted).
+        self.frozen_tick: int | None = None
+        self.tick_offset = 0
         #: When the first state carrying an injected value was sent (monotonic; inf: none).
         self.fault_sent = float("inf")
         self._stop = threading.Event()
@@ -135,8 +139,24 @@ class FakeRobot:
                                  quat_exp(np.array([roll, 0.0, 0.0])))
         return _time.monotonic()
 
+    def freeze_tick(self) -> float:
+        """From now on every state carries the tick of the last one sent (the states go on,
+        their counter stands still); returns the time it happened."""
+        self.frozen_tick = self.last_state.tick if self.last_state is not None else 0
+        return _time.monotonic()
+
+    def shift_tick(self, offset: int) -> float:
+        """From now on add ``offset`` to the tick (a negative one: a counter that restarted
+        without a pause in the stream); returns the time it happened."""
+        self.tick_offset = offset
+        return _time.monotonic()
+
     def _faulty(self, state: LowState, now: float) -> LowState:
         """``state`` as the injected faults make the robot report it."""
+        if self.frozen_tick is not None:
+            state.tick = self.frozen_tick
+        elif self.tick_offset:
+            state.tick = (state.tick + self.tick_offset) % 2**32
         faults = (self.fake_joint_speed, self.fake_joint_angle, self.imu_turn)
         if all(f is None for f in faults):
             return state

@@ -4,3 +4,10 @@ telemetry publisher (``telemetry``), and the message types in ``lcm_types``, gen
 lcm-gen from the ``.lcm`` definitions beside them (``scripts/generate_lcm_types.py``; do not
 edit the generated modules by hand).
 """
+
+import struct
+
+#: What LCM's generated decoders raise on bytes that are not a message of their type: a wrong
+#: fingerprint (ValueError), too few bytes or a negative array length (struct.error), a string
+#: that is not UTF-8 (UnicodeDecodeError, a ValueError).
+DECODE_ERRORS = (ValueError, struct.error)

@@ -12,8 +12,13 @@ velocity gain (override with ``kp``/``kd``), for motor actuators a feedforward t
 In real time the plant watches its inputs (every 10 ms): no robot state for ``state_timeout``
 (the robot process froze or died; its clock stops with it, so nothing else would notice), or with
 mocap the newest fused pose older than ``max_pose_age``, puts it in damping, which ends the run
-with the reason. Every command carries the run's ``session`` (random unless set); the robot
-side obeys one session, so another controller on the LCM network cannot command the robot.
+with the reason. A message that does not decode, a state with the wrong joint count or
+non-finite values, and a state out of order (:class:`hardware.refusals.StreamOrder` on its
+``seq`` and ``utime``: repeated, older, or a number leaping ahead of its clock) is refused
+and counted (:meth:`LcmPlant.stats`), never fatal to the thread that runs the watchdogs; only
+accepted states count as news for the stale-state watchdog. Every command carries the run's
+``session`` (random unless set); the robot side obeys one session, so another controller on the
+LCM network cannot command the robot.
 
 ``sync: true`` runs in lockstep with a simulated robot: :meth:`step` asks it for one physics
 step (``sim_step_t``) and waits for the resulting state, so ``runtime.mode: lockstep`` works
@@ -36,8 +41,11 @@ import robots
 from hardware.estimation.base_state import BaseState, ImuSample
 from hardware.estimation.clock_sync import ClockOffset
 from hardware.estimation.mocap_imu import EstimatorOptions, MocapImuEstimator
+from hardware.lcm import DECODE_ERRORS
 from hardware.lcm.lcm_types import joint_command_t, robot_state_t, sim_step_t
-from hardware.mocap.pose_input import MocapOptions, NatNetPoseInput, PoseStamper, lcm_pose_handler
+from hardware.mocap.pose_input import LcmPoseInput, MocapOptions, NatNetPoseInput, PoseStamper
+from hardware.refusals import INVALID, UNDECODABLE, Refusals, StreamOrder
+from hardware.safety.layer import ClampLog, JointLimits, SafetyConfig, clamp
 from mpc.app.plants.plant_base import Plant, PlantState
 from robots.info import RobotInfo
 
@@ -47,6 +55,8 @@ log = logging.getLogger(__name__)
 DEFAULT_URL = "udpm://239.255.76.67:7667?ttl=0"
 #: How often the LCM thread checks the watchdogs, at the latest (ms).
 WATCH_PERIOD_MS = 10
+#: A state value (rad, rad/s, N m, m/s^2, m) this large is no sensor's reading.
+MAX_VALUE = 1e6
 
 
 def options_from(cls, values: dict | None, section: str):
@@ -85,6 +95,23 @@ class LcmPlant(Plant):
         "session": {"min": 0, "max": 2**63 - 1},
     }
 
+    #: The safety wrapper's share is the tilt and joint-speed trips and dry runs; this plant
+    #: clamps the gains it sends (:meth:`apply_safety`) and sends no velocity target but 0.
+    SAFETY_APPLIED = frozenset({"max_kp", "max_kd", "max_target_speed"})
+    #: The other process owns the robot link, and with it these protections.
+    SAFETY_ELSEWHERE: ClassVar[dict[str, str]] = {
+        "state_timeout": "this plant's stale-state watchdog is plant.state_timeout",
+        "command_timeout": "the robot process owns the lost-command watchdog",
+        "damping_kd": "the robot process chooses its damping gain",
+        "ramp_time": "the robot process stands the robot up before the first command",
+        "estop_buttons": "robot_state_t carries no remote; the robot process owns the e-stop",
+    }
+
+    @classmethod
+    def simulated_robot(cls, options: dict) -> str | None:
+        """Lockstep (``sync``) is only possible with a simulated robot."""
+        return "plant.sync: lockstep with a simulated robot" if options.get("sync") else None
+
     @staticmethod
     def check_options(robot: str, options: dict) -> None:
         """The nested sections ``plant.mocap`` and ``plant.estimator`` are checked with the
@@ -115,6 +142,8 @@ class LcmPlant(Plant):
         self._servo, model_kp, model_kd = model_gains(self.model)
         self.kp = self._gains(kp, model_kp, "kp")
         self.kd = self._gains(kd, model_kd, "kd")
+        self.clamps = ClampLog()
+        self.apply_safety(SafetyConfig())
         self.base_state = base_state
         self.mocap = options_from(MocapOptions, mocap, "mocap")
         self.estimator = MocapImuEstimator(options_from(EstimatorOptions, estimator, "estimator"))
@@ -135,7 +164,13 @@ class LcmPlant(Plant):
         self._lost = 0
         self._step_seq = 0
         self._ready = False
-        self._pose_input: NatNetPoseInput | None = None
+        self._pose_input: NatNetPoseInput | LcmPoseInput | None = None
+        #: Robot states refused (see the module docstring), and LCM handler errors.
+        self.refused = Refusals(f"LCM {state_channel}", log)
+        self._order = StreamOrder(strict_time=not sync)
+        #: The refusal total when the latest state was accepted (for the stale-state reason).
+        self._refused_at_state = 0
+        self._handler_errors = Refusals("lcm-plant thread", log)
         try:
             self._lcm = lcm.LCM(lcm_url)
         except Exception as e:  # the binding raises a bare RuntimeError
@@ -153,7 +188,15 @@ class LcmPlant(Plant):
                     self.close()
                     raise
             else:
-                self._lcm.subscribe(self.mocap.pose_channel, lcm_pose_handler(self.mocap, stamper))
+                self._pose_input = LcmPoseInput(self.mocap, stamper)
+                self._lcm.subscribe(self.mocap.pose_channel, self._pose_input)
+
+    def apply_safety(self, safety: SafetyConfig) -> None:
+        """Commands are clamped to the robot's physical limits (:class:`JointLimits`) with
+        ``safety``'s maxima of velocity targets and gains; a motor (torque) actuator gets
+        its torque with no gains, its position target parked inside its range."""
+        self.limits = JointLimits.of(self.robot, self.model, safety)
+        self._q_idle = np.clip(0.0, self.limits.lower, self.limits.upper)
 
     def _gains(self, given: list[float] | None, default: np.ndarray, name: str) -> np.ndarray:
         if given is None:
@@ -165,8 +208,13 @@ class LcmPlant(Plant):
 
     # --- receiving ---------------------------------------------------------------------------
     def _handle_lcm(self) -> None:
+        """The LCM thread: messages and watchdogs. Nothing a handler raises ends it (the
+        handlers refuse bad messages themselves; anything else is counted and logged)."""
         while not self._stop.is_set():
-            self._lcm.handle_timeout(WATCH_PERIOD_MS)
+            try:
+                self._lcm.handle_timeout(WATCH_PERIOD_MS)
+            except Exception as e:  # a bug in a handler: counted, logged, the watch goes on
+                self._handler_errors.refuse("handler_error", f"{type(e).__name__}: {e}")
             self._watch()
 
     def _watch(self) -> None:
@@ -180,7 +228,8 @@ class LcmPlant(Plant):
         h = self.health()
         if h["state_age"] > self.state_timeout:
             self.damp(f"stale state: none for {h['state_age'] * 1e3:.0f} ms (limit "
-                      f"{self.state_timeout * 1e3:.0f} ms)")
+                      f"{self.state_timeout * 1e3:.0f} ms)"
+                      + self.refused.meanwhile(self._refused_at_state))
         elif self.base_state == "mocap" and h["pose_age"] > self.max_pose_age:
             self.damp(f"stale mocap: newest pose {h['pose_age'] * 1e3:.0f} ms old (limit "
                       f"{self.max_pose_age * 1e3:.0f} ms)")
@@ -190,12 +239,21 @@ class LcmPlant(Plant):
 
     def _on_state(self, channel: str, data: bytes) -> None:
         received = time.monotonic()
-        msg = robot_state_t.decode(data)
-        if msg.num_joints != self.nu:
-            log.error("%s: %d joints, the %s model has %d; message ignored", channel,
-                      msg.num_joints, self.robot.name, self.nu)
+        try:
+            msg = robot_state_t.decode(data)
+        except DECODE_ERRORS as e:
+            self.refused.refuse(UNDECODABLE, f"{len(data)} B, {e}")
+            return
+        problem = self._invalid(msg)
+        if problem is not None:
+            self.refused.refuse(INVALID, problem)
             return
         t = msg.utime * 1e-6
+        reason = self._order.check(msg.seq, t)
+        if reason is not None:
+            self.refused.refuse(reason, f"seq {msg.seq}, utime {msg.utime}")
+            return
+        self._refused_at_state = self.refused.total()
         self.clock.observe(t, received)
         with self._cond:  # one lock with read_state: the state and its estimate belong together
             if self.base_state == "mocap":
@@ -207,6 +265,26 @@ class LcmPlant(Plant):
             self._state, self._received = msg, received
             self._states += 1
             self._cond.notify_all()
+
+    def _invalid(self, msg: robot_state_t) -> str | None:
+        """Why a decoded state cannot be used (None: it can): the wrong joint count, a
+        non-finite value or one beyond :data:`MAX_VALUE`, a quaternion far from unit
+        length."""
+        if msg.num_joints != self.nu:
+            return f"{msg.num_joints} joints, the {self.robot.name} model has {self.nu}"
+        values = np.concatenate([msg.q, msg.dq, msg.tau_est, msg.imu_quat, msg.imu_gyro,
+                                 msg.imu_accel])
+        if self.base_state == "message":
+            values = np.concatenate([values, msg.base_pos, msg.base_quat, msg.base_linvel,
+                                     msg.base_angvel])
+        if not np.all(np.abs(values) < MAX_VALUE):  # also NaN
+            return "non-finite values, or beyond any sensor's range"
+        quats = [msg.imu_quat]
+        if self.base_state == "message" and msg.base_flags & 1:
+            quats.append(msg.base_quat)
+        if any(abs(np.dot(q, q) - 1.0) > 0.25 for q in quats):
+            return "a quaternion far from unit length"
+        return None
 
     def _on_pose(self, t: float, pos: np.ndarray, quat: np.ndarray, tracked: bool) -> None:
         self.estimator.add_pose(t, pos, quat, tracked)
@@ -275,10 +353,18 @@ class LcmPlant(Plant):
         if ctrl.shape != (self.nu,) or not np.all(np.isfinite(ctrl)):
             self.damp("non-finite or misshapen command")
             return
+        lim = self.limits
+        kp, kd = np.where(self._servo, self.kp, 0.0), np.where(self._servo, self.kd, 0.0)
+        if not (np.all(np.isfinite(kp)) and np.all(np.isfinite(kd))):
+            self.damp("non-finite gains")
+            return
         cmd = self._command()
-        cmd.q = np.where(self._servo, ctrl, 0.0).tolist()
-        cmd.tau = np.where(self._servo, 0.0, ctrl).tolist()
-        cmd.kp, cmd.kd = self.kp.tolist(), self.kd.tolist()
+        cmd.q = clamp(np.where(self._servo, ctrl, self._q_idle), lim.lower, lim.upper,
+                      "joint target", self.clamps).tolist()
+        cmd.tau = clamp(np.where(self._servo, 0.0, ctrl), -lim.torque, lim.torque, "torque",
+                        self.clamps).tolist()
+        cmd.kp = clamp(kp, 0.0, lim.kp, "Kp", self.clamps).tolist()
+        cmd.kd = clamp(kd, 0.0, lim.kd, "Kd", self.clamps).tolist()
         self._lcm.publish(self.channels[1], cmd.encode())
 
     def _command(self) -> joint_command_t:
@@ -332,10 +418,27 @@ class LcmPlant(Plant):
             out.update(self.estimator.health())
         return out
 
+    def stats(self) -> dict:
+        """Counts of this plant's receive paths: states accepted and lost (gaps in ``seq``),
+        states refused by reason, LCM handler errors, and with mocap the pose input's refusals
+        and the estimator's counts (fused, rejected, stale, future, ...)."""
+        out: dict = {"states": self._states, "states_lost": self._lost,
+                     "states_refused": self.refused.as_dict(),
+                     "handler_errors": self._handler_errors.total(),
+                     "damping_reason": self.damping_reason}
+        if self.base_state == "mocap" and self._pose_input is not None:
+            stamper = self._pose_input.stamper
+            out["poses_refused"] = {**self._pose_input.refused.as_dict(),
+                                    **stamper.refused.as_dict()}
+            out["poses_unclocked"] = stamper.unclocked
+            out["estimator"] = {k: v for k, v in self.estimator.health().items()
+                                if k != "pose_age"}
+        return out
+
     def close(self) -> None:
         if self._state is not None:
             self.damp(self.damping_reason or "plant closed")
         self._stop.set()
         self._thread.join(timeout=1.0)
-        if self._pose_input is not None:
+        if isinstance(self._pose_input, NatNetPoseInput):
             self._pose_input.close()

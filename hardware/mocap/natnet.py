@@ -5,6 +5,13 @@ version and clock frequency from the reply. Frames then arrive either on the mul
 data port (Motive's default; the group is joined on the interface of ``local``) or, in unicast
 (``multicast_group=""``), on the command socket, at the address the connect came from; unicast
 clients send a keep-alive every second so the server keeps streaming to them.
+
+The receiving thread survives any bytes: a packet that does not decode, a frame whose number
+is not newer than the last one's (repeated, reordered or replayed), a unicast packet from
+another address than the server's, a message of a kind the client never asked for, and a
+server description after the first (it would change the protocol version and the clock of the
+stamps mid-run: the first one stays) are refused and counted (:attr:`NatNetClient.refused`),
+with a warning at most once a second.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from collections.abc import Callable
 
 from hardware.mocap import natnet_packets as pk
 from hardware.mocap.natnet_packets import FrameOfData, NatNetDecodeError, ServerInfo
+from hardware.refusals import FOREIGN, UNDECODABLE, Refusals, counter_order
 
 log = logging.getLogger(__name__)
 
@@ -39,17 +47,20 @@ class NatNetClient:
         self.on_frame = on_frame
         self.info: ServerInfo | None = None
         self.frames = 0
-        #: Frames missing from the sequence of frame numbers, and packets that did not decode.
+        #: Frames missing from the sequence of frame numbers.
         self.lost = 0
-        self.bad = 0
+        #: Packets refused, by reason (see the module docstring).
+        self.refused = Refusals(f"NatNet {server}:{command_port}", log)
         self._last_frame: int | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._command: socket.socket | None = None
         self._data: socket.socket | None = None
+        self._server_ip = server
 
     def connect(self, timeout: float = 2.0) -> ServerInfo:
         """Open the sockets, ask the server for its description and start receiving."""
+        self._server_ip = socket.gethostbyname(self.server[0])
         self._command = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self._command.bind((self.local if not self.multicast_group else "", 0))
         if self.multicast_group:
@@ -95,22 +106,46 @@ class NatNetClient:
             return
         for s in ready:
             try:
-                data = s.recv(65536)
+                data, sender = s.recvfrom(65536)
             except OSError:
                 return
-            received = time.monotonic()
-            try:
-                self._handle(data, received)
-            except NatNetDecodeError as e:
-                self.bad += 1
-                log.warning("NatNet packet dropped: %s", e)
+            self.on_packet(data, sender, s is self._command, time.monotonic())
+
+    def on_packet(self, data: bytes, sender: tuple[str, int], unicast: bool,
+                  received: float) -> None:
+        """Handle one packet (``unicast``: it came to the command socket); a bad one is
+        refused and counted. Never raises."""
+        if unicast and sender[0] != self._server_ip:
+            self.refused.refuse(FOREIGN, f"from {sender[0]}:{sender[1]}")
+            return
+        try:
+            self._handle(data, received)
+        except NatNetDecodeError as e:
+            self.refused.refuse(UNDECODABLE, str(e))
+        except Exception as e:  # a bug downstream (on_frame): counted, never fatal
+            self.refused.refuse("handler_error", f"{type(e).__name__}: {e}")
 
     def _handle(self, data: bytes, received: float) -> None:
         message_id, payload = pk.decode_packet(data)
         if message_id == pk.SERVER_INFO:
-            self.info = pk.decode_server_info(payload)
-        elif message_id == pk.FRAME_OF_DATA and self.info is not None:
+            info = pk.decode_server_info(payload)
+            if self.info is None:
+                self.info = info
+            else:  # ignored: it would change the version and the stamps' clock mid-run
+                self.refused.refuse("server_info", f"NatNet {info.natnet_version}, clock "
+                                    f"{info.clock_frequency} Hz after NatNet "
+                                    f"{self.info.natnet_version}, {self.info.clock_frequency}"
+                                    " Hz")
+        elif self.info is None:
+            return  # frames streaming before the server has described itself (connecting)
+        elif message_id != pk.FRAME_OF_DATA:
+            self.refused.refuse("unexpected", f"message id {message_id}")
+        else:
             frame = pk.decode_frame(payload, self.info.natnet_version)
+            reason = counter_order(frame.frame, self._last_frame)
+            if reason is not None:
+                self.refused.refuse(reason, f"frame {frame.frame} after {self._last_frame}")
+                return
             if self._last_frame is not None and frame.frame > self._last_frame + 1:
                 self.lost += frame.frame - self._last_frame - 1
             self._last_frame = frame.frame

@@ -9,10 +9,19 @@ Capture time ("pose latency"), by ``clock``:
 - ``stream``: the stream's own timestamp is already in the robot's clock (a simulated robot
   streaming its own mocap, or clocks synchronized by PTP): NatNet's frame timestamp, or an LCM
   pose's ``utime`` minus its ``latency``.
+
+Whatever arrives, the inputs keep receiving: a pose with a non-finite or absurd value (a
+position beyond :data:`MAX_DISTANCE`, a quaternion component beyond 2, a zero quaternion, a
+reported latency outside 0..1 s, a capture time that is not finite) is
+refused by :class:`PoseStamper`, an LCM message that does not decode or repeats or precedes the
+last frame number by :class:`LcmPoseInput`, a bad NatNet packet by the NatNet client; each is
+counted by reason (``refused``) with a warning at most once a second.
 """
 
 from __future__ import annotations
 
+import logging
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,6 +32,14 @@ import numpy as np
 from hardware.mocap.frames import MocapFrame, mocap_to_base, xyzw_to_wxyz
 from hardware.mocap.natnet import NatNetClient
 from hardware.mocap.natnet_packets import FrameOfData
+from hardware.refusals import INVALID, UNDECODABLE, Refusals, counter_order
+
+log = logging.getLogger(__name__)
+
+#: A streamed position further than this from the mocap origin is refused (m).
+MAX_DISTANCE = 10_000.0
+#: The largest reported latency (s) taken as a real one.
+MAX_LATENCY = 1.0
 
 #: Receives (capture time in the robot's clock, base position, base quaternion, tracked).
 PoseSink = Callable[[float, np.ndarray, np.ndarray, bool], None]
@@ -89,9 +106,20 @@ class PoseStamper:
         self.to_robot_clock = to_robot_clock
         #: Poses dropped because the robot's clock was not known yet.
         self.unclocked = 0
+        #: Poses refused for their values.
+        self.refused = Refusals("mocap poses", log)
 
     def __call__(self, pos_m, quat_m_wxyz, tracked: bool, received: float,
-                 reported_latency: float, stream_time: float) -> None:
+                 reported_latency: float, stream_time: float) -> bool:
+        """Pass the pose on; False if it was dropped (refused, or no robot clock yet)."""
+        pos_m, quat_m_wxyz = np.asarray(pos_m, float), np.asarray(quat_m_wxyz, float)
+        if not (np.all(np.abs(self.options.scale * pos_m) < MAX_DISTANCE)  # also NaN
+                and np.all(np.abs(quat_m_wxyz) <= 2.0) and quat_m_wxyz @ quat_m_wxyz > 1e-6):
+            self.refused.refuse(INVALID, "a non-finite or absurd position or quaternion")
+            return False
+        if not 0.0 <= reported_latency <= MAX_LATENCY:  # also NaN
+            self.refused.refuse(INVALID, f"reported latency {reported_latency!r} s")
+            return False
         if self.options.clock == "stream":
             capture = stream_time
         else:
@@ -99,9 +127,13 @@ class PoseStamper:
                                           - self.options.transport_latency)
             if capture is None:
                 self.unclocked += 1
-                return
+                return False
+        if not math.isfinite(capture):
+            self.refused.refuse(INVALID, f"capture time {capture!r} s")
+            return False
         pos, quat = mocap_to_base(self.frame, pos_m, quat_m_wxyz)
         self.sink(capture, pos, quat, tracked)
+        return True
 
 
 class NatNetPoseInput:
@@ -114,6 +146,11 @@ class NatNetPoseInput:
         self.client = NatNetClient(options.server, options.local, options.multicast_group,
                                    options.command_port, options.data_port, self._on_frame)
         self.client.connect(connect_timeout)
+
+    @property
+    def refused(self) -> Refusals:
+        """Packets the NatNet client refused."""
+        return self.client.refused
 
     def _on_frame(self, frame: FrameOfData, received: float) -> None:
         body = frame.body(self.options.rigid_body)
@@ -128,16 +165,35 @@ class NatNetPoseInput:
         self.client.close()
 
 
-def lcm_pose_handler(options: MocapOptions, stamper: PoseStamper):
-    """An LCM subscription callback for ``mocap_pose_t`` messages of the configured body."""
-    from hardware.lcm.lcm_types import mocap_pose_t
+class LcmPoseInput:
+    """An LCM subscription callback for ``mocap_pose_t`` messages of the configured body: each
+    goes to the stamper unless it does not decode or its frame number is not newer than the
+    last taken pose's (a repeated or reordered message), which is refused and counted."""
 
-    def handle(channel: str, data: bytes) -> None:
+    def __init__(self, options: MocapOptions, stamper: PoseStamper):
+        from hardware.lcm.lcm_types import mocap_pose_t
+
+        self.options = options
+        self.stamper = stamper
+        self.decode = mocap_pose_t.decode
+        self.refused = Refusals(f"LCM {options.pose_channel}", log)
+        self._last_frame: int | None = None
+
+    def __call__(self, channel: str, data: bytes) -> None:
+        from hardware.lcm import DECODE_ERRORS
+
         received = time.monotonic()
-        msg = mocap_pose_t.decode(data)
-        if msg.body_id != options.rigid_body:
+        try:
+            msg = self.decode(data)
+        except DECODE_ERRORS as e:
+            self.refused.refuse(UNDECODABLE, f"{len(data)} B, {e}")
             return
-        stamper(np.array(msg.pos), np.array(msg.quat), bool(msg.tracking_valid), received,
-                msg.latency, msg.utime * 1e-6 - msg.latency)
-
-    return handle
+        if msg.body_id != self.options.rigid_body:
+            return  # another body on the channel: not ours, not bad
+        reason = counter_order(msg.frame, self._last_frame)
+        if reason is not None:
+            self.refused.refuse(reason, f"frame {msg.frame} after {self._last_frame}")
+            return
+        if self.stamper(np.array(msg.pos), np.array(msg.quat), bool(msg.tracking_valid),
+                        received, msg.latency, msg.utime * 1e-6 - msg.latency):
+            self._last_frame = msg.frame  # only a pose taken moves the order on

@@ -5,8 +5,9 @@ optional). Hardware bridges apply all of it; :class:`hardware.safety.safe_plant.
 applies the parts that make sense to any plant, simulated ones included.
 
 - guards: a non-finite control is never sent (the plant goes to damping); joint targets,
-  velocity targets, torques and gains are clamped to the robot's limits and to the configured
-  maxima, and every clamp is logged (rate-limited) and counted;
+  velocity targets, torques and gains are clamped to the robot's physical limits
+  (:mod:`robots.limits`) and to the configured maxima, every clamp logged (rate-limited) and
+  counted; :func:`clamp_command` is the last guard before the wire;
 - trips (each logged with its reason, each ending in damping, latched): stale state (no fresh
   state for ``state_timeout``), a silent controller (no command for ``command_timeout`` once
   commands flowed), roll or pitch beyond ``max_tilt``, a joint faster than ``max_joint_speed``,
@@ -29,7 +30,9 @@ from typing import ClassVar
 import numpy as np
 
 from hardware.rotations import euler_zyx
-from hardware.unitree.lowlevel import POS_STOP, REMOTE_BUTTONS, VEL_STOP, MotorCommand
+from hardware.unitree.lowlevel import MODE_OFF, POS_STOP, REMOTE_BUTTONS, VEL_STOP, MotorCommand
+from robots.info import RobotInfo
+from robots.limits import joint_limits
 
 log = logging.getLogger(__name__)
 
@@ -108,37 +111,106 @@ class ClampLog:
 
 
 _CLAMPED = ("joint target", "velocity target", "torque", "Kp", "Kd")
-_OFF = np.array([[POS_STOP / 2], [VEL_STOP / 2]])
 
 
 class CommandLimits:
-    """Per-slot bounds of the five command quantities (q, dq, tau, Kp, Kd) as two (5, slots)
-    arrays, fixed for a run: position targets in the joint range, velocity targets within
-    +-max_target_speed, torques within the motor limits, gains within [0, max]."""
+    """What may leave for the motors, per motor slot, fixed for a run.
 
-    def __init__(self, lower: np.ndarray, upper: np.ndarray, torque_limit: np.ndarray,
-                 cfg: SafetyConfig):
+    ``lo``/``hi`` are two (5, slots) arrays bounding q, dq, tau, Kp and Kd: position targets in
+    the joint range, velocity targets within +-``max_target_speed``, torques within the motor
+    limits, gains within [0, ``max_kp``] and [0, ``max_kd``], each also within what the wire
+    can carry (``wire``: the largest |tau|, Kp and Kd the message's fields hold; None for float
+    fields). ``used`` marks the slots the robot has, ``servo_mode`` the mode that servos each,
+    ``damping`` the safe state of one slot (q off, dq 0, tau 0, Kp 0, Kd ``damping_kd``).
+    Every bound is finite (ValueError otherwise)."""
+
+    def __init__(self, used: np.ndarray, servo_mode: np.ndarray, lower: np.ndarray,
+                 upper: np.ndarray, torque_limit: np.ndarray, cfg: SafetyConfig,
+                 wire: tuple[float, float, float] | None = None):
         n = len(lower)
+        tau_wire, kp_wire, kd_wire = wire or (math.inf, math.inf, math.inf)
         speed = np.full(n, cfg.max_target_speed)
-        self.lo = np.array([lower, -speed, -torque_limit, np.zeros(n), np.zeros(n)])
-        self.hi = np.array([upper, speed, torque_limit, np.full(n, cfg.max_kp),
-                            np.full(n, cfg.max_kd)])
+        torque = np.minimum(torque_limit, tau_wire)
+        kp, kd = min(cfg.max_kp, kp_wire), min(cfg.max_kd, kd_wire)
+        self.used = np.zeros(n, bool)
+        self.used[used] = True
+        self.servo_mode = np.asarray(servo_mode, np.uint8)
+        self.lo = np.array([lower, -speed, -torque, np.zeros(n), np.zeros(n)], dtype=float)
+        self.hi = np.array([upper, speed, torque, np.full(n, kp), np.full(n, kd)], dtype=float)
+        self.damping = np.array([POS_STOP, 0.0, 0.0, 0.0, min(cfg.damping_kd, kd)])
+        if not (np.isfinite(self.lo).all() and np.isfinite(self.hi).all()):
+            raise ValueError("command limits must be finite")
+
+
+#: One slot switched off: both terms off, no torque, no gains.
+_SLOT_OFF = np.array([POS_STOP, VEL_STOP, 0.0, 0.0, 0.0])
 
 
 def clamp_command(cmd: MotorCommand, limits: CommandLimits, clamps: ClampLog) -> MotorCommand:
-    """``cmd`` within ``limits`` (the "off" sentinels of q and dq pass untouched); every clamp is
-    noted per quantity. Runs at the command rate: a handful of whole-array operations."""
+    """``cmd`` made fit for the motors: the last guard before the wire.
+
+    Per slot the robot uses:
+
+    - a slot with a non-finite value or a mode other than off or its servo mode is put in the
+      safe state, ``limits.damping`` in its servo mode;
+    - q equal to ``POS_STOP`` exactly is an explicit "position term off": it passes, with Kp 0;
+      any other q is clipped to the joint range (a huge q does not pass as "off");
+    - dq equal to ``VEL_STOP`` exactly likewise turns the velocity term off, with Kd 0; any
+      other dq is clipped to +-``max_target_speed``;
+    - tau, Kp and Kd are clipped to their bounds.
+
+    Slots the robot does not use are switched off (mode off, both sentinels, zeros). So what
+    leaves is finite, within ``limits``, and carries a sentinel only where the command asked
+    for one or a slot was damped. Every change is noted per quantity. Runs at the command rate:
+    a handful of whole-array operations."""
     values = np.array([cmd.q, cmd.dq, cmd.tau, cmd.kp, cmd.kd], dtype=float)
-    out = np.minimum(np.maximum(values, limits.lo), limits.hi)
-    off = np.abs(values[:2]) >= _OFF
-    out[:2][off] = values[:2][off]
-    changed = out != values
+    mode = np.asarray(cmd.mode).astype(np.uint8)
+    off_q, off_dq = values[0] == POS_STOP, values[1] == VEL_STOP
+    finite = np.isfinite(values).all(axis=0)
+    bad = limits.used & ~(finite & ((mode == MODE_OFF) | (mode == limits.servo_mode)))
+    with np.errstate(invalid="ignore"):
+        out = np.minimum(np.maximum(values, limits.lo), limits.hi)
+    out[0, off_q], out[3, off_q] = POS_STOP, 0.0
+    out[1, off_dq], out[4, off_dq] = VEL_STOP, 0.0
+    out[:, bad] = limits.damping[:, None]
+    out[:, ~limits.used] = _SLOT_OFF[:, None]
+    mode_out = np.where(limits.used, np.where(bad, limits.servo_mode, mode), MODE_OFF)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        clamps.note("non-finite or invalid slot", int(bad.sum()),
+                    f"slot {i} (mode {mode[i]}, q {values[0, i]:.4g}, dq {values[1, i]:.4g}, "
+                    f"tau {values[2, i]:.4g}, Kp {values[3, i]:.4g}, Kd {values[4, i]:.4g}) "
+                    f"damped")
+    changed = (out != values) & limits.used & ~bad
     if changed.any():
         for k in np.flatnonzero(changed.any(axis=1)):
             i = int(np.flatnonzero(changed[k])[0])
             clamps.note(_CLAMPED[k], int(changed[k].sum()),
                         f"slot {i}: {values[k, i]:.4g} -> {out[k, i]:.4g}")
-    return MotorCommand(cmd.mode.copy(), out[0], out[1], out[2], out[3], out[4])
+    return MotorCommand(mode_out.astype(np.uint8), out[0], out[1], out[2], out[3], out[4])
+
+
+@dataclass(frozen=True)
+class JointLimits:
+    """Bounds of a joint-level command (a target q with gains Kp, Kd, and a torque tau) per
+    joint of a model (actuator order): the robot's physical joint range and torque
+    (:func:`robots.limits.joint_limits`), [0, ``max_kp``], [0, ``max_kd``]. For plants that
+    send such commands themselves (LCM; their velocity targets are 0) and for the clamp of a
+    plant's controls (:class:`hardware.safety.safe_plant.SafePlant`)."""
+
+    lower: np.ndarray
+    upper: np.ndarray
+    torque: np.ndarray
+    kp: np.ndarray
+    kd: np.ndarray
+
+    @classmethod
+    def of(cls, robot: RobotInfo, model, cfg: SafetyConfig) -> JointLimits:
+        """The limits of ``model``'s actuated joints."""
+        joints = [model.joint(j).name for j in model.actuator_trnid[:, 0]]
+        lower, upper, torque = joint_limits(robot, model, joints)
+        n = len(joints)
+        return cls(lower, upper, torque, np.full(n, cfg.max_kp), np.full(n, cfg.max_kd))
 
 
 def clamp(values: np.ndarray, lo, hi, what: str, clamps: ClampLog) -> np.ndarray:

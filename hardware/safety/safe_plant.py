@@ -2,23 +2,40 @@
 
 Hardware bridges enforce the whole layer themselves, inside their link thread; this wrapper
 gives a plant without one the parts that do not need a link: controls checked for finiteness
-and clamped to the joint (position actuators) or torque (motors) limits, with the clamps
-logged; the tilt tripwire on every state read; e-stop on SIGINT/SIGTERM; dry run (controls
-computed and counted, none passed on). Every trip puts the wrapped plant in damping.
+and clamped to the robot's physical joint range (position actuators) or torque (motors)
+(:class:`hardware.safety.layer.JointLimits`), with the clamps logged; the tilt and joint-speed
+tripwires on every state read; e-stop on SIGINT/SIGTERM; dry run (controls computed and
+counted, none passed on). A wrapped plant that sends more than the controls (the LCM plant's
+gains) applies its own share of the section (:meth:`mpc.app.plants.plant_base.Plant.apply_safety`).
+Every trip puts the wrapped plant in damping.
 """
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 
-from hardware.safety.layer import ClampLog, SafetyConfig, clamp, install_estop, tilt_trip
+from hardware.safety.layer import (
+    ClampLog,
+    JointLimits,
+    SafetyConfig,
+    clamp,
+    install_estop,
+    tilt_trip,
+)
 from mpc.app.plants.plant_base import Plant, PlantState
 from robots.info import RobotInfo
 
 
 class SafePlant(Plant):
     """The parts of the safety layer any plant can take, around ``plant``: non-finite and
-    out-of-range controls, non-finite state and tilt trips, dry runs, the e-stop signals."""
+    out-of-range controls, non-finite state, tilt and joint-speed trips, dry runs, the e-stop
+    signals."""
+
+    #: The options of ``safety:`` this wrapper applies to any plant it wraps.
+    APPLIES: ClassVar[frozenset[str]] = frozenset({"max_tilt", "max_joint_speed", "dry_run",
+                                                  "in_simulation"})
 
     def __init__(self, plant: Plant, robot: RobotInfo, safety: SafetyConfig, model):
         self.plant = plant
@@ -27,17 +44,15 @@ class SafePlant(Plant):
         self.clamps = ClampLog()
         self.withheld = 0
         self._reason: str | None = None
-        joints = model.actuator_trnid[:, 0]
+        limits = JointLimits.of(robot, model, safety)
         if robot.control == "position":
-            lo, hi = model.jnt_range[joints].T
-            by_joint = dict(zip(robot.motor_joints, robot.joint_limits, strict=True))
-            names = [model.joint(j).name for j in joints]
-            self.lo = np.maximum(lo, [by_joint[n][0] for n in names])
-            self.hi = np.minimum(hi, [by_joint[n][1] for n in names])
+            self.lo, self.hi = limits.lower, limits.upper
         else:
-            by_joint = dict(zip(robot.motor_joints, robot.torque_limit, strict=True))
-            limit = np.array([by_joint[model.joint(j).name] for j in joints])
-            self.lo, self.hi = -limit, limit
+            self.lo, self.hi = -limits.torque, limits.torque
+        joints = model.actuator_trnid[:, 0]
+        self._dofs = model.jnt_dofadr[joints]
+        self._joint_names = [model.joint(j).name for j in joints]
+        plant.apply_safety(safety)
 
     @property
     def damping_reason(self) -> str | None:
@@ -66,16 +81,29 @@ class SafePlant(Plant):
     def actuator_forces(self) -> np.ndarray | None:
         return self.plant.actuator_forces()
 
+    def stats(self) -> dict:
+        return self.plant.stats()
+
     def read_state(self) -> PlantState:
         state = self.plant.read_state()
         if self.damping_reason is None:
             if not (np.all(np.isfinite(state.qpos)) and np.all(np.isfinite(state.qvel))):
                 self.damp("non-finite state")
             else:
-                reason = tilt_trip(state.qpos[3:7], self.safety.max_tilt)
+                reason = tilt_trip(state.qpos[3:7], self.safety.max_tilt) or self._speed_trip(
+                    state.qvel)
                 if reason is not None:
                     self.damp(reason)
         return state
+
+    def _speed_trip(self, qvel: np.ndarray) -> str | None:
+        """The reason to trip if an actuated joint is faster than ``max_joint_speed``."""
+        speed = np.abs(qvel[self._dofs])
+        i = int(np.argmax(speed))
+        if speed[i] > self.safety.max_joint_speed:
+            return (f"joint speed {speed[i]:.1f} rad/s at {self._joint_names[i]} beyond "
+                    f"{self.safety.max_joint_speed:g} rad/s")
+        return None
 
     def send(self, ctrl: np.ndarray) -> None:
         ctrl = np.asarray(ctrl, dtype=float)

@@ -1,9 +1,9 @@
 """A hardware plant for Unitree low-level control, whatever the transport.
 
 One link thread owns the robot link. It waits for state messages until the next command tick,
-decodes them (bad checksums are dropped and counted), feeds the base-state source, checks the
-trips (tilt, joint speed, non-finite data, e-stop buttons), and at every tick (``rate`` Hz)
-checks the watchdogs (stale state, silent controller) and sends one command:
+decodes them, feeds the base-state source, checks the trips (tilt, joint speed, non-finite data,
+e-stop buttons), and at every tick (``rate`` Hz) checks the watchdogs (stale state, silent
+controller) and sends one command:
 
 - connecting: the safe state (legacy UDP robots only stream state to a client that sends);
 - ramp: from the joint angles measured at the start to the home pose over ``ramp_time``;
@@ -16,6 +16,15 @@ The link thread must get the interpreter within a fraction of its period, while 
 threads compute; every socket call releases and re-takes the GIL, and each re-take waits up to
 the interpreter's switch interval (5 ms by default), which held the link to ~25 Hz under a busy
 planner. A hardware plant therefore sets the switch interval to ``SWITCH_INTERVAL``.
+
+What the link refuses is dropped and counted by reason (:attr:`UnitreeBridge.refused`, in
+:meth:`UnitreeBridge.stats` and a warning at most once a second): a bad checksum
+(``bad_checksum``), any other malformed packet (``bad_packets``), a packet from another sender
+than the robot (``refused_packets``: another UDP address, another DDS writer of rt/lowstate),
+and a state whose tick is not newer than the last accepted one (``duplicate``,
+``out_of_order``; :func:`hardware.refusals.tick_order`). Only accepted states reset the
+stale-state watchdog, so a robot whose tick stands still trips it like a silent one, and its
+reason says what was refused meanwhile.
 
 Receiving and watchdog share the thread on purpose: if the process is starved, states queue
 in the socket and are drained before their age is judged, so starvation alone does not trip
@@ -43,6 +52,7 @@ import numpy as np
 import robots
 from hardware.estimation.base_state import ImuSample
 from hardware.estimation.sources import make_source
+from hardware.refusals import Refusals, tick_order
 from hardware.safety.layer import (
     ClampLog,
     CommandLimits,
@@ -74,6 +84,8 @@ class UnitreeBridge(Plant):
     #: Shared memory with the controller when this bridge runs in a process of its own (see
     #: :mod:`hardware.unitree.link_process`); None when the controller is in this process.
     shared = None
+    #: The largest |tau|, Kp and Kd the wire's fields carry (None: float fields, no bound).
+    WIRE_LIMITS: tuple[float, float, float] | None = None
     #: Rows kept per log column while ``log_file`` is set: the newest ten minutes at 500 Hz
     #: (older rows are dropped), so a long run cannot exhaust the link process's memory.
     log_rows = 300_000
@@ -89,8 +101,9 @@ class UnitreeBridge(Plant):
         self.model = robots.load_planning_model(robot.name)
         self.map = MotorMap.build(robot, self.model, servo_family)
         self.kp, self.kd = self._gains(kp, kd)
-        self.limits = CommandLimits(self.map.lower, self.map.upper, self.map.torque_limit,
-                                    self.safety)
+        self.limits = CommandLimits(self.map.used, self.map.servo_mode, self.map.lower,
+                                    self.map.upper, self.map.torque_limit, self.safety,
+                                    self.WIRE_LIMITS)
         self.source = make_source(base_state or {"type": "kalman"}, self.model, robot)
         self.period = 1.0 / rate
         sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL))
@@ -120,7 +133,12 @@ class UnitreeBridge(Plant):
         self.ramp_from = self.map.home.copy()
         self.counts = {"states": 0, "bad_checksum": 0, "bad_packets": 0, "commands": 0,
                        "controller_commands": 0, "nonfinite_commands": 0,
-                       "refused_packets": 0}  # from others than the robot (UDP)
+                       "refused_packets": 0, "duplicate": 0, "out_of_order": 0}
+        #: Refused packets, counted in ``counts`` under their reasons (module docstring).
+        self.refused = Refusals(f"robot link {self.describe_peer()}", log, counts=self.counts)
+        #: Tick of the newest accepted state, and the refusal total then.
+        self.last_tick: int | None = None
+        self._refused_at_state = 0
         self.latencies: deque[float] = deque(maxlen=100_000)
         self.log_file = log_file
         self.log: dict[str, deque] = {k: deque(maxlen=self.log_rows) for k in (
@@ -318,8 +336,15 @@ class UnitreeBridge(Plant):
         try:
             st = self._decode(raw)
         except PacketError as e:
-            self.counts["bad_checksum" if "checksum" in str(e) else "bad_packets"] += 1
+            self.refused.refuse("bad_checksum" if "checksum" in str(e) else "bad_packets",
+                                str(e))
             return
+        reason = tick_order(st.tick, self.last_tick)
+        if reason is not None:
+            self.refused.refuse(reason, f"tick {st.tick} after {self.last_tick}")
+            return
+        self.last_tick = st.tick
+        self._refused_at_state = self.refused.total()
         self.counts["states"] += 1
         if self.log_file:
             self.log["state_t"].append(now)
@@ -375,7 +400,8 @@ class UnitreeBridge(Plant):
             ctrl_age = now - self.ctrl_time
         if phase in (RAMP, HOLD, RUN) and state_age > self.safety.state_timeout:
             self.damp(f"stale state: none for {state_age * 1e3:.0f} ms (limit "
-                      f"{self.safety.state_timeout * 1e3:.0f} ms)")
+                      f"{self.safety.state_timeout * 1e3:.0f} ms)"
+                      + self.refused.meanwhile(self._refused_at_state))
         elif phase == RUN and ctrl_age > self.safety.command_timeout:
             self.damp(f"controller silent for {ctrl_age * 1e3:.0f} ms (limit "
                       f"{self.safety.command_timeout * 1e3:.0f} ms)")
@@ -423,16 +449,22 @@ class UnitreeBridge(Plant):
         """Send the command ``build()`` makes, clamped to the limits. The packet is reused
         while ``key`` (None: never) stays the same: the controller's commands change at the
         feedback rate (300 Hz), the robot gets one every tick (500 Hz)."""
+        broken = False
         with self.send_lock:
             if self.closed:
                 return
             if key is None or key != self.packet_key:
-                self.packet = self._encode(clamp_command(build(), self.limits, self.clamps))
+                cmd = build()
+                broken = not cmd.finite()
+                self.packet = self._encode(clamp_command(cmd, self.limits, self.clamps))
                 self.packet_key = key
             packet = self.packet
-            if packet is None:
-                return
-            self._write(packet)
+            if packet is not None:
+                self._write(packet)
+        if broken:  # the clamp damped the bad slots of this packet; now the whole robot
+            self.damp(f"non-finite motor command built in phase {self.phase}")
+        if packet is None:
+            return
         self.counts["commands"] += 1
         with self.lock:
             fresh = self.phase == RUN and not self.ctrl_sent

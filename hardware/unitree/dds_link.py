@@ -119,12 +119,26 @@ class DdsLink:
 
     def receive(self, timeout: float) -> list[bytes]:
         """Valid samples waiting or arriving within ``timeout`` s."""
+        return [data for data, _ in self.receive_from(timeout)]
+
+    def receive_from(self, timeout: float) -> list[tuple[bytes, int]]:
+        """Valid samples waiting or arriving within ``timeout`` s (at most ``depth``), each with
+        the instance handle of the writer that published it (the reader's handle of the
+        matched publication, one per writer)."""
         if timeout > 0:
             self.waitset.wait(int(timeout * 1e9))
         ret = ddspy_take(self.reader._ref, _ANY, self.depth)
         if isinstance(ret, int):
             raise LinkError(f"DDS take failed ({ret})")
-        return [data for data, info in ret if info.valid_data]
+        return [(data, info.publication_handle) for data, info in ret if info.valid_data]
+
+    def writer_guid(self, handle: int) -> str:
+        """The GUID of the matched writer with instance handle ``handle`` ("?" if unknown)."""
+        try:
+            endpoint = self.reader.get_matched_publication_data(handle)
+        except DDSException:
+            return "?"
+        return str(endpoint.key) if endpoint is not None else "?"
 
     def matched_writers(self) -> int:
         return len(self.reader.get_matched_publications())

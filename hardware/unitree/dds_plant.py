@@ -3,13 +3,18 @@ rt/lowcmd and rt/lowstate) with cyclonedds 11.0.1 and the project's own types.
 
 Defaults are a real robot's: domain 0 on the wired interface (this PC at 192.168.123.99/24).
 Before low-level control the robot's motion service must be released
-(``release_motion_service: true``); a fake robot has no such service. The link runs in a
+(``release_motion_service: true``); a fake robot has no such service. Any participant on the
+domain may publish rt/lowstate: the bridge follows the writer of the first sample it takes (by
+the writer's instance handle in the sample info; its GUID is logged) and refuses and counts
+every other writer's samples (``refused_packets``); a robot whose DDS writer restarts is
+refused too, and the stale-state watchdog trips. The link runs in a
 process of its own unless ``link_process`` is false, as for the UDP bridge:
 :class:`UnitreeDdsPlant` (``plant.type: unitree_dds``) runs :class:`DdsBridge` there.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import ClassVar
 
 from hardware.estimation.sources import check_spec
@@ -20,6 +25,8 @@ from hardware.unitree.dds_link import DdsLink, check_domain
 from hardware.unitree.link_process import UnitreePlant
 from hardware.unitree.lowlevel import LowState, MotorCommand
 from robots.info import RobotInfo
+
+log = logging.getLogger(__name__)
 
 FAMILIES = {"go2": "go2", "h1": "h1"}
 
@@ -37,6 +44,13 @@ class UnitreeDdsPlant(UnitreePlant):
                              f"plant type unitree_udp")
         check_domain(options.get("domain_id", 0), options.get("interface", "eth0"))
         check_spec(options.get("base_state"))
+
+    @classmethod
+    def simulated_robot(cls, options: dict) -> str | None:
+        """No robot's traffic comes in on the loopback interface: a fake robot."""
+        if options.get("interface", "eth0") == "lo":
+            return "plant.interface lo carries no robot's traffic: a fake robot"
+        return None
 
     #: Bounds of the options, read by mpc.app.schema.check_kwargs (see mpc/app/schema.py).
     RANGES: ClassVar[dict[str, dict[str, float]]] = {
@@ -72,6 +86,9 @@ class DdsBridge(UnitreeBridge):
         safety = common.get("safety")
         dry_run = bool(safety and safety.dry_run)
         self.where = f"DDS domain {domain_id} on {interface}"
+        #: Instance handle of the rt/lowstate writer followed (None: none heard yet).
+        self.writer: int | None = None
+        self._guids: dict[int, str] = {}
         self.link = DdsLink(domain_id, interface, "rt/lowstate", sdk2_types.LowState_,
                             None if dry_run else "rt/lowcmd", sdk2_types.LowCmd_)
         try:
@@ -100,7 +117,32 @@ class DdsBridge(UnitreeBridge):
         return sdk2_messages.LOW_CMD_LAYOUT.stored_crc(packet)
 
     def _receive(self, timeout: float) -> list[bytes]:
-        return self.link.receive(timeout)
+        """The samples of the robot's writer: the first one heard (see the module docstring)."""
+        out = []
+        for data, writer in self.link.receive_from(timeout):
+            if self.writer is None:
+                self.writer = writer
+                others = self.link.matched_writers() - 1
+                log.info("following rt/lowstate writer %s%s", self._guid(writer),
+                         f" ({others} other writer(s) matched: refused)" if others > 0 else "")
+            if writer == self.writer:
+                out.append(data)
+            else:
+                self.refused.refuse("refused_packets", f"rt/lowstate writer "
+                                    f"{self._guid(writer)}, not the robot's "
+                                    f"{self._guid(self.writer)}")
+        return out
+
+    def stats(self) -> dict:
+        """The bridge's counts, and the GUID of the rt/lowstate writer it followed."""
+        out = super().stats()
+        out["lowstate_writer"] = self._guid(self.writer) if self.writer is not None else None
+        return out
+
+    def _guid(self, writer: int) -> str:
+        if writer not in self._guids:
+            self._guids[writer] = self.link.writer_guid(writer)
+        return self._guids[writer]
 
     def _decode(self, raw: bytes) -> LowState:
         return sdk2_messages.decode_low_state(raw)

@@ -146,6 +146,7 @@ def encode_low_cmd(fmt: PacketFormat, cmd: MotorCommand, wireless_remote: bytes 
     return _sealed(msg)
 
 
+@np.errstate(invalid="ignore")  # widening a signalling NaN: refused downstream
 def decode_low_cmd(fmt: PacketFormat, packet: bytes) -> MotorCommand:
     """The command in a LowCmd packet; :class:`PacketError` if it is malformed."""
     _check(packet, fmt, fmt.cmd_size, "LowCmd")
@@ -174,6 +175,7 @@ def encode_low_state(fmt: PacketFormat, state: LowState) -> bytes:
     return _sealed(msg)
 
 
+@np.errstate(invalid="ignore")  # widening a signalling NaN: refused downstream
 def decode_low_state(fmt: PacketFormat, packet: bytes) -> LowState:
     """The state in a LowState packet; :class:`PacketError` if it is malformed."""
     _check(packet, fmt, fmt.state_size, "LowState")

@@ -11,7 +11,10 @@ it through shared memory:
   computed from, and which feet the gait schedule wants down, the estimator's contact prior)
   under a sequence lock; the child picks it up at its next command tick, and keeps a copy only
   if the sequence is even and unchanged after the copy;
-- damping: the controller raises a flag with a reason; the child's trips come back over a pipe.
+- damping: the controller raises a flag with a reason; the child's trips come back over a pipe;
+- log: the child's warnings and errors (its refused packets, at most one line a second per
+  reason set; its trips) come back over the pipe too and are logged by the controller, so they
+  reach the run's events; its counts come back when it closes (:meth:`LinkProcessPlant.stats`).
 
 The child owns every safety decision (watchdogs, trips, damping), runs at raised priority where
 the system allows (``link_nice``), and puts the robot in damping if the controller's process
@@ -32,7 +35,9 @@ import importlib
 import logging
 import multiprocessing
 import os
+import queue
 import signal
+import sys
 import threading
 import time as _time
 from multiprocessing.shared_memory import SharedMemory
@@ -301,6 +306,9 @@ class LinkProcessPlant(Plant):
             self._damping_reason = rest[0]
         elif kind == "closed":
             self.final_stats = rest[0]
+        elif kind == "log":  # the link process's warning or error (see the module docstring)
+            level, name, message = rest
+            logging.getLogger(name).log(level, "%s", message)
 
     def _drain(self) -> None:
         with self.pipe_lock:
@@ -468,20 +476,76 @@ def serve(target: str, robot_name: str, options: dict, shm_name: str, conn, pare
         holder["bridge"] = bridge
         lifeline = Lifeline(shm, SharedBlock.lifeline_offset(model.nq, model.nv, model.nu,
                                                              feet))
-        lifeline.watch(lambda: bridge.damp("the controller's process is gone"))
+        forwarded = ForwardedLog.install()
+        lifeline.watch(lambda: orphaned(bridge, forwarded))
         conn.send(("ready",))
-        _serve_loop(bridge, conn, parent)
+        _serve_loop(bridge, conn, parent, forwarded)
     finally:
         shm.close()
 
 
-def _serve_loop(bridge, conn, parent: int) -> None:
+class ForwardedLog(logging.Handler):
+    """The link process's warnings and errors, queued (any thread may log) for
+    :func:`_serve_loop` to send to the controller; on stderr once the controller is gone
+    (:meth:`orphaned`: a message sent to a controller that is dying would be lost)."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.queue: queue.SimpleQueue[tuple[int, str, str]] = queue.SimpleQueue()
+        self.orphan = False
+
+    @classmethod
+    def install(cls) -> ForwardedLog:
+        """Replace the root logger's handlers (stderr) with a forwarding one."""
+        root = logging.getLogger()
+        for handler in list(root.handlers):
+            root.removeHandler(handler)
+        forwarded = cls()
+        root.addHandler(forwarded)
+        return forwarded
+
+    def emit(self, record: logging.LogRecord) -> None:
+        item = (record.levelno, record.name, record.getMessage())
+        if self.orphan:
+            self._print(*item)
+        else:
+            self.queue.put(item)
+
+    @staticmethod
+    def _print(level: int, name: str, message: str) -> None:
+        print(f"{logging.getLevelName(level)} {name}: {message}", file=sys.stderr, flush=True)
+
+    def orphaned(self) -> None:
+        """The controller is gone: what is queued, and what is logged from now on, goes to
+        stderr."""
+        self.orphan = True
+        while not self.queue.empty():
+            self._print(*self.queue.get())
+
+    def forward(self, conn) -> None:
+        """Send what is queued; what cannot be sent goes to stderr (the controller is gone)."""
+        while not self.queue.empty():
+            item = self.queue.get()
+            try:
+                conn.send(("log", *item))
+            except (OSError, EOFError, ValueError):
+                self._print(*item)
+
+
+def orphaned(bridge, forwarded: ForwardedLog) -> None:
+    """The controller's process is gone: damping, said on stderr."""
+    forwarded.orphaned()
+    bridge.damp("the controller's process is gone")
+
+
+def _serve_loop(bridge, conn, parent: int, forwarded: ForwardedLog) -> None:
     reported = False
     try:
         while True:
             if os.getppid() != parent:
-                bridge.damp("the controller's process is gone")
+                orphaned(bridge, forwarded)
                 break
+            forwarded.forward(conn)
             if bridge.damping_reason is not None and not reported:
                 reported = True
                 conn.send(("tripped", bridge.damping_reason))
@@ -497,8 +561,9 @@ def _serve_loop(bridge, conn, parent: int) -> None:
             elif kind == "close":
                 break
     except (EOFError, OSError):
-        bridge.damp("the controller's process is gone")
+        orphaned(bridge, forwarded)
     bridge.close()
+    forwarded.forward(conn)
     with contextlib.suppress(OSError, EOFError):
         conn.send(("closed", bridge.stats()))
         conn.send(("closed_done",))

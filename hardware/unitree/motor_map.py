@@ -23,6 +23,7 @@ from hardware.unitree.lowlevel import (
     MotorCommand,
 )
 from robots.info import RobotInfo
+from robots.limits import joint_limits
 
 #: H1 motors that servo in mode 0x01 (ankles and arms, "weak" motors in Unitree's H1 example);
 #: the others (hips, knees, torso) in 0x0A.
@@ -46,7 +47,8 @@ class MotorMap:
     #: Slots the robot uses, and those the planner does not see (held at home: H1 upper body).
     used: np.ndarray
     locked: np.ndarray
-    #: Home joint angle, joint range and torque limit of every slot.
+    #: Home joint angle of every slot; its joint range and torque limit: the robot's documented
+    #: figures narrowed by the planning model's (:func:`robots.limits.joint_limits`).
     home: np.ndarray
     lower: np.ndarray
     upper: np.ndarray
@@ -68,11 +70,11 @@ class MotorMap:
         slots = np.zeros(SLOTS, bool)
         lower, upper, torque = np.zeros(SLOTS), np.zeros(SLOTS), np.zeros(SLOTS)
         hw_kp, hw_kd = np.zeros(SLOTS), np.zeros(SLOTS)
-        for i, slot in enumerate(robot.motor_slots):
-            slots[slot] = True
-            lower[slot], upper[slot] = robot.joint_limits[i]
-            torque[slot] = robot.torque_limit[i]
-            hw_kp[slot], hw_kd[slot] = robot.hw_kp[i], robot.hw_kd[i]
+        motor_slots = list(robot.motor_slots)
+        slots[motor_slots] = True
+        lower[motor_slots], upper[motor_slots], torque[motor_slots] = joint_limits(
+            robot, model, robot.motor_joints)
+        hw_kp[motor_slots], hw_kd[motor_slots] = robot.hw_kp, robot.hw_kd
         act_joints = [model.joint(model.actuator_trnid[a, 0]).name for a in range(model.nu)]
         missing = [j for j in act_joints if j not in robot.motor_joints]
         if missing:

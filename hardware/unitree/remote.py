@@ -29,7 +29,10 @@ zero. Like a radio transmitter's throttle check, the source obeys the sticks onl
 seen all of them centred: a stick already pushed when the run starts (a thumb resting on it
 through the startup ramp) would otherwise hand the planner a running command the moment it
 takes over from a standing robot (on loopback a Go1 so started tripped on joint speed within
-a second; started from centre, the same profile drove it 20 s).
+a second; started from centre, the same profile drove it 20 s). A block whose sticks are not
+finite or beyond :data:`MAX_STICK` (no remote sends that; a state that passed its checksum
+can still carry it) commands zero and is counted (``refused``); values just past ±1 are
+clipped to it.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hardware.refusals import INVALID, Refusals
 from hardware.unitree.lowlevel import REMOTE_BUTTONS, remote_mask
 from mpc.app.commands.command_base import CommandSource, VelocityCommand
 
@@ -47,6 +51,8 @@ log = logging.getLogger(__name__)
 
 REMOTE_SIZE = 40
 _STICKS = struct.Struct("<H5f")  # buttons, lx, rx, ry, L2, ly from byte 2
+#: A stick reading beyond this magnitude is not a stick's (see the module docstring).
+MAX_STICK = 1.5
 
 
 @dataclass(frozen=True)
@@ -103,6 +109,8 @@ class RemoteCommand(CommandSource):
         #: The sticks have been seen centred since the start (until then: zero command).
         self.armed = False
         self._warned = False
+        #: Blocks refused for their values.
+        self.refused = Refusals("remote", log)
 
     @classmethod
     def check_options(cls, options: dict) -> None:
@@ -117,6 +125,10 @@ class RemoteCommand(CommandSource):
             raise ValueError(f"command.source.estop_buttons: unknown button(s) "
                              f"{', '.join(unknown)}; buttons: {', '.join(REMOTE_BUTTONS)}")
 
+    def stats(self) -> dict:
+        """Blocks refused, by reason."""
+        return {"refused": self.refused.as_dict()}
+
     @classmethod
     def build(cls, options: dict, plant) -> RemoteCommand:
         return cls(plant, **options)
@@ -125,8 +137,12 @@ class RemoteCommand(CommandSource):
         r = decode_remote(self.plant.wireless_remote())
         if self.estop_mask and r.buttons & self.estop_mask == self.estop_mask:
             return VelocityCommand(0.0, 0.0, 0.0, time)
+        raw = np.array([r.ly, r.lx, r.rx])
+        if not np.all(np.abs(raw) <= MAX_STICK):  # also NaN
+            self.refused.refuse(INVALID, f"sticks {raw.tolist()}")
+            return VelocityCommand(0.0, 0.0, 0.0, time)
         d = self.dead_band
-        sticks = (dead_band(r.ly, d), dead_band(r.lx, d), dead_band(r.rx, d))
+        sticks = tuple(dead_band(a, d) for a in np.clip(raw, -1.0, 1.0))
         if not self.armed:
             self.armed = not any(sticks)
             if not self.armed:

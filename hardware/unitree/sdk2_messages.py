@@ -129,6 +129,7 @@ def encode_low_cmd(cmd: MotorCommand, wireless_remote: bytes = bytes(40)) -> byt
     return LOW_CMD_LAYOUT.seal(body)
 
 
+@np.errstate(invalid="ignore")  # widening a signalling NaN: refused downstream
 def decode_low_cmd(sample: bytes) -> MotorCommand:
     body = LOW_CMD_LAYOUT.body(sample)
     q, dq, tau, kp, kd = Layout.unpack_group(body, _CMD_FLOATS, "<f4", (5, SLOTS)).astype(float)
@@ -152,6 +153,7 @@ def encode_low_state(state: LowState) -> bytes:
     return LOW_STATE_LAYOUT.seal(body)
 
 
+@np.errstate(invalid="ignore")  # widening a signalling NaN: refused downstream
 def decode_low_state(sample: bytes) -> LowState:
     body = LOW_STATE_LAYOUT.body(sample)
     q, _, dq, _, tau = Layout.unpack_group(body, _STATE_MOTOR, "<f4", (5, SLOTS)).astype(float)

@@ -2,6 +2,11 @@
 
 The robot (192.168.123.10:8007 for low level) streams its state to the client that last sent
 it a command, so the client binds a fixed local port (8080 by convention) and sends first.
+
+One :meth:`UdpLink.receive` returns at most ``max_batch`` datagrams: a flood on the port (from
+anyone: the bridge refuses other senders only after reading them) would otherwise keep the
+caller reading until the socket ran dry, which it never does under a flood, and the bridge's
+command tick and watchdogs would stop. What is left waits for the next call.
 """
 
 from __future__ import annotations
@@ -27,12 +32,18 @@ def check_addresses(peer_ip: str, peer_port: int, local_port: int, local_ip: str
             raise LinkError(f"{what} {port} is not a UDP port")
 
 
+#: Datagrams read per :meth:`UdpLink.receive` at most: a 500 Hz robot sends one per tick, a
+#: link thread starved for 60 ms finds 30.
+MAX_BATCH = 32
+
+
 class UdpLink:
     def __init__(self, peer_ip: str, peer_port: int, local_port: int, local_ip: str = "0.0.0.0",
-                 bufsize: int = 2048):
+                 bufsize: int = 2048, max_batch: int = MAX_BATCH):
         check_addresses(peer_ip, peer_port, local_port, local_ip)
         self.peer = (peer_ip, peer_port)
         self.bufsize = bufsize
+        self.max_batch = max_batch
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         try:
             self.sock.bind((local_ip, local_port))
@@ -54,17 +65,19 @@ class UdpLink:
                 from None
 
     def receive(self, timeout: float) -> list[tuple[bytes, tuple[str, int]]]:
-        """Datagrams waiting or arriving within ``timeout`` s, with their senders."""
+        """Datagrams waiting or arriving within ``timeout`` s, with their senders: at most
+        ``max_batch`` of them (see the module docstring)."""
         out = []
         if timeout > 0:
             ready, _, _ = select.select([self.sock], [], [], timeout)
             if not ready:
                 return out
-        while True:
+        while len(out) < self.max_batch:
             try:
                 out.append(self.sock.recvfrom(self.bufsize))
             except (BlockingIOError, ConnectionRefusedError):
-                return out
+                break
+        return out
 
     def send_to(self, payload: bytes, addr: tuple[str, int]) -> None:
         """Send one datagram to ``addr`` (the fake robot answers whoever commands it)."""

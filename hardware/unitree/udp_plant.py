@@ -9,9 +9,7 @@ system allows it; see :mod:`hardware.unitree.bridge` and :mod:`hardware.unitree.
 
 from __future__ import annotations
 
-import logging
-import math
-import time
+import ipaddress
 from typing import ClassVar
 
 from hardware.estimation.sources import check_spec
@@ -22,8 +20,6 @@ from hardware.unitree.link_process import UnitreePlant
 from hardware.unitree.lowlevel import LowState, MotorCommand
 from hardware.unitree.udp_link import UdpLink, check_addresses
 from robots.info import RobotInfo
-
-log = logging.getLogger(__name__)
 
 
 class UnitreeUdpPlant(UnitreePlant):
@@ -40,6 +36,14 @@ class UnitreeUdpPlant(UnitreePlant):
                         options.get("robot_port", 8007), options.get("local_port", 8080),
                         options.get("local_ip", "0.0.0.0"))
         check_spec(options.get("base_state"))
+
+    @classmethod
+    def simulated_robot(cls, options: dict) -> str | None:
+        """A robot at a loopback address is a fake one on this machine."""
+        ip = options.get("robot_ip", "192.168.123.10")
+        if ipaddress.IPv4Address(ip).is_loopback:
+            return f"plant.robot_ip {ip} is this machine: a fake robot"
+        return None
 
     #: Bounds of the options, read by mpc.app.schema.check_kwargs (see mpc/app/schema.py).
     RANGES: ClassVar[dict[str, dict[str, float]]] = {
@@ -69,6 +73,9 @@ class UdpBridge(UnitreeBridge):
     """The legacy UDP bridge, its link thread in the process that builds it; the options are
     :class:`UnitreeUdpPlant`'s (the common ones go to :class:`UnitreeBridge`)."""
 
+    WIRE_LIMITS = (legacy_packets.TAU_WIRE[1], legacy_packets.KP_WIRE[1],
+                   legacy_packets.KD_WIRE[1])
+
     def __init__(self, robot: RobotInfo, *, robot_ip: str, robot_port: int, local_port: int,
                  local_ip: str, **common):
         UnitreeUdpPlant.check_options(robot.name, {"robot_ip": robot_ip,
@@ -79,7 +86,6 @@ class UdpBridge(UnitreeBridge):
         safety = common.get("safety")
         self.dry_run = bool(safety and safety.dry_run)
         self.link = UdpLink(robot_ip, robot_port, local_port, local_ip)
-        self.refused_logged = -math.inf
         try:
             super().__init__(robot, servo_family="legacy", send_while_connecting=True, **common)
         except Exception:
@@ -104,12 +110,8 @@ class UdpBridge(UnitreeBridge):
             if sender == self.link.peer:
                 out.append(data)
             else:
-                self.counts["refused_packets"] += 1
-                now = time.monotonic()
-                if now - self.refused_logged >= 1.0:  # at most once a second
-                    self.refused_logged = now
-                    log.warning("refused a packet from %s:%d, not the robot at %s:%d (%d so "
-                                "far)", *sender, *self.link.peer, self.counts["refused_packets"])
+                self.refused.refuse("refused_packets", f"from {sender[0]}:{sender[1]}, not the "
+                                    f"robot at {self.link.peer[0]}:{self.link.peer[1]}")
         return out
 
     def _decode(self, raw: bytes) -> LowState:

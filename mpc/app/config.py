@@ -67,7 +67,7 @@ class RuntimeConfig:
                                   help="TV-LQR feedback rate (Hz)")
     feedback_gain: float = setting(1.0, min=0.0, max=1.0,
                               help="scale of the TV-LQR gains K (below 1 tolerates a slower "
-                                   "command path; see README, Running on a robot)")
+                                   "command path; see docs/hardware.md)")
     seed: int = setting(0, min=0, max=2**32 - 1)
     plan_ahead: bool = setting(False, help="realtime: plan from the state predicted one planner "
                                       "iteration ahead (see mpc/app/runtime/predict.py)")
@@ -86,6 +86,8 @@ class OutputConfig:
     dir: str = setting("runs", help="parent folder of run directories")
     record_rate: float = setting(100.0, gt=0.0, max=10000.0,
                                 help="time series sample rate (Hz)")
+    mcap: bool = setting(True, help="also write run.mcap (ROS 2 messages; Foxglove opens it) "
+                         "when the ros2 extra is installed")
 
 
 @dataclass
@@ -96,15 +98,39 @@ class TelemetryConfig:
 
 
 @dataclass
+class Ros2Config:
+    """``ros2:``: the run as a ROS 2 participant over DDS (see docs/ros2.md)."""
+
+    enabled: bool = setting(False, help="publish the state, plan and status, take goals; on by "
+                            "itself with command.source.type ros2")
+    domain_id: int = setting(0, min=0, max=232, help="DDS domain (ROS_DOMAIN_ID)")
+    interface: str = setting("", help="network interface ('': cyclonedds' own configuration, "
+                             "CYCLONEDDS_URI if set)")
+    odom_frame: str = setting("odom", help="frame of /odom's pose and /tf's parent (REP-105)")
+    base_frame: str = setting("base_link", help="the robot's base frame (REP-105)")
+    odom_topic: str = setting("/odom", help="nav_msgs/Odometry")
+    joint_states_topic: str = setting("/joint_states", help="sensor_msgs/JointState")
+    tf_topic: str = setting("/tf", help="tf2_msgs/TFMessage, odom -> base_link")
+    path_topic: str = setting("/mpc/planned_path", help="nav_msgs/Path of the planned base")
+    status_topic: str = setting("/diagnostics", help="diagnostic_msgs/DiagnosticArray")
+    goal_topic: str = setting("/goal_pose", help="geometry_msgs/PoseStamped goals (goal mode)")
+    state_rate: float = setting(50.0, gt=0.0, max=1000.0,
+                                help="rate of /odom, /joint_states and /tf (Hz of plant time)")
+    path_rate: float = setting(10.0, gt=0.0, max=1000.0, help="rate of the planned path (Hz)")
+    status_rate: float = setting(1.0, gt=0.0, max=100.0, help="rate of the status (Hz)")
+
+
+@dataclass
 class CommandConfig:
     source: dict = setting({}, help="velocity command source {type: scripted | keyboard | lcm | "
-                           "unitree_remote, its options} for task.mode velocity ({}: none)")
-    max_speed: list[float] = setting([1.0, 0.5, 1.0],
+                           "unitree_remote | ros2 | gamepad, its options} for task.mode "
+                           "velocity ({}: none)")
+    max_speed: list[float] = setting([1.0, 0.5, 1.0], min=0.0, max=10.0,
                                      help="limits of |vx|, |vy| (m/s) and |yaw rate| (rad/s)")
-    max_accel: list[float] = setting([1.0, 1.0, 2.0],
+    max_accel: list[float] = setting([1.0, 1.0, 2.0], gt=0.0, max=50.0,
                                      help="limits of the command's rate of change (per s)")
-    timeout: float = setting(0.5, gt=0.0, help="dead man: after this long (s) without a fresh "
-                             "command the command decays to zero")
+    timeout: float = setting(0.5, gt=0.0, max=60.0, help="dead man: after this long (s) "
+                             "without a fresh command the command decays to zero")
 
 
 @dataclass
@@ -120,6 +146,7 @@ class Config:
     output: OutputConfig = field(default_factory=OutputConfig)
     telemetry: TelemetryConfig = field(default_factory=TelemetryConfig)
     command: CommandConfig = field(default_factory=CommandConfig)
+    ros2: Ros2Config = field(default_factory=Ros2Config)
     #: Where it came from, for messages.
     source: str = "<config>"
 
@@ -255,6 +282,7 @@ def validate(data: dict, source: str) -> Config:
     cfg.safety = _validate_safety(cfg, source)
     cfg.command.source = _validate_command(cfg, source)
     check_consistency(cfg)
+    SAFETY.get("envelope")(cfg)  # a robot's safety-relevant values (hardware/safety/envelope.py)
     return cfg
 
 
@@ -441,7 +469,11 @@ def _validate_command(cfg: Config, source: str) -> dict:
         cls = COMMAND_SOURCES.get(kind)
     except ValueError as e:
         raise ConfigError(f"{source}: command.source.type: {e}") from None
-    params = check_kwargs(cls, section, source, "command.source.", exclude=("plant",))
+    except ImportError as e:  # a plug-in whose optional packages are not installed
+        package = (e.name or "?").split(".")[0]
+        raise ConfigError(f"{source}: command.source.type {kind} needs the Python package "
+                          f"{package!r}: pip install 'legged-mpc[{kind}]'") from None
+    params = check_kwargs(cls, section, source, "command.source.", exclude=("plant", "ros2"))
     try:
         cls.check_options(params)
         CommandFilter(cfg.command.max_speed, cfg.command.max_accel, cfg.command.timeout)

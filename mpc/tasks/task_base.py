@@ -23,7 +23,6 @@ import numpy as np
 
 import robots
 from mpc import norms
-from mpc.norms.gauss_newton import NORM_CODES
 from mpc.norms.term_costs import term_costs
 from mpc.tasks.ground import GroundPlane, add_ground_body, ground_body, pose
 from robots.collision import ground_contacts_only
@@ -50,7 +49,7 @@ def term_table(terms: list[CostTerm]) -> tuple[np.ndarray, ...]:
     parameter and weight of each."""
     dims = np.array([t.dim for t in terms], dtype=np.int64)
     return (np.concatenate([[0], np.cumsum(dims)[:-1]]).astype(np.int64), dims,
-            np.array([NORM_CODES[t.norm] for t in terms], dtype=np.int64),
+            np.array([norms.CODES[t.norm] for t in terms], dtype=np.int64),
             np.array([t.param for t in terms], dtype=np.float64),
             np.array([t.weight for t in terms], dtype=np.float64))
 

@@ -52,6 +52,10 @@ class CommandSource(ABC):
         """The latest command at plant time ``time``, or None if there has never been one.
         A stale command keeps its old stamp; the filter's dead-man rule decides."""
 
+    def stats(self) -> dict:
+        """What the source counted (messages refused by reason), for the run's summary."""
+        return {}
+
     def on_key(self, keycode: int) -> None:  # noqa: B027
         """A key pressed in the viewer (GLFW key code; called from the viewer's thread)."""
 

@@ -15,6 +15,7 @@ PLANTS: Registry[Plant] = Registry("plant type", {
 
 #: The safety layer (``safety:`` of a config) is part of the hardware plug-in: its config
 #: schema, and the wrapper that applies it to a plant that does not enforce it itself (a
-#: simulation with ``safety.in_simulation``): ``config`` and ``wrapper``, entry points of group
+#: simulation with ``safety.in_simulation``), and the safety envelope that validation holds a
+#: robot's config to: ``config``, ``wrapper`` and ``envelope``, entry points of group
 #: ``legged_mpc.safety``.
 SAFETY: Registry = Registry("safety layer part", {}, group="safety")

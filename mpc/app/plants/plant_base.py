@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import mujoco
 import numpy as np
@@ -34,6 +35,26 @@ class Plant(ABC):
     damping_reason: str | None = None
     #: The simulation's MuJoCo model (None for a real robot): what a viewer can show.
     model: mujoco.MjModel | None = None
+    #: Options of the ``safety:`` section this plant applies itself when the safety layer's
+    #: wrapper wraps it (:meth:`apply_safety`; the wrapper applies its own). A plant that takes
+    #: a ``safety`` argument applies the whole section and needs none of this.
+    SAFETY_APPLIED: ClassVar[frozenset[str]] = frozenset()
+    #: Options of the ``safety:`` section that neither this plant nor the wrapper applies,
+    #: with where that protection lives instead (the config refuses them; see
+    #: ``hardware/safety/envelope.py``).
+    SAFETY_ELSEWHERE: ClassVar[dict[str, str]] = {}
+
+    @classmethod
+    def simulated_robot(cls, options: dict) -> str | None:
+        """Why the robot that ``options`` reach can only be a simulation (a simulated plant; a
+        fake robot at a loopback address), or None when a real robot may be at the other end.
+        The safety envelope refuses values only where it may be real."""
+        return None if cls.realtime_only else "a simulated plant"
+
+    def apply_safety(self, safety: Any) -> None:  # noqa: B027
+        """Apply the options in :attr:`SAFETY_APPLIED` of ``safety`` (the safety layer's
+        config), called by the layer's wrapper before :meth:`prepare`. Most plants apply
+        none."""
 
     @abstractmethod
     def read_state(self) -> PlantState:
@@ -72,6 +93,12 @@ class Plant(ABC):
         """Which feet (bool, task foot order) the gait schedule of the policy in force wants
         down now, or None; a plant that estimates its base state hands it to its estimator
         as the contact prior. Others ignore it."""
+
+    def stats(self) -> dict:
+        """What the plant counted (a robot link: states accepted, messages refused by reason,
+        commands, clamps), for the run's summary; read after :meth:`close` it covers the whole
+        run. Empty unless the plant counts something."""
+        return {}
 
     def actuator_forces(self) -> np.ndarray | None:
         """Each actuator's force (N m, planning-model order) at the last step, or None if

@@ -8,6 +8,7 @@ dashboard or a viewer when asked for), which never read the session's internals.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import threading
 import time as _time
@@ -35,8 +36,9 @@ from mpc.tasks.task_base import Task, base_yaw
 
 log = logging.getLogger(__name__)
 
-#: Observers a config can switch on by name (``telemetry.lcm_url``: ``lcm_telemetry``):
-#: plug-ins above mpc, entry points of group ``legged_mpc.observers``.
+#: Observers a config can switch on by name (``telemetry.lcm_url``: ``lcm_telemetry``;
+#: ``ros2.enabled``: ``ros2``; ``output.mcap``: ``mcap_log``): plug-ins above mpc, entry points
+#: of group ``legged_mpc.observers``.
 OBSERVERS: Registry[Observer] = Registry("observer", {}, group="observers")
 
 
@@ -118,13 +120,19 @@ class Session:
                 cfg.telemetry.lcm_url, cfg.telemetry.channel, self.task))
         state = self.plant.read_state()
         self.time_start = state.time
+        #: The run's clock as time since the epoch (ROS 2 stamps, run.mcap): the wall clock at
+        #: the start plus plant time since (``time_ns``).
+        self.epoch_ns = _time.time_ns()
+        self._attach_plugins()
         #: Velocity mode: where commands come from and the filter they pass (else None).
         self.command_source: CommandSource | None = None
         self.command_filter: CommandFilter | None = None
         if cfg.command.source:
             options = dict(cfg.command.source)
-            kind = options.pop("type")
-            self.command_source = COMMAND_SOURCES.get(kind).build(options, self.plant)
+            source_cls = COMMAND_SOURCES.get(options.pop("type"))
+            if "ros2" in inspect.signature(source_cls.__init__).parameters:
+                options["ros2"] = cfg.ros2  # a ROS 2 source joins the run's ROS 2 domain
+            self.command_source = source_cls.build(options, self.plant)
             self.command_filter = CommandFilter(cfg.command.max_speed, cfg.command.max_accel,
                                                 cfg.command.timeout)
             self.update_command(state.time)
@@ -140,6 +148,34 @@ class Session:
     def attach(self, observer: Observer) -> None:
         """Report the rest of the run to ``observer`` too."""
         self.observers.append(observer)
+
+    def time_ns(self, time: float) -> int:
+        """Plant time ``time`` on the run's clock (ns since the epoch, see ``epoch_ns``)."""
+        return self.epoch_ns + round((time - self.time_start) * 1e9)
+
+    def _attach_plugins(self) -> None:
+        """The ROS 2 interface (``ros2.enabled``, or a ``ros2`` command source) and the
+        run.mcap log (``output.mcap``, when its extra is installed: else an event says so)."""
+        cfg = self.cfg
+        if cfg.ros2.enabled or cfg.command.source.get("type") == "ros2":
+            try:
+                interface = OBSERVERS.get("ros2")
+            except ImportError as e:
+                package = (e.name or "?").split(".")[0]
+                raise ValueError(f"ros2: needs the Python package {package!r}: "
+                                 f"pip install 'legged-mpc[ros2]'") from None
+            self.attach(interface(cfg.ros2, self.task, self.planner.model, self.time_ns))
+        if cfg.output.mcap:
+            try:
+                log_cls = OBSERVERS.get("mcap_log")
+            except ImportError as e:
+                log.warning("run.mcap is not written: the Python package %r is missing "
+                            "(pip install 'legged-mpc[ros2]'; output.mcap: false silences "
+                            "this)", (e.name or "?").split(".")[0])
+            else:
+                # first in the list, so it closes last (observers close in reverse order):
+                # it converts the run directory the recorder has written
+                self.observers.insert(0, log_cls(self.run_dir, self.epoch_ns, self.time_start))
 
     # --- the actions of the loops ----------------------------------------------------------
     def update_command(self, time: float) -> None:
@@ -289,6 +325,8 @@ class Session:
             "run_dir": str(self.run_dir),
             "interrupted": self.interrupted,
             "sim_time_s": round(sim_time, 6),
+            # the run's clock at the start (ROS 2 stamps, run.mcap: this + plant time since)
+            "start_time_unix_ns": self.epoch_ns,
             "wall_time_s": round(wall, 3),
             "loop_wall_time_s": round(self.loop_wall_time, 3),
             "real_time_factor": round(sim_time / self.loop_wall_time, 3)
@@ -334,7 +372,10 @@ class Session:
             summary["derivative_audit"] = self.audit.close()
         if self.command_source is not None:
             self.command_source.close()
+            summary["command_source"] = self.command_source.stats()
         self.plant.close()
+        # read after closing: a robot link in a process of its own reports as it ends
+        summary["plant"] = self.plant.stats()
         self.planner.close()
         for observer in reversed(self.observers):
             observer.close(summary)

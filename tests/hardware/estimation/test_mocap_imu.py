@@ -198,3 +198,24 @@ def test_outliers_rejected_then_a_persistent_jump_reinitializes():
     h = est.health()
     assert h["resets"] == 1 and h["rejected"] == 6
     assert np.linalg.norm(est.estimate().pos - flight.qpos[-1, :3] - jump) < 0.01
+
+
+def test_a_pose_from_the_future_is_refused_and_the_pose_age_stays_true():
+    """A pose stamped a second after the newest IMU sample (a corrupted stamp, another clock)
+    is refused: fused, it would make the pose age negative (the stale-mocap watchdog blind)
+    and every real pose until then 'stale'."""
+    est = MocapImuEstimator(EstimatorOptions(use_accel=False))
+    quat = np.array([1.0, 0.0, 0.0, 0.0])
+    pos = np.array([0.0, 0.0, 0.3])
+    for k in range(101):
+        t = 0.002 * k
+        est.update(ImuSample(t, quat, np.zeros(3), np.array([0.0, 0.0, 9.81])), None, None)
+        if k % 5 == 0:
+            est.add_pose(t, pos, quat)
+    fused = est.health()["poses"]
+    est.add_pose(0.2 + 1.0, pos, quat)
+    h = est.health()
+    assert h["future"] == 1 and h["poses"] == fused and h["pose_age"] == pytest.approx(0.0)
+    est.update(ImuSample(0.202, quat, np.zeros(3), np.array([0.0, 0.0, 9.81])), None, None)
+    est.add_pose(0.2015, pos, quat)  # real poses go on being fused
+    assert est.health()["poses"] == fused + 1 and est.health()["stale"] == 0

@@ -118,3 +118,16 @@ def test_foot_forces_carry_the_robots_weight():
     forces = sim.foot_forces()  # the contact forces (the sensors report them imperfectly)
     assert np.all(forces > 0.1 * weight)
     assert forces.sum() == pytest.approx(weight, rel=0.05)
+
+
+@pytest.mark.parametrize("name", ["a1", "h1"])
+def test_the_lcm_robots_motors_have_finite_torque_limits(name):
+    """H1's model leaves its motors unlimited: the simulated robot behind LCM still holds each
+    to the robot's documented torque, never an infinite one."""
+    from hardware.fake.lcm_robot import SimulatedRobot
+
+    info = robots.info(name)
+    sim = SimulatedRobot(info)
+    joints = [sim.model.joint(j).name for j in sim.model.actuator_trnid[:, 0]]
+    documented = dict(zip(info.motor_joints, info.torque_limit, strict=True))
+    np.testing.assert_array_equal(sim.tau_max, [documented[j] for j in joints])

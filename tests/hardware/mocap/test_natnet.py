@@ -183,7 +183,7 @@ def test_our_client_receives_the_fake_stream(multicast, version):
     numbers = [f.frame for f, _ in frames]
     assert numbers == sorted(numbers)
     # Frames captured during a dropout are never sent: their numbers are missing.
-    assert client.lost >= 3 and client.bad == 0
+    assert client.lost >= 3 and client.refused.total() == 0
     for f, _ in frames:
         pos, quat = truth[round(f.timestamp, 6)]
         base_pos, base_quat = mocap_to_base(MocapFrame(), f.body(1).pos,
@@ -225,3 +225,42 @@ def test_pypi_natnet_decodes_our_frames_of_every_supported_version(version):
         np.testing.assert_allclose(got.pos, sent.pos, rtol=1e-6)
         np.testing.assert_allclose(got.rot, sent.quat_xyzw, rtol=1e-6)
         assert got.marker_error == pytest.approx(sent.error, rel=1e-6)
+
+
+@pytest.mark.parametrize("multicast", [True, False], ids=["multicast", "unicast"])
+def test_a_mid_run_server_info_replayed_frames_and_strangers_are_refused(multicast):
+    """Over real UDP: a server description sent mid-run (another NatNet version and clock) does
+    not change the client's; a repeated and a replayed frame number are refused; a frame sent
+    to the client's command socket from another address than the server's too. Each is
+    counted by reason, and the stream goes on."""
+    data_port = free_udp_port()
+    server = FakeNatNetServer(command_port=0, data_port=data_port,
+                              multicast_group=GROUP if multicast else "")
+    numbers: list[int] = []
+    client = NatNetClient("127.0.0.1", "127.0.0.1", GROUP if multicast else "",
+                          server.command_port, data_port,
+                          lambda frame, _t: numbers.append(frame.frame))
+    stranger = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    stranger.bind(("127.0.0.2", 0))  # another host, as far as the client can tell
+    try:
+        info = client.connect(timeout=3.0)
+        if not multicast:
+            assert wait_for(lambda: server.clients)
+        for n in (1, 2, 3):
+            server.send(sample_frame(n))
+        assert wait_for(lambda: numbers == [1, 2, 3]), numbers
+        server.announce(pk.ServerInfo("Motive", (3, 0, 0, 0), (4, 1, 0, 0), 1000, data_port,
+                                      multicast, GROUP))
+        for n in (3, 2):
+            server.send(sample_frame(n))
+        stranger.sendto(pk.encode_frame(sample_frame(50), info.natnet_version),
+                        ("127.0.0.1", client._command.getsockname()[1]))
+        server.send(sample_frame(4))
+        assert wait_for(lambda: client.refused.total() == 4 and numbers == [1, 2, 3, 4])
+    finally:
+        stranger.close()
+        client.close()
+        server.close()
+    assert client.info == info  # version and clock as connected
+    assert client.refused.as_dict() == {"server_info": 1, "duplicate": 1, "out_of_order": 1,
+                                        "foreign": 1}, client.refused.as_dict()

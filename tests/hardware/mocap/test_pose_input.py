@@ -55,3 +55,22 @@ def test_mocap_options_checked():
         MocapOptions(source="vicon")
     with pytest.raises(ValueError, match="clock"):
         MocapOptions(clock="ptp")
+
+
+@pytest.mark.parametrize("pos,quat,latency", [
+    ([np.nan, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0], 0.0),
+    ([0.0, 0.0, 0.0], [np.inf, 0.0, 0.0, 0.0], 0.0),
+    ([0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0], 0.0),
+    ([1e9, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0], 0.0),
+    ([0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0], -0.5),
+    ([0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0], np.nan),
+    ([0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0], 30.0),
+], ids=["nan-position", "inf-quaternion", "zero-quaternion", "1e9-m", "negative-latency",
+        "nan-latency", "30-s-latency"])
+def test_unusable_poses_are_refused_and_counted(pos, quat, latency):
+    got = []
+    stamper = PoseStamper(MocapOptions(up_axis="z"), lambda *a: got.append(a), lambda t: t)
+    assert not stamper(np.array(pos), np.array(quat), True, 10.0, latency, 10.0)
+    assert not got and stamper.refused.as_dict() == {"invalid": 1}
+    assert stamper(np.zeros(3), np.array([1.0, 0, 0, 0]), True, 10.0, 0.01, 10.0)
+    assert len(got) == 1

@@ -3,6 +3,7 @@
 import logging
 import math
 
+import mujoco
 import numpy as np
 
 import robots
@@ -65,8 +66,6 @@ def test_dry_run_withholds_controls():
 
 def test_the_wrapper_shows_the_simulation_it_wraps():
     """A viewer and the recorder see the wrapped simulation: its model, state and contacts."""
-    import mujoco
-
     plant = wrapped()
     assert plant.model is plant.plant.model
     shown = mujoco.MjData(plant.model)
@@ -74,3 +73,31 @@ def test_the_wrapper_shows_the_simulation_it_wraps():
     plant.copy_state(shown)
     assert shown.time == plant.plant.data.time
     np.testing.assert_array_equal(plant.foot_contacts(), plant.plant.foot_contacts())
+
+
+def test_an_unlimited_model_is_clamped_to_the_documented_range():
+    """MuJoCo reports (0, 0) as the range of a joint it leaves unlimited: taken as a limit,
+    every target would be clamped to 0."""
+    spec = mujoco.MjSpec.from_file(str(robots.model_path("go1")))
+    for joint in spec.joints:  # as a joint without a range: limited false, range (0, 0)
+        joint.limited = mujoco.mjtLimited.mjLIMITED_FALSE
+        joint.range = [0.0, 0.0]
+    for act in spec.actuators:
+        act.ctrllimited = mujoco.mjtLimited.mjLIMITED_FALSE
+        act.ctrlrange = [0.0, 0.0]
+    info = robots.info("go1")
+    plant = SafePlant(SimPlant(info), info, SafetyConfig(in_simulation=True), spec.compile())
+    ctrl = plant.plant.data.ctrl.copy()
+    ctrl[0] = 0.95  # FR abduction: within the hardware's +-1.047 (the model's own: +-0.863)
+    ctrl[1] = 3.5  # FR thigh: beyond the hardware's 2.966
+    plant.send(ctrl)
+    assert plant.plant.data.ctrl[0] == 0.95 and plant.plant.data.ctrl[1] == 2.966
+
+
+def test_joint_speed_tripwire():
+    plant = wrapped(max_joint_speed=5.0)
+    plant.read_state()
+    assert plant.damping_reason is None
+    plant.plant.data.qvel[6 + 2] = -6.0  # FR calf
+    plant.read_state()
+    assert plant.damping_reason == "joint speed 6.0 rad/s at FR_calf_joint beyond 5 rad/s"

@@ -177,3 +177,21 @@ def test_bad_addresses(options, message):
 def test_wrong_robot_for_the_protocol():
     with pytest.raises(ValueError, match="unitree_dds"):
         UnitreeUdpPlant(robots.info("go2"), local_port=free_udp_port(), link_process=False)
+
+
+def test_the_bridge_damps_on_a_non_finite_command(fake_robot, udp_bridge):
+    """A NaN built into a command (any phase) is damped by the clamp in that very packet and
+    latches damping; the robot receives nothing non-finite."""
+    fake = fake_robot("go1")
+    plant = udp_bridge(fake)
+    bad = plant.map.hold_command(plant.map.home)
+    bad.q[4] = math.nan
+    sent = time.monotonic()
+    plant._send(None, lambda: bad, sent)
+    assert plant.damping_reason.startswith("non-finite motor command")
+    assert wait_for(lambda: first_damping(fake, sent, plant.safety.damping_kd) < math.inf, 2.0)
+    c = commands(fake, sent)
+    assert all(np.isfinite(c[k]).all() for k in ("q", "dq", "tau", "kp", "kd"))
+    # the packet with the NaN: that slot damped, the others still holding
+    slot_damped = (c["kp"][:, 4] == 0) & (c["kd"][:, 4] == plant.safety.damping_kd)
+    assert np.any(slot_damped & (c["kp"][:, 0] > 0))

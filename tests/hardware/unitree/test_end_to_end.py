@@ -58,3 +58,8 @@ def test_mpc_run_drives_a_fake_robot(robot, tmp_path):
     assert delivered.mean() > 0.99
     mpc = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert not mpc["fell"] and mpc["planner_iterations"] > 0
+    # the link process's counts, as it closed: what it took and what it refused, by reason
+    link = mpc["plant"]
+    assert link["states"] > 100 and link["damping_reason"] == "run ended", link
+    assert all(link[k] == 0 for k in ("bad_checksum", "bad_packets", "refused_packets",
+                                      "duplicate", "out_of_order")), link

@@ -69,6 +69,22 @@ def test_e_stop_buttons_command_zero_whatever_the_sticks_say():
     assert source.read(0.0).as_array().tolist() == [0.0, 0.0, 0.0]
 
 
+@pytest.mark.parametrize("sticks", [dict(ly=float("nan")), dict(lx=float("inf")),
+                                    dict(rx=-2.0), dict(ly=1e30)],
+                         ids=["nan", "inf", "-2", "1e30"])
+def test_sticks_no_remote_can_send_command_zero_and_are_counted(sticks):
+    plant = FakePlant(encode_remote())
+    source = RemoteCommand(plant)
+    source.read(0.0)  # centred: armed
+    plant.block = encode_remote(ly=1.0)
+    assert source.read(0.1).vx == 1.0
+    plant.block = encode_remote(**{"ly": 1.0, **sticks})
+    assert source.read(0.2).as_array().tolist() == [0.0, 0.0, 0.0]
+    assert source.stats() == {"refused": {"invalid": 1}}
+    plant.block = encode_remote(ly=1.02)  # just past full deflection: clipped, not refused
+    assert source.read(0.3).vx == 1.0 and source.refused.total() == 1
+
+
 def test_a_plant_without_a_remote_and_bad_options_are_one_line_errors():
     with pytest.raises(ValueError, match="needs a Unitree robot plant"):
         RemoteCommand(object())

@@ -29,7 +29,7 @@ CONFIGS = sorted((REPO / "configs").glob("*.yaml"))
 SIM_CONFIGS = [p for p in CONFIGS
                if yaml.safe_load(p.read_text()).get("plant", {}).get("type", "sim") == "sim"]
 
-#: Examples per test; the README's reliability section quotes them.
+#: Examples per test; docs/reliability.md quotes them.
 IN_PROCESS_EXAMPLES = 300
 SUBPROCESS_EXAMPLES = 3
 #: Per subprocess run: a validated 0.05 s lockstep run takes seconds; beyond this it hung.

@@ -14,7 +14,7 @@ from derivatives import BACKENDS
 from hardware.estimation.mocap_imu import EstimatorOptions
 from hardware.estimation.sources import SOURCES
 from hardware.mocap.pose_input import MocapOptions
-from mpc.app.config import OutputConfig, RuntimeConfig, load_config
+from mpc.app.config import CommandConfig, OutputConfig, RuntimeConfig, load_config
 from mpc.app.plants import PLANTS, SAFETY
 from mpc.app.schema import BOUND_KEYS, ConfigError, keyword_options, option_ranges
 from mpc.planner.ilqr import ILQRSettings
@@ -26,7 +26,7 @@ PLUGINS = ([(TASKS.get(n), {"robot"}) for n in TASKS.available()]
            + [(PLANTS.get(n), {"robot", "seed", "safety"}) for n in PLANTS.available()]
            + [(SOURCES.get(n), {"model", "robot"}) for n in SOURCES.available()]
            + [(SAFETY.get("config"), set()), (EstimatorOptions, set()), (MocapOptions, set())])
-FIXED = [RuntimeConfig, OutputConfig, ILQRSettings]
+FIXED = [RuntimeConfig, OutputConfig, ILQRSettings, CommandConfig]
 
 
 def _is_number_type(hint) -> bool:

@@ -105,10 +105,11 @@ class QuadrupedBiped(QuadrupedFlat):
 
     # --- safety ----------------------------------------------------------------------------
     def fall_reason(self, qpos: np.ndarray) -> str | None:
-        """Fallen: base below the robot's fall height over the ground, or the body tilted more than the robot's
-        fall tilt from every posture on the way up, i.e. from every up axis cos θ z + sin θ s x
-        with θ ∈ [0, 90°] (four legs at θ = 0, two legs at 90°). With a = z·e_z and
-        b = s x·e_z the highest of them has vertical component √(a² + b²) when a, b ≥ 0,
+        """Fallen: base below the robot's fall height over the ground, or the body tilted more
+        than the robot's fall tilt from every posture on the way up, i.e. from every up axis
+        cos θ z + sin θ s x with θ ∈ [0, 90°] (four legs at θ = 0, two legs at 90°). With
+        a = z·e_z and b = s x·e_z the highest of them has vertical component √(a² + b²) when
+        a, b ≥ 0,
         else max(a, b)."""
         height = self.ground.above(qpos[0:3])
         if height < self.robot.fall_height:

@@ -27,8 +27,8 @@ STANCE_XY = np.array([[0.19, 0.13], [-0.19, 0.13], [0.19, -0.13], [-0.19, -0.13]
        x=st.floats(-5.0, 5.0), y=st.floats(-5.0, 5.0))
 def test_the_fit_recovers_the_plane_the_feet_stand_on(a0, a1, a2, x, y):
     plane = GroundPlane(a0, a1, a2)
-    fit = GroundFit(4, slope_prior=1e-9)
-    xy = STANCE_XY + (x, y)
+    fit = GroundFit(4, slope_prior=1e-9, max_slope=1.0)  # |(a1, a2)| < 0.71: not clipped
+    xy = STANCE_XY + np.array([x, y])
     points = np.c_[xy, plane.height(xy[:, 0], xy[:, 1])]
     got = fit.reset(points)
     np.testing.assert_allclose((got.a1, got.a2), (a1, a2), atol=1e-6)
@@ -54,7 +54,7 @@ def test_footholds_move_at_touchdown_and_swinging_feet_keep_theirs():
     fit = GroundFit(4, slope_prior=1e-9, memory=1)
     fit.reset(np.c_[STANCE_XY, np.zeros(4)])
     # the front feet (0, 2) swing to a step 8 cm up; the hind feet stand
-    up = np.c_[STANCE_XY + (0.2, 0.0), np.zeros(4)]
+    up = np.c_[STANCE_XY + np.array([0.2, 0.0]), np.zeros(4)]
     up[[0, 2], 2] = 0.08
     swinging = np.array([False, True, False, True])
     assert fit.observe(up, swinging).a1 == pytest.approx(0.0)  # hind feet: where they were

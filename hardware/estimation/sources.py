@@ -29,7 +29,10 @@ def check_spec(spec: dict | None, where: str = "plant.base_state") -> None:
     if spec is not None:
         options = dict(spec)
         name = check_value(options.pop("type", "kalman"), str, "config", f"{where}.type")
-        cls = SOURCES.get(name)
+        try:
+            cls = SOURCES.get(name)
+        except ValueError as e:  # the registry's message, with the key it came from
+            raise ValueError(f"{where}.type: {e}") from None
         check_kwargs(cls, options, "config", f"{where}.", exclude=("model", "robot"))
 
 

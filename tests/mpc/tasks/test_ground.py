@@ -160,3 +160,36 @@ def test_the_gait_target_and_the_fall_check_are_measured_from_the_ground():
     qpos[2] -= 0.02
     assert "over the ground" in task.fall_reason(qpos)
     assert over > 0.4
+
+
+def _pitched_pose(model, key: str, pitch: float) -> np.ndarray:
+    """The home pose with the base pitched by ``pitch`` (rad, nose up for negative: MuJoCo's
+    right hand about +y) and lifted so that the feet stay above z = 0."""
+    qpos = model.key_qpos[model.key(key).id].copy()
+    qpos[3:7] = (math.cos(pitch / 2), 0.0, math.sin(pitch / 2), 0.0)
+    return qpos
+
+
+@pytest.mark.parametrize("robot", ["a1", "go2"])
+def test_the_task_ground_follows_the_feet_onto_a_slope(robot):
+    """Standing with the body pitched 10° (the feet on a 10° plane, as on a ramp), the first
+    update fits that plane (a slope prior too small to shrink it); the planning model's floor
+    follows it."""
+    task = make_task("quadruped_flat", robots.info(robot), goal=[1.0, 0.0], ground_prior=1e-6)
+    model = task.planning_model(0.01)
+    task.bind(model)
+    up_slope = -math.radians(10)  # nose up: the ground rises along +x
+    qpos = _pitched_pose(model, task.robot.home_key, up_slope)
+    task.update(0.0, qpos, np.zeros(model.nv))
+    assert task.ground.a1 == pytest.approx(math.tan(math.radians(10)), abs=0.01)
+    assert task.ground.a2 == pytest.approx(0.0, abs=0.01)
+    task.pose_ground(model)
+    d = mujoco.MjData(model)
+    mujoco.mj_kinematics(model, d)
+    np.testing.assert_allclose(d.xmat[ground_body(model)].reshape(3, 3)[:, 2],
+                               task.ground.normal, atol=1e-9)
+    # and with a level ground (the option) the plane stays at z = 0
+    level = make_task("quadruped_flat", robots.info(robot), goal=[1.0, 0.0], ground="level")
+    level.bind(level.planning_model(0.01))
+    level.update(0.0, qpos, np.zeros(model.nv))
+    assert level.ground == GroundPlane()

@@ -307,16 +307,20 @@ class LeggedTask(VelocityMode, Task):
         return d.site_xpos[self._foot_sites].copy(), speed
 
     def update_ground(self, time: float, qpos: np.ndarray, qvel: np.ndarray) -> None:
-        """Refit :attr:`ground` to the feet that stand at this state (planned stance and
-        slower than :attr:`STANCE_SPEED`; all feet at the first call) and rebuild the terms
-        that depend on it (:attr:`GROUND_TERMS`)."""
+        """Refit :attr:`ground` to the feet that stand at this state (support feet in planned
+        stance and slower than :attr:`STANCE_SPEED`; all feet at the first call) and rebuild
+        the terms that depend on it (:attr:`GROUND_TERMS`). A foot outside
+        :attr:`support_feet` (a quadruped's lifted pair on two legs) holds still in the air
+        without a swing target: it is no foothold."""
         if self.ground_fit is None:
             return
         points, speed = self.feet(qpos, qvel)
         if self._ground_started:
             points[:, 2] -= self.foot_height
             stance = self.planned_stance(time) & (speed < self.STANCE_SPEED)
-            self.ground = self.ground_fit.observe(points, stance)
+            support = np.zeros(len(stance), bool)
+            support[list(self.support_feet)] = True
+            self.ground = self.ground_fit.observe(points, stance & support)
         else:
             # The start may be a keyframe whose feet touch the ground without sinking in: the
             # ground is taken a foot radius below them, never above where they are.

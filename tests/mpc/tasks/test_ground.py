@@ -193,3 +193,28 @@ def test_the_task_ground_follows_the_feet_onto_a_slope(robot):
     level.bind(level.planning_model(0.01))
     level.update(0.0, qpos, np.zeros(model.nv))
     assert level.ground == GroundPlane()
+
+
+def test_a_quadruped_on_two_legs_takes_no_foothold_from_its_lifted_feet():
+    """On its hind legs the Go1's front feet hang still in the air without a swing target:
+    the ground stays where the feet stood, level."""
+    task = make_task("quadruped_biped", robots.info("go1"), goal=[0.0, 0.0])
+    model = task.planning_model(0.01)
+    task.bind(model)
+    qpos = model.key_qpos[model.key(task.robot.home_key).id].copy()
+    task.update(0.0, qpos, np.zeros(model.nv))
+    lifted = qpos.copy()
+    for i, foot in enumerate(task.robot.feet):  # the hind feet as before, the front ones 10 cm up
+        if i in task.support_feet:
+            continue
+        leg = foot[:2]
+        lifted[model.joint(f"{leg}_calf_joint").qposadr[0]] -= 0.8
+    d = mujoco.MjData(model)
+    d.qpos[:] = lifted
+    mujoco.mj_kinematics(model, d)
+    lift = [d.site_xpos[model.site(f).id][2] for f in task.robot.feet]
+    front = [i for i in range(4) if i not in task.support_feet]
+    assert min(lift[i] for i in front) > max(lift[i] for i in task.support_feet) + 0.05
+    for k in range(1, 20):  # through a gait cycle: every front foot has planned stance at times
+        task.update(0.05 * k, lifted, np.zeros(model.nv))
+        assert math.hypot(task.ground.a1, task.ground.a2) < 0.05

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import robots  # noqa: E402
-from hardware.estimation.sim_plant import EstimatedSimPlant  # noqa: E402
+from hardware.fake.estimated_plant import EstimatedSimPlant  # noqa: E402
 from hardware.rotations import euler_zyx  # noqa: E402
 from mpc.app.config import load_config  # noqa: E402
 from mpc.app.run import run  # noqa: E402

@@ -17,9 +17,8 @@ from robots.info import RobotInfo
 SOURCES: Registry[BaseStateSource] = Registry("base-state source", {
     "kalman": "hardware.estimation.kalman:LegKalman",
     "leg_odometry": "hardware.estimation.leg_odometry:LegOdometry",
-    # Test aid: reads the fake Unitree robot's simulated truth (``mpc-fake-robot --truth-port``).
-    "sim_truth": "hardware.fake.sim_truth:SimTruth",
-})
+}, group="base_state_sources")  # + sim_truth, the fake robot's truth (an entry point: it is a
+#                                 test aid of hardware.fake, which sits above this package)
 
 
 def check_spec(spec: dict | None, where: str = "plant.base_state") -> None:

@@ -38,8 +38,8 @@ import numpy as np
 
 import robots
 from hardware.fake.sensors import SensorModel, SensorSpec
+from hardware.lowlevel import POS_STOP, SLOTS, VEL_STOP, LowState, MotorCommand
 from hardware.rotations import euler_zyx
-from hardware.unitree.lowlevel import POS_STOP, SLOTS, VEL_STOP, LowState, MotorCommand
 from hardware.unitree.motor_map import MotorMap
 from mpc.app.plants import terrain as terrain_mod
 from mpc.app.plants.terrain import TerrainSpec

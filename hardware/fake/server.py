@@ -22,10 +22,10 @@ import numpy as np
 from hardware.fake.robot import FakeRobotSim
 from hardware.fake.sensors import SensorSpec
 from hardware.fake.sim_truth import pack_truth
+from hardware.lowlevel import LowState, remote_block
 from hardware.rotations import euler_zyx, quat_exp, quat_mul
 from hardware.unitree import legacy_packets, sdk2_messages
 from hardware.unitree.legacy_packets import PacketError
-from hardware.unitree.lowlevel import LowState, remote_block
 from hardware.unitree.remote import decode_remote, encode_remote
 from mpc.app.plants.terrain import TerrainSpec
 from robots.info import RobotInfo

@@ -48,8 +48,8 @@ from hardware.gamepad.pad import (
     is_gamepad,
     name_of,
 )
-from hardware.unitree.remote import dead_band
 from mpc.app.commands.command_base import CommandSource, VelocityCommand
+from mpc.app.commands.sticks import Arming, check_stick_options, dead_band
 
 log = logging.getLogger(__name__)
 
@@ -106,12 +106,11 @@ class GamepadCommand(CommandSource):
         self.state = PadState()
         #: The sticks have been seen centred (and the stop button released) since the start
         #: or the last stop.
-        self.armed = False
+        self.arming = Arming("gamepad", log)
         self.estopped = False
         #: Monotonic time of the unplugging, or None while connected.
         self.unplugged_at: float | None = None
         self.counts = {"reports": 0, "dropped": 0}
-        self._warned = False
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._receive, name="gamepad", daemon=True)
@@ -120,12 +119,7 @@ class GamepadCommand(CommandSource):
 
     @classmethod
     def check_options(cls, options: dict) -> None:
-        scale = np.asarray(options.get("scale", (1.0, 0.5, 1.0)), dtype=float)
-        if scale.shape != (3,) or np.any(scale < 0) or not np.all(np.isfinite(scale)):
-            raise ValueError("command.source.scale needs 3 values >= 0 (vx, vy, yaw rate at "
-                             "full stick)")
-        if not 0.0 <= float(options.get("dead_band", 0.08)) < 1.0:
-            raise ValueError("command.source.dead_band must be in [0, 1)")
+        check_stick_options(options)
         try:
             for name in (options.get("stop_button", "BTN_SOUTH"),
                          *options.get("estop_buttons", ("BTN_EAST",))):
@@ -210,15 +204,10 @@ class GamepadCommand(CommandSource):
         stamp = time if unplugged_at is None else time - (_time.monotonic() - unplugged_at)
         ly, lx, rx = self.sticks()
         if estopped or stopping:
-            self.armed = False
+            self.arming.disarm()
             return VelocityCommand(0.0, 0.0, 0.0, stamp)
-        if not self.armed:
-            self.armed = not (ly or lx or rx)
-            if not self.armed:
-                if not self._warned:
-                    self._warned = True
-                    log.warning("gamepad: a stick is off centre; centre the sticks to drive")
-                return VelocityCommand(0.0, 0.0, 0.0, stamp)
+        if not self.arming((ly, lx, rx)):
+            return VelocityCommand(0.0, 0.0, 0.0, stamp)
         sx, sy, sw = self.scale
         return VelocityCommand(-sx * ly, -sy * lx, -sw * rx, stamp)
 

@@ -43,7 +43,8 @@ from hardware.estimation.clock_sync import ClockOffset
 from hardware.estimation.mocap_imu import EstimatorOptions, MocapImuEstimator
 from hardware.lcm import DECODE_ERRORS
 from hardware.lcm.lcm_types import joint_command_t, robot_state_t, sim_step_t
-from hardware.mocap.pose_input import LcmPoseInput, MocapOptions, NatNetPoseInput, PoseStamper
+from hardware.lcm.pose_input import LcmPoseInput
+from hardware.mocap.pose_input import MocapOptions, NatNetPoseInput, PoseStamper
 from hardware.refusals import INVALID, UNDECODABLE, Refusals, StreamOrder
 from hardware.safety.layer import ClampLog, JointLimits, SafetyConfig, clamp
 from mpc.app.plants.plant_base import Plant, PlantState

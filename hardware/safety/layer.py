@@ -29,8 +29,8 @@ from typing import ClassVar
 
 import numpy as np
 
+from hardware.lowlevel import MODE_OFF, POS_STOP, REMOTE_BUTTONS, VEL_STOP, MotorCommand
 from hardware.rotations import euler_zyx
-from hardware.unitree.lowlevel import MODE_OFF, POS_STOP, REMOTE_BUTTONS, VEL_STOP, MotorCommand
 from robots.info import RobotInfo
 from robots.limits import joint_limits
 

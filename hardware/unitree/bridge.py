@@ -52,6 +52,7 @@ import numpy as np
 import robots
 from hardware.estimation.base_state import ImuSample
 from hardware.estimation.sources import make_source
+from hardware.lowlevel import LowState, MotorCommand, remote_bits, remote_mask
 from hardware.refusals import Refusals, tick_order
 from hardware.safety.layer import (
     ClampLog,
@@ -63,7 +64,6 @@ from hardware.safety.layer import (
     tilt_trip,
 )
 from hardware.unitree.legacy_packets import PacketError
-from hardware.unitree.lowlevel import LowState, MotorCommand, remote_bits, remote_mask
 from hardware.unitree.motor_map import MotorMap
 from hardware.unitree.udp_link import LinkError
 from mpc.app.plants.plant_base import Plant, PlantState

@@ -18,12 +18,12 @@ import logging
 from typing import ClassVar
 
 from hardware.estimation.sources import check_spec
+from hardware.lowlevel import LowState, MotorCommand
 from hardware.safety.layer import SafetyConfig
 from hardware.unitree import sdk2_messages, sdk2_types
 from hardware.unitree.bridge import UnitreeBridge
 from hardware.unitree.dds_link import DdsLink, check_domain
 from hardware.unitree.link_process import UnitreePlant
-from hardware.unitree.lowlevel import LowState, MotorCommand
 from robots.info import RobotInfo
 
 log = logging.getLogger(__name__)

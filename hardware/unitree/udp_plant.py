@@ -13,11 +13,11 @@ import ipaddress
 from typing import ClassVar
 
 from hardware.estimation.sources import check_spec
+from hardware.lowlevel import LowState, MotorCommand
 from hardware.safety.layer import SafetyConfig
 from hardware.unitree import legacy_packets
 from hardware.unitree.bridge import UnitreeBridge
 from hardware.unitree.link_process import UnitreePlant
-from hardware.unitree.lowlevel import LowState, MotorCommand
 from hardware.unitree.udp_link import UdpLink, check_addresses
 from robots.info import RobotInfo
 

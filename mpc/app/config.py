@@ -77,8 +77,6 @@ class RuntimeConfig:
                                        "planner's would in real time (0: at once)")
     policy_timeout: float = setting(0.5, gt=0.0, max=10.0,
                                     help="feedback damps after the policy is this old (s)")
-    stop_at_goal: bool = setting(False,
-                                 help="stop when the goal is reached and the robot is still")
 
 
 @dataclass

@@ -48,14 +48,15 @@ from hardware.fake.natnet_server import FakeNatNetServer
 from hardware.lcm.command import LcmCommand
 from hardware.lcm.lcm_types import mocap_pose_t, robot_state_t, velocity_command_t
 from hardware.lcm.plant import LcmPlant
+from hardware.lcm.pose_input import LcmPoseInput
+from hardware.lowlevel import SLOTS, LowState, MotorCommand
 from hardware.mocap import natnet_packets as pk
 from hardware.mocap.natnet_packets import FrameOfData, RigidBody
-from hardware.mocap.pose_input import LcmPoseInput, MocapOptions, NatNetPoseInput, PoseStamper
+from hardware.mocap.pose_input import MocapOptions, NatNetPoseInput, PoseStamper
 from hardware.safety.layer import SafetyConfig
 from hardware.unitree import crc, sdk2_messages
 from hardware.unitree import legacy_packets as lp
 from hardware.unitree.legacy_packets import PacketError
-from hardware.unitree.lowlevel import SLOTS, LowState, MotorCommand
 from hardware.unitree.remote import RemoteCommand, encode_remote
 
 #: Messages per path at least, decode level and thread level.

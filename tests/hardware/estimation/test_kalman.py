@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import robots
-from hardware.estimation.sim_plant import EstimatedSimPlant
 from hardware.estimation.sources import check_spec
+from hardware.fake.estimated_plant import EstimatedSimPlant
 from hardware.rotations import euler_zyx
 from mpc.app.config import load_config
 from mpc.app.errors import UserError

@@ -8,7 +8,7 @@ from hardware.estimation.base_state import ImuSample
 from hardware.estimation.sources import make_source
 from hardware.fake.robot import FakeRobotSim
 from hardware.fake.sensors import SensorSpec
-from hardware.unitree.lowlevel import MotorCommand
+from hardware.lowlevel import MotorCommand
 
 
 def test_height_and_velocity_follow_the_truth():

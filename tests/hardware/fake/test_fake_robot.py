@@ -9,9 +9,9 @@ from unitree_helpers import free_udp_port, wait_for
 
 import robots
 from hardware.fake.robot import FakeRobotSim
+from hardware.lowlevel import POS_STOP, MotorCommand
 from hardware.unitree import legacy_packets, sdk2_messages, sdk2_types
 from hardware.unitree.dds_link import DdsLink
-from hardware.unitree.lowlevel import POS_STOP, MotorCommand
 
 
 def servo(sim: FakeRobotSim, **per_slot) -> MotorCommand:

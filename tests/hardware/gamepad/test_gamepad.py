@@ -16,8 +16,8 @@ from unitree_helpers import first_damping, wait_for
 
 from hardware.gamepad.pad import find_axes, name_of
 from hardware.gamepad.source import GamepadCommand, open_device
-from hardware.unitree.remote import dead_band
 from mpc.app.commands.filter import CommandFilter
+from mpc.app.commands.sticks import dead_band
 
 
 class DampRecorder:

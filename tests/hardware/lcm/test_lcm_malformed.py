@@ -23,7 +23,8 @@ from test_lcm_trips import CommandListener, close_robot, drive_until_tripped
 
 from hardware.lcm.command import LcmCommand
 from hardware.lcm.lcm_types import mocap_pose_t, robot_state_t, velocity_command_t
-from hardware.mocap.pose_input import LcmPoseInput, MocapOptions, PoseStamper
+from hardware.lcm.pose_input import LcmPoseInput
+from hardware.mocap.pose_input import MocapOptions, PoseStamper
 from hardware.refusals import INVALID, UNDECODABLE
 
 GARBAGE = bytes(range(16))  # 16 bytes: no LCM message of any type

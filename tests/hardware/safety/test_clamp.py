@@ -18,11 +18,11 @@ from hypothesis import strategies as st
 import robots
 from hardware.lcm.lcm_types import joint_command_t
 from hardware.lcm.plant import LcmPlant, model_gains
+from hardware.lowlevel import MODE_FOC, MODE_OFF, MODE_SERVO, POS_STOP, SLOTS, VEL_STOP
+from hardware.lowlevel import MotorCommand as Cmd
 from hardware.safety.layer import ClampLog, CommandLimits, SafetyConfig, clamp_command
 from hardware.safety.safe_plant import SafePlant
 from hardware.unitree import legacy_packets, sdk2_messages
-from hardware.unitree.lowlevel import MODE_FOC, MODE_OFF, MODE_SERVO, POS_STOP, SLOTS, VEL_STOP
-from hardware.unitree.lowlevel import MotorCommand as Cmd
 from hardware.unitree.motor_map import MotorMap
 
 FAMILY = {"a1": "legacy", "go1": "legacy", "go2": "go2", "h1": "h1"}

@@ -8,8 +8,8 @@
 
 Each run: the config in lockstep on :class:`hardware.fake.motor_plant.FakeMotorPlant` (the fake
 robot's motors receiving the bridge's commands ``--delay-ms`` late, its realistic sensors) on
-the terrain (:mod:`mpc.app.plants.terrain`, in the plant only: the planner walks blind on its level
-plane), each plan coming into force ``--plan-latency-ms`` after the state it started from
+the terrain (:mod:`mpc.app.plants.terrain`, in the plant only: the planner walks blind, on the
+plane it fits to its own footholds, :mod:`mpc.tasks.ground`), each plan coming into force ``--plan-latency-ms`` after the state it started from
 (``runtime.plan_latency``), the base state from the config's own estimator (``--estimator
 config``, as on a robot) or the simulation's truth. ``--plant-model reference`` (default)
 simulates the robot from another published description of it (MuJoCo Menagerie's, in
@@ -23,8 +23,8 @@ seeds them too). Goal-mode configs walk to a goal ``--goal`` m ahead; velocity-m
 trip and, by the simulation's truth, the goal within 0.25 m (velocity mode: at least
 ``goal - 0.25`` m covered).
 Falls are judged by the truth against the terrain (base below the robot's fall height above
-the ground under it, or tilted past its fall tilt); the controller's own fall check (which
-believes the ground is the plane at 0) stopping a run is reported apart. Each run also records
+the ground under it, or tilted past its fall tilt); the controller's own fall check (the
+estimated base over the ground it believes in) stopping a run is reported apart. Each run also records
 where it fell or stopped (the terrain's section there), the furthest it got (a robot that
 stumbles at an edge may be thrown back before it is down) and, with an estimator, its height and
 velocity error against the truth.
@@ -177,7 +177,7 @@ def judge(case: dict, cfg, robot, plant, summary: dict) -> dict:
         fall_at = len(qpos) - 1
     if fall_at is not None:
         outcome = "fell"
-    elif stop:  # a height below the fall height over the plane at 0: the flat-ground belief
+    elif stop:  # the estimated base below the fall height over the ground it believes in
         outcome = "stopped by the controller's height check"
     elif trip:
         outcome = "joint trip"

@@ -9,9 +9,10 @@
 Each run: the config in lockstep on :class:`hardware.fake.motor_plant.FakeMotorPlant` (the fake
 robot's motors receiving the bridge's commands ``--delay-ms`` late, its realistic sensors) on
 the terrain (:mod:`mpc.app.plants.terrain`, in the plant only: the planner walks blind, on the
-plane it fits to its own footholds, :mod:`mpc.tasks.ground`), each plan coming into force ``--plan-latency-ms`` after the state it started from
-(``runtime.plan_latency``), the base state from the config's own estimator (``--estimator
-config``, as on a robot) or the simulation's truth. ``--plant-model reference`` (default)
+plane it fits to its own footholds, :mod:`mpc.tasks.ground`), each plan coming into force
+``--plan-latency-ms`` after the state it started from (``runtime.plan_latency``), the base
+state from the config's own estimator (``--estimator config``, as on a robot) or the
+simulation's truth. ``--plant-model reference`` (default)
 simulates the robot from another published description of it (MuJoCo Menagerie's, in
 tests/reference) than the planner's own model, as the real robot differs from any model;
 ``own`` simulates the planner's model.
@@ -24,10 +25,10 @@ trip and, by the simulation's truth, the goal within 0.25 m (velocity mode: at l
 ``goal - 0.25`` m covered).
 Falls are judged by the truth against the terrain (base below the robot's fall height above
 the ground under it, or tilted past its fall tilt); the controller's own fall check (the
-estimated base over the ground it believes in) stopping a run is reported apart. Each run also records
-where it fell or stopped (the terrain's section there), the furthest it got (a robot that
-stumbles at an edge may be thrown back before it is down) and, with an estimator, its height and
-velocity error against the truth.
+estimated base over the ground it believes in) stopping a run is reported apart. Each run also
+records where it fell or stopped (the terrain's section there), the furthest it got (a robot
+that stumbles at an edge may be thrown back before it is down) and, with an estimator, its
+height and velocity error against the truth.
 
 The matrix runs as a campaign (:mod:`mpc.app.campaign`): on Ray by default (a local instance on
 loopback; ``--address`` for a cluster), one result file per run in ``OUT/cases``, finished runs

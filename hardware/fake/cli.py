@@ -11,10 +11,15 @@
                    [--joint-speed-at S [--joint-speed RAD_S]] [--nan-state-at S]
                    [--tilt-at S [--tilt-roll DEG] [--tilt-pitch DEG]]
                    [--sensors realistic|ideal] [--sensor KEY=VALUE ...] [--seed N]
-                   [--terrain NAME|YAML]
+                   [--terrain NAME|YAML] [--events]
 
 Runs until --duration, SIGINT or SIGTERM; then prints a one-line JSON summary (counts, rates,
-final base position, whether it fell). Bad input prints one line and exits with code 2.
+final base position, whether it fell). With ``--events`` it first prints a line
+``event NAME TIME`` (TIME: CLOCK_MONOTONIC, s) as each milestone of a run is first reached:
+``serving`` (it listens, and stops cleanly on a signal from now on), ``connected`` (a command
+arrived), ``ramp`` (a command drives the motors: not damping, not off),
+``stood``, ``walking`` (the base moved 5 cm from where it stood), so that a test can act at a
+given stage. Bad input prints one line and exits with code 2.
 """
 
 from __future__ import annotations
@@ -97,7 +102,37 @@ def _parser() -> argparse.ArgumentParser:
                         "step_up_8cm, slabs_5cm, ...) or a YAML/JSON mapping or list, e.g. "
                         "\"{kind: ramp, direction: up, slope: 10, start: 0.5, length: 1.5}\"")
     p.add_argument("--quiet", action="store_true", help="no log lines, only the summary")
+    p.add_argument("--events", action="store_true",
+                   help="print 'event NAME TIME' as the run reaches each milestone")
     return p
+
+
+class Milestones:
+    """The stages a run reaches at the robot, each printed once (see ``--events``)."""
+
+    def __init__(self, fake):
+        self.fake = fake
+        self.seen: set[str] = set()
+        self.stood_at = None
+
+    def check(self) -> None:
+        from hardware.fake.server import FakeRobot
+
+        fake = self.fake
+        xy = fake.sim.data.qpos[:2].copy()
+        if fake.stood and self.stood_at is None:
+            self.stood_at = xy
+        reached = {
+            "connected": bool(fake.log["cmd_t"]),
+            "ramp": FakeRobot._active(fake.sim),
+            "stood": fake.stood,
+            "walking": self.stood_at is not None and math.dist(xy, self.stood_at) > 0.05,
+        }
+        for name, now in reached.items():
+            if now and name not in self.seen:
+                self.seen.add(name)
+                when = fake.log["cmd_t"][0] if name == "connected" else _time.monotonic()
+                print(f"event {name} {when:.6f}", flush=True)
 
 
 def sticks_profile(text: str) -> list[tuple[float, float, float, float]]:
@@ -208,7 +243,12 @@ def main(argv: list[str] | None = None) -> int:
                                                       math.radians(args.tilt_pitch)))]
     events += [(at, lambda lx=lx, ly=ly, rx=rx: fake.set_sticks(lx, ly, rx))
                for at, lx, ly, rx in args.sticks]
+    milestones = Milestones(fake) if args.events else None
+    if milestones is not None:
+        print(f"event serving {_time.monotonic():.6f}", flush=True)
     while not stopping and fake.thread.is_alive() and _time.monotonic() - t0 < args.duration:
+        if milestones is not None:
+            milestones.check()
         for i, (at, action) in enumerate(events):
             if at is not None and _time.monotonic() - t0 >= at:
                 action()

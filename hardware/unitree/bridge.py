@@ -5,11 +5,15 @@ decodes them, feeds the base-state source, checks the trips (tilt, joint speed, 
 e-stop buttons), and at every tick (``rate`` Hz) checks the watchdogs (stale state, silent
 controller) and sends one command:
 
-- connecting: the safe state (legacy UDP robots only stream state to a client that sends);
-- ramp: from the joint angles measured at the start to the home pose over ``ramp_time``;
+- connecting: the safe state (legacy UDP robots only stream state to a client that sends;
+  DDS robots get nothing), from construction until :meth:`UnitreeBridge.ramp` is called: the
+  constructor only connects, so a controller stopped before it starts never moves the robot;
+- ramp: from the joint angles measured when :meth:`UnitreeBridge.ramp` is called to the home
+  pose over ``ramp_time``;
 - hold: the home pose, until the controller's first command;
 - run: the controller's latest command (joint targets with PD gains, or torques), the joints
-  the planner does not see held at home;
+  the planner does not see held at home; a command computed from a state older than
+  ``safety.max_command_age`` when it would first be sent is refused, counted, and damps;
 - damping (latched; every trip ends here): Kp 0, Kd ``damping_kd``, tau 0 on every motor.
 
 The link thread must get the interpreter within a fraction of its period, while the planner's
@@ -61,6 +65,7 @@ from hardware.safety.layer import (
     clamp_command,
     install_estop,
     smoothstep,
+    stale_command_reason,
     tilt_trip,
 )
 from hardware.unitree.legacy_packets import PacketError
@@ -116,7 +121,8 @@ class UnitreeBridge(Plant):
         self.packet_key: object = None
         self.local = threading.local()
         self.phase = CONNECTING
-        self.damping_reason: str | None = None
+        self._damping_reason: str | None = None
+        #: A damping request not yet applied (see :meth:`request_damping`).
         self.damp_request: str | None = None
         self.damping_time = np.inf
         self.closed = False
@@ -133,7 +139,8 @@ class UnitreeBridge(Plant):
         self.ramp_from = self.map.home.copy()
         self.counts = {"states": 0, "bad_checksum": 0, "bad_packets": 0, "commands": 0,
                        "controller_commands": 0, "nonfinite_commands": 0,
-                       "refused_packets": 0, "duplicate": 0, "out_of_order": 0}
+                       "refused_packets": 0, "duplicate": 0, "out_of_order": 0,
+                       "stale_commands": 0}  # refused: computed from too old a state
         #: Refused packets, counted in ``counts`` under their reasons (module docstring).
         self.refused = Refusals(f"robot link {self.describe_peer()}", log, counts=self.counts)
         #: Tick of the newest accepted state, and the refusal total then.
@@ -178,6 +185,13 @@ class UnitreeBridge(Plant):
     @property
     def timestep(self) -> float:
         return self.period
+
+    @property
+    def damping_reason(self) -> str | None:
+        """Why the robot is in damping, or will be at the link thread's next tick (a pending
+        :meth:`request_damping`); None while it is not."""
+        reason = self._damping_reason
+        return reason if reason is not None else self.damp_request
 
     def read_state(self) -> PlantState:
         with self.lock:
@@ -239,7 +253,7 @@ class UnitreeBridge(Plant):
             first = self.phase != DAMPING
             if first:
                 self.phase = DAMPING
-                self.damping_reason = reason
+                self._damping_reason = reason
                 self.damping_time = _time.monotonic()
         if first:
             log.log(logging.INFO if reason == RUN_ENDED else logging.ERROR, "damping: %s", reason)
@@ -247,17 +261,38 @@ class UnitreeBridge(Plant):
                 self._send(DAMPING, self._damping_command, _time.monotonic())
 
     def request_damping(self, reason: str) -> None:
-        """Damping at the link thread's next tick (within one period). Safe in a signal
-        handler, which may run while this thread holds the bridge's lock: it takes no lock."""
-        self.damp_request = reason
+        """Damping at the link thread's next tick (within one period), or at :meth:`close`
+        or :meth:`ramp` if they come first. Safe in a signal handler, which may run while its
+        thread holds the bridge's (non-reentrant) lock: it takes no lock."""
+        if self.damp_request is None:
+            self.damp_request = reason
+
+    def _apply_request(self) -> None:
+        """Damp now if damping was requested (the first request's reason is kept)."""
+        reason = self.damp_request
+        if reason is not None:
+            self.damp(reason)
 
     def prepare(self) -> None:
-        """E-stop on SIGINT/SIGTERM, then the startup ramp (skipped in a dry run)."""
-        install_estop(self.damp)
+        """E-stop on SIGINT/SIGTERM, then the startup ramp (skipped in a dry run). The
+        e-stop only requests damping: the handler runs in the main thread, which may hold the
+        bridge's lock at that moment."""
+        install_estop(self.request_damping)
         self.ramp()
 
     def ramp(self) -> None:
-        """Wait for the startup ramp to reach the home pose (skipped in a dry run)."""
+        """Start the startup ramp from the joint angles measured now and wait for it to reach
+        the home pose. A dry run holds at once (nothing is sent to the robot)."""
+        self._apply_request()
+        with self.lock:
+            if self.phase == CONNECTING:
+                if self.safety.dry_run:
+                    self.phase = HOLD
+                else:
+                    q = self.latest[1].q
+                    self.ramp_from = np.where(np.isin(np.arange(len(q)), self.map.used), q, 0.0)
+                    self.ramp_start = _time.monotonic()
+                    self.phase = RAMP
         if self.safety.dry_run:
             log.warning("dry run: nothing is sent to the robot; startup ramp skipped")
             return
@@ -275,6 +310,7 @@ class UnitreeBridge(Plant):
     def close(self) -> None:
         if self.closed:
             return
+        self._apply_request()  # a pending e-stop, not the run's end, is why it damps
         self.damp(RUN_ENDED)
         _time.sleep(0.1)  # let the robot see a steady stream of damping commands
         self.closed = True
@@ -370,11 +406,6 @@ class UnitreeBridge(Plant):
         if self.shared is not None:
             self.shared.publish_state(self._plant_state((now, st, est)), now, st.tick,
                                       st.wireless_remote)
-        with self.lock:
-            if self.phase == CONNECTING:
-                self.phase = RAMP
-                self.ramp_start = now
-                self.ramp_from = np.where(np.isin(np.arange(len(st.q)), m.used), st.q, 0.0)
         reason = tilt_trip(st.quat, self.safety.max_tilt)
         speed = np.abs(st.dq[m.used])
         if reason is None and speed.max() > self.safety.max_joint_speed:
@@ -389,9 +420,7 @@ class UnitreeBridge(Plant):
             self.damp(reason)
 
     def _tick(self, now: float) -> None:
-        if self.damp_request is not None:
-            reason, self.damp_request = self.damp_request, None
-            self.damp(reason)
+        self._apply_request()
         if self.shared is not None:
             self.shared.poll(self)
         with self.lock:
@@ -420,7 +449,13 @@ class UnitreeBridge(Plant):
         elif phase == RUN:
             with self.lock:
                 ctrl, version = self.ctrl, self.counts["controller_commands"]
-            self._send((RUN, version), lambda: self.map.run_command(ctrl, self.kp, self.kd), now)
+                new, age = not self.ctrl_sent, now - self.ctrl_state_time
+            if new and not age <= self.safety.max_command_age:  # NaN (unknown state) too
+                self.counts["stale_commands"] += 1
+                self.damp(stale_command_reason(age, self.safety.max_command_age))
+            else:
+                self._send((RUN, version), lambda: self.map.run_command(ctrl, self.kp, self.kd),
+                           now)
         elif phase == HOLD:
             self._send(HOLD, lambda: self.map.hold_command(self.map.home), now)
         else:
@@ -490,6 +525,7 @@ class UnitreeBridge(Plant):
         if lat.size:
             out["latency_ms_median"] = round(float(np.median(lat)), 3)
             out["latency_ms_p95"] = round(float(np.percentile(lat, 95)), 3)
+            out["latency_ms_max"] = round(float(lat.max()), 3)
         return out
 
     def _write_log(self) -> None:

@@ -29,8 +29,10 @@ default), or the bridge itself in this process (tests).
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ctypes
+import gc
 import importlib
 import logging
 import multiprocessing
@@ -48,12 +50,18 @@ import robots
 from hardware.safety.layer import install_estop
 from hardware.unitree.udp_link import LinkError
 from mpc.app.plants.plant_base import Plant, PlantState
+from mpc.app.runtime.signals import STOP_SIGNALS, held_signals
 from robots.info import RobotInfo
 
 log = logging.getLogger(__name__)
 
 REASON_BYTES = 256
 REMOTE_BYTES = 40
+
+#: How long a link process that is still starting gets to end after SIGTERM before it is
+#: killed: until the controller asks for the startup ramp it has sent nothing but damping, so
+#: killing it is safe; the wait lets it close its link with damping when it can.
+ABORT_WAIT = 0.5
 
 
 #: Shared memory of closed plants, kept mapped (see :meth:`LinkProcessPlant._shutdown`).
@@ -251,17 +259,6 @@ class LinkProcessPlant(Plant):
         self.rate = float(options.get("rate", 500.0))
         feet = len(robot.feet)
         size = SharedBlock.size(model.nq, model.nv, model.nu, feet)
-        self.shm = SharedMemory(create=True, size=size)
-        self.block = SharedBlock(self.shm, model.nq, model.nv, model.nu, feet)
-        self.block.state[:] = 0.0
-        self.block.control[:] = 0.0
-        self.block.damp_seq[:] = 0.0
-        self.lifeline = Lifeline(self.shm, SharedBlock.lifeline_offset(model.nq, model.nv,
-                                                                        model.nu, feet))
-        self.lifeline.initialize()
-        self.lifeline.hold()
-        ctx = multiprocessing.get_context("spawn")
-        self.conn, child_conn = ctx.Pipe()
         self.pipe_lock = threading.Lock()
         self.local = threading.local()
         self._damping_reason: str | None = None
@@ -269,21 +266,58 @@ class LinkProcessPlant(Plant):
         self._stance: np.ndarray | None = None
         self.closed = False
         self.final_stats: dict = {}
-        target = f"{bridge_cls.__module__}:{bridge_cls.__name__}"
-        self.proc = ctx.Process(target=serve, name="unitree-link", daemon=True,
-                                args=(target, robot.name, options, self.shm.name, child_conn,
-                                      os.getpid()))
-        self.proc.start()
-        child_conn.close()
-        connect = float(options.get("connect_timeout", 3.0))
-        try:
-            self._expect("ready", connect + 60.0)  # the child imports and compiles first
+        #: The signal the link process got on its own (see Plant.interrupted_by).
+        self.interrupted_by: str | None = None
+        self.lifeline: Lifeline | None = None
+        self.conn = self.proc = None
+        self.shm = SharedMemory(create=True, size=size)
+        try:  # whatever interrupts the start (Ctrl-C included) leaves nothing behind
+            self._start(bridge_cls, robot, options, model, feet)
+        except KeyboardInterrupt as e:
+            self._abort(f"e-stop: {e}" if e.args else "e-stop: interrupted")
+            raise
         except BaseException:
             self._shutdown()
             raise
 
-    def _expect(self, what: str, timeout: float):
-        """Wait for message ``what`` from the child, handling trips meanwhile."""
+    def _start(self, bridge_cls: type, robot: RobotInfo, options: dict, model, feet: int
+               ) -> None:
+        """Shared memory and lifeline set up, the link process started and ready."""
+        self.block = SharedBlock(self.shm, model.nq, model.nv, model.nu, feet)
+        self.block.state[:] = 0.0
+        self.block.control[:] = 0.0
+        self.block.damp_seq[:] = 0.0
+        lifeline = Lifeline(self.shm, SharedBlock.lifeline_offset(model.nq, model.nv, model.nu,
+                                                                   feet))
+        lifeline.initialize()
+        lifeline.hold()
+        self.lifeline = lifeline
+        ctx = multiprocessing.get_context("spawn")
+        self.conn, child_conn = ctx.Pipe()
+        target = f"{bridge_cls.__module__}:{bridge_cls.__name__}"
+        self.proc = ctx.Process(target=serve, name="unitree-link", daemon=True,
+                                args=(target, robot.name, options, self.shm.name, child_conn,
+                                      os.getpid()))
+        # The child inherits this thread's signal mask: it starts with SIGINT and SIGTERM
+        # blocked and unblocks them once its own handlers are in place (see serve), so a
+        # Ctrl-C while it imports is neither lost nor a traceback.
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+        try:
+            self.proc.start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+            child_conn.close()
+        connect = float(options.get("connect_timeout", 3.0))
+        self._expect("ready", connect + 60.0)  # the child imports and compiles first
+        # A program that ends without closing the plant (an exception) closes it at its exit,
+        # before multiprocessing's exit handler, which would SIGTERM the link process (it only
+        # damps on a signal) and then wait for it forever.
+        atexit.register(self.close)
+
+    def _expect(self, what: str, timeout: float, errors: bool = True):
+        """Wait for message ``what`` from the child, handling trips meanwhile; an error it
+        reports raises, and a signal it got raises KeyboardInterrupt (or with ``errors``
+        false, while closing, both are only noted)."""
         deadline = _time.monotonic() + timeout
         while _time.monotonic() < deadline:
             if not self.conn.poll(0.01):
@@ -296,19 +330,32 @@ class LinkProcessPlant(Plant):
                 raise LinkError("the robot link process ended unexpectedly") from None
             if kind == what:
                 return rest
-            if kind == "error":
+            if kind == "error" and errors:
                 raise (LinkError if rest[1] else ValueError)(rest[0])
+            if kind == "interrupted" and errors:  # the link process got a signal too
+                raise KeyboardInterrupt(rest[0])
             self._handle(kind, rest)
         raise LinkError(f"the robot link process did not answer ({what}) within {timeout:g} s")
 
     def _handle(self, kind: str, rest: list) -> None:
-        if kind == "tripped" and self._damping_reason is None:
-            self._damping_reason = rest[0]
+        if kind == "interrupted":
+            self.interrupted_by = rest[0]
+            if self._damping_reason is None:
+                self._damping_reason = f"e-stop: {rest[0]}"
+        elif kind == "tripped" and self._damping_reason is None:
+            self._damping_reason = rest[0]  # logged there, forwarded here (events.log)
         elif kind == "closed":
             self.final_stats = rest[0]
         elif kind == "log":  # the link process's warning or error (see the module docstring)
             level, name, message = rest
             logging.getLogger(name).log(level, "%s", message)
+
+    def _ended(self) -> None:
+        """The link process ended unasked: the run's reason, logged here (where the run's
+        events.log is), since the link process could not say so itself."""
+        if self._damping_reason is None:
+            self._damping_reason = "the robot link process ended"
+            log.error("damping: the robot link process ended")
 
     def _drain(self) -> None:
         with self.pipe_lock:
@@ -317,15 +364,15 @@ class LinkProcessPlant(Plant):
                     kind, *rest = self.conn.recv()
                     self._handle(kind, rest)
             except (EOFError, OSError):
-                if self._damping_reason is None and not self.closed:
-                    self._damping_reason = "the robot link process ended"
+                if not self.closed:
+                    self._ended()
 
     @property
     def damping_reason(self) -> str | None:
         if not self.closed:
             self._drain()
             if self._damping_reason is None and not self.proc.is_alive():
-                self._damping_reason = "the robot link process ended"
+                self._ended()
         return self._damping_reason
 
     @property
@@ -376,19 +423,44 @@ class LinkProcessPlant(Plant):
         try:
             with self.pipe_lock:
                 self.conn.send(("close",))
-                self._expect("closed_done", 10.0)
-        except (LinkError, ValueError, OSError, EOFError):
+                # an error first (a ramp stopped by damping) does not end the wait
+                self._expect("closed_done", 10.0, errors=False)
+        except (LinkError, OSError, EOFError):
             pass
         self._shutdown()
         log.info("robot link closed: %s", self.final_stats)
 
-    def _shutdown(self) -> None:
+    def _abort(self, reason: str) -> None:
+        """Stop a link process interrupted while it starts (importing, connecting), at once:
+        damping requested through the shared memory (applied as soon as its bridge exists),
+        the pipe's close, and SIGTERM, which ends a child still connecting and damps one that
+        serves. Until the ramp is asked for it sends nothing but damping, so a child that has
+        not ended after :data:`ABORT_WAIT` is killed."""
+        with held_signals():  # the link process's own report of a Ctrl-C, a second Ctrl-C
+            if self._started():
+                self.block.request_damping(reason)
+                with contextlib.suppress(OSError, ValueError):
+                    self.conn.send(("close",))
+                with contextlib.suppress(OSError):
+                    self.proc.terminate()
+                log.warning("robot link stopped while starting: %s", reason)
+            self._shutdown(ABORT_WAIT)
+
+    def _started(self) -> bool:
+        return self.proc is not None and self.proc.pid is not None
+
+    def _shutdown(self, wait: float = 5.0) -> None:
         self.closed = True
-        self.proc.join(timeout=5.0)
-        if self.proc.is_alive():
-            self.proc.kill()
-        self.conn.close()
-        self.lifeline.release()
+        atexit.unregister(self.close)
+        if self._started():
+            self.proc.join(timeout=wait)
+            if self.proc.is_alive():
+                self.proc.kill()
+                self.proc.join(timeout=1.0)
+        if self.conn is not None:
+            self.conn.close()
+        if self.lifeline is not None:
+            self.lifeline.release()
         # Unlinked but left mapped until this process ends: a thread that outlives the run
         # (a planner iteration longer than the loop's join timeout, the lifeline's holder on a
         # starved machine) may still touch it, and unmapped memory would crash the process.
@@ -415,6 +487,10 @@ class UnitreePlant(Plant):
     @property
     def damping_reason(self) -> str | None:
         return self.bridge.damping_reason
+
+    @property
+    def interrupted_by(self) -> str | None:
+        return self.bridge.interrupted_by
 
     @property
     def timestep(self) -> float:
@@ -454,11 +530,24 @@ def serve(target: str, robot_name: str, options: dict, shm_name: str, conn, pare
     with contextlib.suppress(PermissionError, OSError):
         os.nice(nice)
     holder: dict = {}
-    for sig in (signal.SIGINT, signal.SIGTERM):  # damp, but leave the ending to the controller
-        signal.signal(sig, lambda signum, _f: holder["bridge"].request_damping(
-            f"e-stop: {signal.Signals(signum).name}") if "bridge" in holder else None)
-    shm = SharedMemory(name=shm_name)
+
+    def on_signal(signum: int, _frame) -> None:
+        """Serving: damp (lock-free) and leave the ending to the controller. Starting: stop
+        at once; the bridge has sent nothing but damping (it ramps only when asked)."""
+        name = signal.Signals(signum).name
+        if "bridge" in holder:
+            holder.setdefault("signal", name)
+            holder["bridge"].request_damping(f"e-stop: {name}")
+        elif "interrupted" not in holder:  # once: a second signal must not break the exit
+            holder["interrupted"] = name
+            raise KeyboardInterrupt(name)
+
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, on_signal)
+    shm = None
     try:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)  # blocked since the spawn
+        shm = SharedMemory(name=shm_name)
         module, cls_name = target.split(":")
         cls = getattr(importlib.import_module(module), cls_name)
         model = robots.load_planning_model(robot_name)
@@ -479,9 +568,17 @@ def serve(target: str, robot_name: str, options: dict, shm_name: str, conn, pare
         forwarded = ForwardedLog.install()
         lifeline.watch(lambda: orphaned(bridge, forwarded))
         conn.send(("ready",))
-        _serve_loop(bridge, conn, parent, forwarded)
+        _serve_loop(bridge, conn, parent, forwarded, lambda: holder.get("signal"))
+    except KeyboardInterrupt as e:  # a signal while starting: a bridge being built closes
+        # itself at exit (atexit), with damping
+        with contextlib.suppress(OSError, EOFError):
+            conn.send(("interrupted", str(e)))
     finally:
-        shm.close()
+        if shm is not None:
+            shm.close()
+        # this process ends next: its teardown need not collect what it built (1-2 s on a
+        # busy machine, which the controller's close would wait for)
+        gc.freeze()
 
 
 class ForwardedLog(logging.Handler):
@@ -538,8 +635,25 @@ def orphaned(bridge, forwarded: ForwardedLog) -> None:
     bridge.damp("the controller's process is gone")
 
 
-def _serve_loop(bridge, conn, parent: int, forwarded: ForwardedLog) -> None:
+def _serve_loop(bridge, conn, parent: int, forwarded: ForwardedLog, signalled) -> None:
+    """Serve the controller until it closes the link or disappears. The first damping is
+    reported once: a trip with its reason, or, if this process got a signal (``signalled()``
+    names it), the signal, which interrupts the run as if the controller had got it."""
     reported = False
+
+    def report(error: str | None = None) -> None:
+        nonlocal reported
+        name = signalled()
+        if name is not None:
+            message = ("interrupted", name)
+        elif error is not None:
+            message = ("error", error, True)
+        else:
+            message = ("tripped", bridge.damping_reason)
+        if not reported or error is not None:
+            conn.send(message)
+        reported = True
+
     try:
         while True:
             if os.getppid() != parent:
@@ -547,8 +661,7 @@ def _serve_loop(bridge, conn, parent: int, forwarded: ForwardedLog) -> None:
                 break
             forwarded.forward(conn)
             if bridge.damping_reason is not None and not reported:
-                reported = True
-                conn.send(("tripped", bridge.damping_reason))
+                report()
             if not conn.poll(0.02):
                 continue
             kind, *_ = conn.recv()
@@ -556,8 +669,8 @@ def _serve_loop(bridge, conn, parent: int, forwarded: ForwardedLog) -> None:
                 try:
                     bridge.ramp()
                     conn.send(("prepared",))
-                except LinkError as e:
-                    conn.send(("error", str(e), True))
+                except LinkError as e:  # the ramp stopped: its answer is the reason
+                    report(str(e))
             elif kind == "close":
                 break
     except (EOFError, OSError):

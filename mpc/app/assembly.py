@@ -31,7 +31,7 @@ def build_planner(cfg: Config, task: Task) -> ILQR:
     backend = cfg.derivatives["backend"]
     provider = derivatives.make_provider(backend, model, **cfg.derivatives.get(backend, {}))
     planner = ILQR(task, model, provider, settings, home_ctrl(model, task.robot.home_key))
-    if PLANTS.get(cfg.plant.get("type", "sim")).realtime_only:
+    if plant_class(cfg).realtime_only:
         _warm_up(planner, model, task.robot.home_key)
     return planner
 
@@ -46,9 +46,26 @@ def _warm_up(planner: ILQR, model: mujoco.MjModel, key_name: str) -> None:
     planner.iterate(0.0, qpos, qvel, act)
 
 
+def plant_class(cfg: Config) -> type[Plant]:
+    """The class of the plant the config describes."""
+    return PLANTS.get(cfg.plant.get("type", "sim"))
+
+
 def build_plant(cfg: Config) -> Plant:
     """The plant, ready for the control loop: behind the safety layer if it is hardware (or
     ``safety.in_simulation``), prepared (hardware: connected, ramped to the home pose)."""
+    plant = make_plant(cfg)
+    try:
+        plant.prepare()
+    except BaseException:
+        plant.close()
+        raise
+    return plant
+
+
+def make_plant(cfg: Config) -> Plant:
+    """The plant behind the safety layer if it is hardware (or ``safety.in_simulation``), not
+    yet prepared (hardware: connected; nothing moves before :meth:`Plant.prepare`)."""
     params = dict(cfg.plant)
     cls = PLANTS.get(params.pop("type"))
     robot = robots.info(cfg.robot)
@@ -57,11 +74,10 @@ def build_plant(cfg: Config) -> Plant:
     if takes_safety:  # hardware bridges enforce the whole layer themselves
         params["safety"] = safety
     plant = cls(robot, seed=cfg.runtime.seed, **params)
-    if not takes_safety and (plant.realtime_only or safety.in_simulation or safety.dry_run):
-        plant = SAFETY.get("wrapper")(plant, robot, safety,
-                                       robots.load_planning_model(cfg.robot))
-    try:
-        plant.prepare()
+    try:  # from the moment it exists: a Ctrl-C between two lines must close it too
+        if not takes_safety and (plant.realtime_only or safety.in_simulation or safety.dry_run):
+            plant = SAFETY.get("wrapper")(plant, robot, safety,
+                                           robots.load_planning_model(cfg.robot))
     except BaseException:
         plant.close()
         raise

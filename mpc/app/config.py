@@ -294,6 +294,12 @@ MAX_KNOTS = 1000
 WARN_KNOTS = 100
 #: Rollouts per line search or warm start above which an iteration is costly (a warning).
 WARN_CANDIDATES = 32
+#: Robots whose ``wasp`` tolerances must stay at or below a bound to control as well as ``fd``
+#: (closed-loop comparison, scripts/compare_backends.py; docs/derivatives_wasp.md): robot ->
+#: (bound, what was seen above it). Their shipped configs set it; a config above it warns.
+WASP_MAX_TOLERANCE = {
+    "h1": (0.05, "at 0.2 the H1 trot missed, in 1 of 3 runs, the goal fd reached"),
+}
 
 
 def check_consistency(cfg: Config) -> None:
@@ -342,6 +348,17 @@ def check_consistency(cfg: Config) -> None:
         if getattr(p, name) > WARN_CANDIDATES:
             log.warning("%s: planner.%s = %d: more rollouts per iteration than %d cost time "
                         "and rarely help", source, name, getattr(p, name), WARN_CANDIDATES)
+    if cfg.derivatives.get("backend") == "wasp" and cfg.robot in WASP_MAX_TOLERANCE:
+        bound, seen = WASP_MAX_TOLERANCE[cfg.robot]
+        defaults = inspect.signature(BACKENDS.get("wasp")).parameters
+        options = cfg.derivatives.get("wasp", {})
+        for key in ("tol_x", "tol_u"):
+            tol = options.get(key, defaults[key].default)
+            if tol > bound:
+                log.warning("%s: derivatives.wasp.%s = %g on the %s controls worse than fd (%s; "
+                            "docs/derivatives_wasp.md): use <= %g, as the %s configs do", source,
+                            key, tol, cfg.robot.upper(), seen, bound, cfg.robot.upper())
+                break
     cores = os.cpu_count() or 1
     if p.threads > cores:
         log.warning("%s: planner.threads = %d is more than this machine's %d cores: the "

@@ -236,6 +236,8 @@ def test_lcm_gains_are_held_to_the_safety_maxima(lcm_pair):
     plant.kp, plant.kd = np.full(12, 1000.0), np.full(12, 100.0)
     safe = SafePlant(plant, robots.info("a1"), SafetyConfig(max_kp=120.0, max_kd=4.0),
                      robots.load_planning_model("a1"))
+    # no robot sends states here: the command counts as fresh (its age is not the point)
+    plant.state_age = lambda: 0.0
     safe.send(np.zeros(12))
     msg = listener.next()
     assert max(msg.kp) == 120.0 and max(msg.kd) == 4.0

@@ -36,7 +36,7 @@ the stale-state watchdog, while a robot that stopped talking does.
 
 Subclasses provide the wire: :mod:`hardware.unitree.udp_plant` (A1, Go1),
 :mod:`hardware.unitree.dds_plant` (Go2, H1). A bridge runs its link thread in the process that
-builds it; the plants the configs name (:class:`hardware.unitree.link_process.UnitreePlant`)
+builds it; the plants the configs name (:class:`hardware.unitree.plant_base.UnitreePlant`)
 build it there, or by default in a child process out of reach of the planner's hold on the
 interpreter (``link_process``).
 """

@@ -19,25 +19,31 @@ Measurements per foot i, from the joint encoders through the planning model's ki
 translation held still, so J_i [0, w, dq] is the foot's velocity relative to the base):
     p_i - p = k_i                                 (noise kin_pos_noise)
     v      = -J_i [0, w, dq]                      (the stance foot does not slide; kin_vel_noise)
+    p_i,z  = foot_height                          (ground: level only; height_noise)
 where the velocity is that of the point a foot radius below the foot site (a round foot rolls
 about it); each standard deviation is divided by sqrt(c_i), and the feet believed in swing
 (c_i = contact_min) are left out of the correction.
 
-Nothing says where the ground is: the height is carried from foothold to foothold (a foot that
-lands is where the legs put it from the base, and holds the base while it stands), so it is
-right on a ramp or a step as on the floor, and drifts slowly as all odometry does. (A flat-floor
-measurement p_i,z = foot height, which this filter had, read the base 0.23 m low at the top
-of a 10° ramp 1.5 m long and 0.27 m high at its foot going down; a measurement of each foot
-against the plane through the last footholds followed the ramp no better, 0.23 m: each new
-foothold pulled toward the plane of the old ones kept the plane level.) At the start the feet
-are taken to touch the ground at ``foot_height`` (default: the foot radius) under the base.
-The ground's slope, from a plane fitted to the feet where they stand (:class:`mpc.tasks.ground.
-GroundFit`), tells the kinematic contact cue which feet are level with the others.
+Where the ground is, by the option ``ground``:
+- ``level`` (the default): the flat floor. The height row p_i,z = foot_height holds the height
+  (no drift on a level floor), foot_height defaulting to the planning model's resting foot
+  height (:func:`resting_foot_height`); at the start the lowest feet stand there.
+- ``carried`` (blind terrain): nothing says where the ground is. The height is carried from
+  foothold to foothold (a foot that lands is where the legs put it from the base, and holds
+  the base while it stands), so it is right on a ramp or a step, and drifts as all odometry
+  does (the A1 on its Menagerie description: about 1.7 cm/s, on the floor as on a ramp:
+  docs/terrain.md). (The level row read the base 0.23 m low at the top of a 10° ramp 1.5 m
+  long and 0.27 m high at its foot going down; a measurement of each foot against the plane
+  through the last footholds followed the ramp no better, 0.23 m: each new foothold pulled
+  toward the plane of the old ones kept the plane level.) At the start the feet are taken to
+  touch the ground at ``foot_height`` (default: the foot radius) under the base. The ground's
+  slope, from a plane fitted to the feet where they stand (:class:`mpc.tasks.ground.
+  GroundFit`), tells the kinematic contact cue which feet are level with the others.
 
 Contact belief c_i in [c_min, 1]: the product of
-- a kinematic cue: the foot is within ``stance_band`` of the lowest foot, heights taken along
-  the vertical less the ground's slope (on a 15° ramp a front foot stands 10 cm above a hind
-  one);
+- a kinematic cue: the foot is within ``stance_band`` of the lowest foot (world-aligned; with
+  ``ground: carried`` heights taken along the vertical less the ground's slope: on a 15° ramp
+  a front foot stands 10 cm above a hind one);
 - a slip cue: the base velocity the foot implies, u_i = -J_i [0, w, dq], changes as the base
   accelerates, u_i' = a, while the foot stands; the leaky sum of the unexplained change
   r_i <- exp(-dt/0.02 s) r_i + (du_i - a dt) weighs the foot by exp(-|r_i|^2 / (2 slip_gate^2))
@@ -66,7 +72,7 @@ from typing import ClassVar
 import mujoco
 import numpy as np
 
-from hardware.estimation.base_state import BaseState, BaseStateSource, ImuSample
+from hardware.estimation.base_state import GROUNDS, BaseState, BaseStateSource, ImuSample
 from hardware.rotations import euler_zyx
 from mpc.tasks.ground import GroundFit
 from robots.info import RobotInfo
@@ -77,11 +83,12 @@ class LegKalman(BaseStateSource):
     """See the module docstring; options are the config's ``plant.base_state`` keys."""
 
     #: Bounds of the options, read by mpc.app.schema.check_kwargs (see mpc/app/schema.py).
-    RANGES: ClassVar[dict[str, dict[str, float]]] = {
+    RANGES: ClassVar[dict[str, dict]] = {
         "accel_noise": {"min": 1e-3, "max": 100.0},
         "foot_drift": {"min": 1e-5, "max": 10.0},
         "kin_pos_noise": {"min": 1e-4, "max": 1.0},
         "kin_vel_noise": {"min": 1e-3, "max": 10.0},
+        "height_noise": {"min": 1e-4, "max": 1.0},
         "stance_band": {"min": 1e-3, "max": 0.2},
         "slip_gate": {"min": 0.05, "max": 10.0},
         "foot_force_weight": {"min": 0.0, "max": 1.0},
@@ -90,16 +97,19 @@ class LegKalman(BaseStateSource):
         "innovation_gate": {"min": 0.05, "max": 10.0},
         "foot_height": {"min": -1.0, "max": 1.0},
         "initial_xy": {"min": -1000.0, "max": 1000.0},
+        "ground": {"choices": GROUNDS},
     }
 
     def __init__(self, model: mujoco.MjModel, robot: RobotInfo, accel_noise: float = 0.2,
                  foot_drift: float = 0.01, kin_pos_noise: float = 0.005,
-                 kin_vel_noise: float = 0.5,
+                 kin_vel_noise: float = 0.5, height_noise: float = 0.005,
                  stance_band: float = 0.025, slip_gate: float = 0.1,
                  foot_force_weight: float = 0.0, contact_force: float = 40.0,
                  contact_min: float = 1e-4, innovation_gate: float = 0.3,
                  foot_height: float | None = None, zero_yaw: bool = True,
-                 initial_xy: list[float] | None = None):
+                 initial_xy: list[float] | None = None, ground: str = "level"):
+        if ground not in GROUNDS:
+            raise ValueError(f"unknown ground {ground!r}; choose from {', '.join(GROUNDS)}")
         self.model = model
         self.data = mujoco.MjData(model)
         self.sites = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE, f) for f in robot.feet]
@@ -112,13 +122,19 @@ class LegKalman(BaseStateSource):
         self.n = n = len(self.sites)
         self.dim = 6 + 3 * n
         self.sigma_a, self.sigma_f = accel_noise, foot_drift
-        self.sigma = np.array([kin_pos_noise, kin_vel_noise])
+        self.sigma = np.array([kin_pos_noise, kin_vel_noise, height_noise])
         self.band, self.gate = stance_band, slip_gate
         self.innovation_gate = innovation_gate
         self.w_ff, self.f_contact, self.c_min = foot_force_weight, contact_force, contact_min
-        self.foot_height = robot.foot_radius if foot_height is None else float(foot_height)
-        #: The ground under the standing feet (its slope serves the kinematic contact cue).
-        self.ground = GroundFit(n)
+        self.level = ground == "level"
+        if foot_height is not None:
+            self.foot_height = float(foot_height)
+        else:
+            self.foot_height = (resting_foot_height(model, robot) if self.level
+                                else robot.foot_radius)
+        #: ``ground: carried``: the ground under the standing feet (its slope serves the
+        #: kinematic contact cue); None on the level floor.
+        self.ground = None if self.level else GroundFit(n)
         self.zero_yaw, self.initial_xy = zero_yaw, list(initial_xy or (0.0, 0.0))
         self.yaw0: np.ndarray | None = None  # the quaternion removing the initial yaw
         self.x = np.zeros(self.dim)
@@ -135,16 +151,19 @@ class LegKalman(BaseStateSource):
         self.force: np.ndarray | None = None
         self.baseline: np.ndarray | None = None
         self.jac = np.zeros((3, model.nv))
-        # Measurement matrix: rows (3 pos, 3 vel) per foot; fixed, only R changes.
-        H = np.zeros((6 * n, self.dim))
+        # Measurement matrix: rows (3 pos, 3 vel, 1 height) per foot; fixed, only R changes.
+        # The first ``used`` of each foot's rows are in use (the height row on level ground).
+        H = np.zeros((7 * n, self.dim))
         for i in range(n):
-            r, c = 6 * i, 6 + 3 * i
+            r, c = 7 * i, 6 + 3 * i
             H[r:r + 3, 0:3] = -np.eye(3)
             H[r:r + 3, c:c + 3] = np.eye(3)
             H[r + 3:r + 6, 3:6] = np.eye(3)
+            H[r + 6, c + 2] = 1.0
         self.H = H
-        self.rows = np.arange(6 * n).reshape(n, 6)
-        self.var6 = np.repeat(self.sigma, 3) ** 2
+        self.used = 7 if self.level else 6
+        self.rows = np.arange(7 * n).reshape(n, 7)[:, :self.used]
+        self.var = (np.repeat(self.sigma, (3, 3, 1)) ** 2)[:self.used]
 
     # --- optional inputs ---------------------------------------------------------------------
     def observe_feet(self, foot_force: np.ndarray) -> None:
@@ -225,10 +244,11 @@ class LegKalman(BaseStateSource):
         # divided by sqrt(contact_min), would carry nothing).
         down = np.flatnonzero(c > self.c_min)
         if down.size:
-            z = np.empty((n, 6))
-            z[:, 0:3], z[:, 3:6] = rel, -rel_vel
+            z = np.empty((n, 7))
+            z[:, 0:3], z[:, 3:6], z[:, 6] = rel, -rel_vel, self.foot_height
+            z = z[:, :self.used]
             rows = self.rows[down].ravel()
-            var = (self.var6[None, :] / c[down, None]).ravel()
+            var = (self.var[None, :] / c[down, None]).ravel()
             H = self.H[rows]
             PHt = P @ H.T
             S = H @ PHt
@@ -237,7 +257,8 @@ class LegKalman(BaseStateSource):
             x += K @ (z[down].ravel() - H @ x)
             P -= K @ PHt.T
             self.P = 0.5 * (P + P.T)
-        self.ground.observe(x[6:].reshape(n, 3), c > 0.5)
+        if self.ground is not None:
+            self.ground.observe(x[6:].reshape(n, 3), c > 0.5)
         self.last = BaseState(imu.time, x[0:3].copy(), quat, x[3:6].copy(), gyro.copy())
 
     def _initialize(self, rel: np.ndarray) -> None:
@@ -250,7 +271,9 @@ class LegKalman(BaseStateSource):
 
     def _contact(self, rel: np.ndarray, rel_vel: np.ndarray, dt: float) -> np.ndarray:
         """Contact belief per foot (see the module docstring)."""
-        up = rel[:, 2] - rel[:, 0:2] @ self.ground.plane.slope  # level with the ground?
+        up = rel[:, 2]
+        if self.ground is not None:  # level with the others along the ground?
+            up = up - rel[:, 0:2] @ self.ground.plane.slope
         c = np.clip(1.0 - (up - up.min()) / self.band, 0.0, 1.0)
         # Slip: a standing foot's implied base velocity changes only as fast as the base
         # accelerates, which the accelerometer measures; a landing, lifting or sliding foot's
@@ -290,6 +313,19 @@ class LegKalman(BaseStateSource):
 
     def health(self) -> dict[str, float]:
         return {"stance_feet": float((self.contact > 0.5).sum())}
+
+
+def resting_foot_height(model: mujoco.MjModel, robot: RobotInfo) -> float:
+    """Height of the foot sites when the model stands at its home pose under its own weight
+    for one second: the model's feet sink into its soft contacts (an A1's 2 cm foot spheres
+    rest at 3 mm), and the planner expects heights in its model's terms."""
+    d = mujoco.MjData(model)
+    mujoco.mj_resetDataKeyframe(model, d, mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY,
+                                                            robot.home_key))
+    for _ in range(int(1.0 / model.opt.timestep)):
+        mujoco.mj_step(model, d)
+    sites = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE, f) for f in robot.feet]
+    return float(d.site_xpos[sites, 2].mean())
 
 
 def _rotation(quat: np.ndarray) -> np.ndarray:

@@ -105,7 +105,7 @@ class LeggedTask(VelocityMode, Task):
 
     #: Bounds of the options, read by mpc.app.schema.check_kwargs (see mpc/app/schema.py);
     #: a subclass's RANGES add to these and replace those it names.
-    RANGES: ClassVar[dict[str, dict[str, float]]] = {
+    RANGES: ClassVar[dict[str, dict]] = {
         "goal": {"min": -1000.0, "max": 1000.0},  # m, also every waypoint's x and y
         "hold_time": {"min": 0.0, "max": 86400.0},
         "height": {"gt": 0.0, "max": 2.0},
@@ -118,6 +118,7 @@ class LeggedTask(VelocityMode, Task):
         "weights": {"min": 0.0, "max": 1e6},
         "slope_follow": {"min": 0.0, "max": 1.0},
         "ground_prior": {"gt": 0.0, "max": 10.0},
+        "ground": {"choices": ("level", "fit")},
         **VELOCITY_MODE_RANGES,
     }
     #: Terms whose affine part depends on :attr:`ground`: rebuilt when it changes.
@@ -133,7 +134,7 @@ class LeggedTask(VelocityMode, Task):
                  weights: dict | None = None, mode: str = "goal", lead: float = 0.2,
                  cadence_gain: float = 1.0, max_cadence: float = 3.5, lift_gain: float = 0.03,
                  max_lift: float = 0.08, hip_radius: float = 0.25, stand_speed: float = 0.05,
-                 ground: str = "fit", ground_prior: float = 0.01, slope_follow: float = 0.5):
+                 ground: str = "level", ground_prior: float = 0.01, slope_follow: float = 0.5):
         """``gait``: a name of :attr:`GAITS`, its ``duty``, ``cadence`` (Hz) and
         ``step_height`` (m) replaced where given. ``goal``: [x, y] or waypoints [[x, y], ...];
         ``hold_time`` (s): hold the start position until then. ``height`` (m): the base over
@@ -141,13 +142,14 @@ class LeggedTask(VelocityMode, Task):
         (default: :meth:`resting_foot_height`). ``effort_scale`` σ. ``weights``: term name ->
         weight. ``mode``: one of :attr:`MODES`; ``lead`` (m) bounds the velocity mode's
         position reference around the base; ``cadence_gain`` … ``stand_speed``: its
-        speed-adapted gait timing (:class:`mpc.tasks.gait.SpeedGait`). ``ground``: ``fit``
-        (the plane under the standing feet, :mod:`mpc.tasks.ground`, with slope prior
-        ``ground_prior`` λ in m²) or ``level`` (the plane z = 0); ``slope_follow``: the fraction
-        of the ground's tilt the upright target follows."""
+        speed-adapted gait timing (:class:`mpc.tasks.gait.SpeedGait`). ``ground``: ``level``
+        (the default: the plane z = 0, fixed) or ``fit`` (blind terrain: the plane under the
+        standing feet, :mod:`mpc.tasks.ground`, with slope prior ``ground_prior`` λ in m²);
+        ``slope_follow``: the fraction of the fitted ground's tilt the upright target
+        follows."""
         super().__init__(robot)
-        if ground not in ("fit", "level"):
-            raise ValueError(f"unknown ground {ground!r}; choose from fit, level")
+        if ground not in ("level", "fit"):
+            raise ValueError(f"unknown ground {ground!r}; choose from level, fit")
         self.ground_mode = ground
         self.ground_prior = float(ground_prior)
         self.slope_follow = float(slope_follow)
@@ -281,6 +283,11 @@ class LeggedTask(VelocityMode, Task):
         self._site_vel = np.zeros(6)
         if self.ground_mode == "fit":
             self.ground_fit = GroundFit(len(self.robot.feet), self.ground_prior)
+
+    @property
+    def posable_ground(self) -> bool:
+        """With ``ground: fit`` the ground follows the footholds."""
+        return self.ground_mode == "fit"
 
     def _rebuild(self, names: tuple[str, ...]) -> None:
         """Rebuild the affine rows of the terms ``names`` (those the task has)."""

@@ -86,6 +86,12 @@ class Task(ABC):
         self.ground = GroundPlane()
         self._ground_body = -1
 
+    @property
+    def posable_ground(self) -> bool:
+        """Whether :attr:`ground` may leave the level floor at 0 (the task estimates it), so
+        the planning model needs a floor that :meth:`pose_ground` can move."""
+        return False
+
     # --- model -----------------------------------------------------------------------------
     @abstractmethod
     def add_sensors(self, spec: mujoco.MjSpec) -> None:
@@ -96,10 +102,12 @@ class Task(ABC):
         """The robot's planning model (H1: legs only) with this task's sensors, stepping at
         ``timestep``; without contacts between the robot's own bodies unless
         ``self_collision``; with the robot model's friction impedance ratio unless
-        ``impratio`` is given. Its floor plane sits on a body of its own
-        (:func:`mpc.tasks.ground.add_ground_body`) that :meth:`pose_ground` moves."""
+        ``impratio`` is given. If the task estimates the ground (:attr:`posable_ground`), its
+        floor plane sits on a body of its own (:func:`mpc.tasks.ground.add_ground_body`) that
+        :meth:`pose_ground` moves; otherwise the model is the robot's, its floor fixed at 0."""
         spec = mujoco.MjSpec.from_file(str(robots.planning_model_path(self.robot.name)))
-        add_ground_body(spec)
+        if self.posable_ground:
+            add_ground_body(spec)
         spec.option.timestep = timestep
         if impratio is not None:
             spec.option.impratio = impratio

@@ -87,7 +87,7 @@ TILTED = GroundPlane(0.1, math.tan(math.radians(10)), math.tan(math.radians(-4))
 
 
 def posed_model(robot: str = "a1", plane: GroundPlane = TILTED) -> tuple:
-    task = make_task("quadruped_flat", robots.info(robot), goal=[1.0, 0.0])
+    task = make_task("quadruped_flat", robots.info(robot), goal=[1.0, 0.0], ground="fit")
     model = task.planning_model(0.01)
     pose(model, ground_body(model), plane, at=(0.3, -0.2))
     return task, model
@@ -175,7 +175,8 @@ def test_the_task_ground_follows_the_feet_onto_a_slope(robot):
     """Standing with the body pitched 10° (the feet on a 10° plane, as on a ramp), the first
     update fits that plane (a slope prior too small to shrink it); the planning model's floor
     follows it."""
-    task = make_task("quadruped_flat", robots.info(robot), goal=[1.0, 0.0], ground_prior=1e-6)
+    task = make_task("quadruped_flat", robots.info(robot), goal=[1.0, 0.0], ground="fit",
+                     ground_prior=1e-6)
     model = task.planning_model(0.01)
     task.bind(model)
     up_slope = -math.radians(10)  # nose up: the ground rises along +x
@@ -188,17 +189,18 @@ def test_the_task_ground_follows_the_feet_onto_a_slope(robot):
     mujoco.mj_kinematics(model, d)
     np.testing.assert_allclose(d.xmat[ground_body(model)].reshape(3, 3)[:, 2],
                                task.ground.normal, atol=1e-9)
-    # and with a level ground (the option) the plane stays at z = 0
-    level = make_task("quadruped_flat", robots.info(robot), goal=[1.0, 0.0], ground="level")
-    level.bind(level.planning_model(0.01))
+    # and with a level ground (the default) the plane stays at z = 0, the model's floor fixed
+    level = make_task("quadruped_flat", robots.info(robot), goal=[1.0, 0.0])
+    level_model = level.planning_model(0.01)
     level.update(0.0, qpos, np.zeros(model.nv))
     assert level.ground == GroundPlane()
+    assert ground_body(level_model) == -1
 
 
 def test_a_quadruped_on_two_legs_takes_no_foothold_from_its_lifted_feet():
     """On its hind legs the Go1's front feet hang still in the air without a swing target:
     the ground stays where the feet stood, level."""
-    task = make_task("quadruped_biped", robots.info("go1"), goal=[0.0, 0.0])
+    task = make_task("quadruped_biped", robots.info("go1"), goal=[0.0, 0.0], ground="fit")
     model = task.planning_model(0.01)
     task.bind(model)
     qpos = model.key_qpos[model.key(task.robot.home_key).id].copy()

@@ -21,6 +21,14 @@ SOURCES: Registry[BaseStateSource] = Registry("base-state source", {
 #                                 test aid of hardware.fake, which sits above this package)
 
 
+def _source(name: str, where: str) -> type[BaseStateSource]:
+    """The source class ``name``; ValueError naming the key ``where.type`` otherwise."""
+    try:
+        return SOURCES.get(name)
+    except ValueError as e:
+        raise ValueError(f"{where}.type: {e}") from None
+
+
 def check_spec(spec: dict | None, where: str = "plant.base_state") -> None:
     """ValueError unless ``spec`` names a known source; ConfigError naming the key unless its
     options fit the source's keyword parameters and bounds (checked with the config, in the
@@ -28,10 +36,7 @@ def check_spec(spec: dict | None, where: str = "plant.base_state") -> None:
     if spec is not None:
         options = dict(spec)
         name = check_value(options.pop("type", "kalman"), str, "config", f"{where}.type")
-        try:
-            cls = SOURCES.get(name)
-        except ValueError as e:  # the registry's message, with the key it came from
-            raise ValueError(f"{where}.type: {e}") from None
+        cls = _source(name, where)
         check_kwargs(cls, options, "config", f"{where}.", exclude=("model", "robot"))
 
 
@@ -39,7 +44,6 @@ def make_source(spec: dict, model: mujoco.MjModel, robot: RobotInfo,
                 where: str = "plant.base_state") -> BaseStateSource:
     """Build the source described by ``spec`` (``{"type": NAME, **options}``)."""
     options = dict(spec)
-    name = options.pop("type", "kalman")
-    cls = SOURCES.get(name)
+    cls = _source(options.pop("type", "kalman"), where)
     options = check_kwargs(cls, options, "config", f"{where}.", exclude=("model", "robot"))
     return cls(model, robot, **options)

@@ -3,7 +3,8 @@
     mpc-fake-robot --robot {a1,go1,go2,h1} --transport {udp,dds} [--host IP] [--port N]
                    [--domain-id N] [--interface NAME] [--truth-port N] [--start lying|standing]
                    [--controller IP:PORT]
-                   [--gantry [--gantry-release S]] [--duration S] [--command-timeout S]
+                   [--gantry [--gantry-release S] [--gantry-lift M]] [--overlay FILE]
+                   [--duration S] [--command-timeout S]
                    [--log FILE.npz]
                    [--stop-state-at S] [--corrupt-state-every N] [--estop-at S]
                    [--sticks "T:LX,LY,RX;..."]
@@ -57,6 +58,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--gantry-release", type=float, metavar="S",
                    help="with --gantry: let go S seconds after the first command (lowered "
                         "onto its feet once the controller holds the pose)")
+    p.add_argument("--gantry-lift", type=float, default=0.0, metavar="M",
+                   help="with --gantry: hang the base this much higher than its home pose "
+                        "(0.3: a quadruped's feet swing free, for system identification)")
+    p.add_argument("--overlay", metavar="FILE",
+                   help="a model overlay (robots/overlay.py): this robot differs from the "
+                        "nominal model as the file states (joints, motors, delay, payload)")
     p.add_argument("--controller", metavar="IP:PORT",
                    help="UDP: obey only commands from this address (others refused, counted)")
     p.add_argument("--duration", type=float, default=float("inf"), metavar="S")
@@ -205,6 +212,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         robot = robots.info(args.robot)
+        overlay = robots.load_overlay(args.overlay, robot.name) if args.overlay else None
         sensors = default_sensors(robot.name, _sensor_options(args))
         ground = terrain_option(args.terrain)
         fake = FakeRobot(robot, args.transport, host=args.host, port=args.port,
@@ -213,7 +221,8 @@ def main(argv: list[str] | None = None) -> int:
                          command_timeout=args.command_timeout, gantry=args.gantry,
                          gantry_release=args.gantry_release,
                          controller=_address(args.controller),
-                         sensors=sensors, seed=args.seed, terrain=ground)
+                         sensors=sensors, seed=args.seed, terrain=ground, overlay=overlay,
+                         gantry_lift=args.gantry_lift)
         faults = netfaults.Faults.parse(args.net_faults) if args.net_faults else None
         if faults is not None and args.transport == "udp" and not args.proxy_port:
             raise ValueError("--net-faults over UDP needs --proxy-port")

@@ -49,7 +49,6 @@ import sys
 import threading
 import time as _time
 from collections import deque
-from pathlib import Path
 
 import numpy as np
 
@@ -72,6 +71,7 @@ from hardware.unitree.legacy_packets import PacketError
 from hardware.unitree.motor_map import MotorMap
 from hardware.unitree.udp_link import LinkError
 from mpc.app.plants.plant_base import Plant, PlantState
+from mpc.app.record.link_log import LinkLog
 from robots.info import RobotInfo
 
 log = logging.getLogger(__name__)
@@ -93,7 +93,7 @@ class UnitreeBridge(Plant):
     WIRE_LIMITS: tuple[float, float, float] | None = None
     #: Rows kept per log column while ``log_file`` is set: the newest ten minutes at 500 Hz
     #: (older rows are dropped), so a long run cannot exhaust the link process's memory.
-    log_rows = 300_000
+    log_rows = LinkLog.MAX_ROWS
 
     def __init__(self, robot: RobotInfo, *, servo_family: str, rate: float,
                  connect_timeout: float, kp: list[float] | None, kd: list[float] | None,
@@ -118,6 +118,7 @@ class UnitreeBridge(Plant):
         self.lock = threading.Lock()
         self.send_lock = threading.Lock()
         self.packet: bytes | None = None
+        self.packet_cmd: MotorCommand | None = None
         self.packet_key: object = None
         self.local = threading.local()
         self.phase = CONNECTING
@@ -148,9 +149,8 @@ class UnitreeBridge(Plant):
         self._refused_at_state = 0
         self.latencies: deque[float] = deque(maxlen=100_000)
         self.log_file = log_file
-        self.log: dict[str, deque] = {k: deque(maxlen=self.log_rows) for k in (
-            "state_t", "state_tick", "cmd_t", "cmd_crc", "cmd_tick", "cmd_phase", "est_tick",
-            "est_qpos", "est_qvel")}
+        #: What the link received and sent (:mod:`mpc.app.record.link_log`), with log_file.
+        self.log = LinkLog(self.log_rows, self.map.used)
         self._stop = threading.Event()
         self.thread = threading.Thread(target=self._link_loop, name="unitree-link", daemon=True)
         self.thread.start()
@@ -382,10 +382,9 @@ class UnitreeBridge(Plant):
         self.last_tick = st.tick
         self._refused_at_state = self.refused.total()
         self.counts["states"] += 1
-        if self.log_file:
-            self.log["state_t"].append(now)
-            self.log["state_tick"].append(st.tick)
         m = self.map
+        if self.log_file:
+            self._log_state(now, st)
         if not (np.isfinite(np.concatenate((st.q[m.used], st.dq[m.used], st.quat,
                                             st.gyro))).all() and st.quat @ st.quat > 0.25):
             self.damp("non-finite or invalid robot state")
@@ -491,9 +490,10 @@ class UnitreeBridge(Plant):
             if key is None or key != self.packet_key:
                 cmd = build()
                 broken = not cmd.finite()
-                self.packet = self._encode(clamp_command(cmd, self.limits, self.clamps))
+                self.packet_cmd = clamp_command(cmd, self.limits, self.clamps)
+                self.packet = self._encode(self.packet_cmd)
                 self.packet_key = key
-            packet = self.packet
+            packet, sent = self.packet, self.packet_cmd
             if packet is not None:
                 self._write(packet)
         if broken:  # the clamp damped the bad slots of this packet; now the whole robot
@@ -509,10 +509,7 @@ class UnitreeBridge(Plant):
             tick = self.ctrl_tick if self.phase == RUN else -1
             phase = self.phase
         if self.log_file:
-            self.log["cmd_t"].append(now)
-            self.log["cmd_crc"].append(self._packet_crc(packet))
-            self.log["cmd_tick"].append(tick if fresh else -1)
-            self.log["cmd_phase"].append(phase)
+            self._log_command(now, packet, sent, tick if fresh else -1, phase)
 
     # --- measurements -----------------------------------------------------------------------
     def stats(self) -> dict:
@@ -528,7 +525,14 @@ class UnitreeBridge(Plant):
             out["latency_ms_max"] = round(float(lat.max()), 3)
         return out
 
+    def _log_state(self, now: float, st: LowState) -> None:
+        self.log.state(now, st)
+
+    def _log_command(self, now: float, packet: bytes, cmd: MotorCommand, tick: int,
+                     phase: str) -> None:
+        """The command ``cmd`` that left in ``packet`` (as clamped), with its time, checksum,
+        the tick of the state it was computed from and the phase."""
+        self.log.command(now, cmd, tick, phase, self._packet_crc(packet))
+
     def _write_log(self) -> None:
-        path = Path(self.log_file)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        np.savez(path, **{k: np.array(v) for k, v in self.log.items()})
+        self.log.write(self.log_file)

@@ -133,6 +133,8 @@ class CommandConfig:
 
 @dataclass
 class Config:
+    #: The robot's name. In a file, ``robot:`` is the name, or a mapping ``{name: go1,
+    #: overlay: FILE}`` that also names a model overlay (:mod:`robots.overlay`).
     robot: str
     description: str = ""
     task: dict = setting({})
@@ -145,13 +147,24 @@ class Config:
     telemetry: TelemetryConfig = field(default_factory=TelemetryConfig)
     command: CommandConfig = field(default_factory=CommandConfig)
     ros2: Ros2Config = field(default_factory=Ros2Config)
+    #: The model overlay's file (absolute; "" for none), from ``robot.overlay``.
+    overlay: str = ""
     #: Where it came from, for messages.
     source: str = "<config>"
 
     def to_dict(self) -> dict:
+        """The config as a file would state it (``robot`` a mapping when it has an overlay)."""
         d = dataclasses.asdict(self)
         d.pop("source")
+        overlay = d.pop("overlay")
+        if overlay:
+            d["robot"] = {"name": self.robot, "overlay": overlay}
         return d
+
+    @property
+    def robot_overlay(self) -> robots.Overlay | None:
+        """The model overlay (read and checked when the config was validated), or None."""
+        return getattr(self, "_overlay", None)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -216,6 +229,10 @@ def load_config(name: str, overrides: list[str] | None = None) -> Config:
     path = resolve_path(name)
     data = read_config_tree(path)
     apply_overrides(data, overrides or [], str(path))
+    if "robot" not in data:  # a config that dropped its extends says so
+        raise ConfigError(f"{path}: missing required key 'robot' (state it, or extend a "
+                          f"config that does: extends: NAME)")
+    robot_section(data, Path.cwd())  # --set robot=NAME, or robot.overlay relative to here
     return validate(data, str(path))
 
 
@@ -231,6 +248,7 @@ def read_config_tree(path: Path, _chain: tuple[Path, ...] = ()) -> dict:
     is not inherited: each file says what it is.
     """
     data = read_yaml(path)
+    robot_section(data, path.parent)
     parent = data.pop("extends", None)
     if parent is None:
         return data
@@ -252,6 +270,21 @@ def read_config_tree(path: Path, _chain: tuple[Path, ...] = ()) -> dict:
 
 #: Keys that select a plug-in class inside a section: a different choice replaces the section.
 SELECTORS = ("name", "type")
+#: Keys of the ``robot`` section in its mapping form.
+ROBOT_KEYS = ("name", "overlay")
+
+
+def robot_section(data: dict, folder: Path) -> None:
+    """``robot: NAME`` as the mapping ``{name: NAME}`` (so that a config extending another may
+    add an overlay to its robot), and a relative ``robot.overlay`` made absolute from
+    ``folder`` (the folder of the file that names it)."""
+    robot = data.get("robot")
+    if isinstance(robot, str):
+        data["robot"] = {"name": robot}
+    elif isinstance(robot, dict) and isinstance(robot.get("overlay"), str) and robot["overlay"]:
+        path = Path(robot["overlay"]).expanduser()
+        data["robot"] = {**robot, "overlay": str(path if path.is_absolute() else
+                                                 (folder / path).resolve())}
 
 
 def merge_sections(base: dict, over: dict) -> dict:
@@ -272,9 +305,19 @@ def merge_sections(base: dict, over: dict) -> dict:
 
 def validate(data: dict, source: str) -> Config:
     """Check the whole tree and return a typed :class:`Config`."""
-    cfg = build_dataclass(Config, data, source, prefix="", skip={"source"})
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: expected a mapping of sections at the top level")
+    name, overlay = _validate_robot(data.get("robot"), source)
+    data = {**data, "robot": name} if "robot" in data else data
+    cfg = build_dataclass(Config, data, source, prefix="", skip={"source", "overlay"})
     cfg.source = source
-    cfg.task = _validate_task(cfg, source)
+    cfg.task = _validate_task(cfg, source)  # the robot's name first
+    if overlay is not None:
+        cfg.overlay = overlay
+        try:
+            cfg._overlay = robots.load_overlay(overlay, cfg.robot)
+        except robots.OverlayError as e:
+            raise ConfigError(f"{source}: robot.overlay: {e}") from None
     cfg.derivatives = _validate_derivatives(cfg, source)
     cfg.plant = _validate_plant(cfg, source)
     cfg.safety = _validate_safety(cfg, source)
@@ -376,6 +419,27 @@ def _plant_period(cfg: Config) -> tuple[float | None, str, float | None]:
     return None, "", None
 
 
+def _validate_robot(section, source: str) -> tuple[object, str | None]:
+    """(the robot's name, the overlay's path or None) of a ``robot`` value: a name, or a
+    mapping with ``name`` and ``overlay`` (a bare name is checked with the task)."""
+    if not isinstance(section, dict):
+        return section, None
+    for key in section:
+        if key not in ROBOT_KEYS:
+            raise unknown_key(source, "robot.", str(key), ROBOT_KEYS)
+    if "name" not in section:
+        raise ConfigError(f"{source}: missing required key 'robot.name'")
+    check_value(section["name"], str, source, "robot.name")
+    try:
+        robots.info(section["name"])
+    except ValueError as e:
+        raise ConfigError(f"{source}: robot.name: {e}") from None
+    overlay = section.get("overlay")
+    if overlay is not None:
+        check_value(overlay, str, source, "robot.overlay")
+    return section["name"], overlay or None
+
+
 # Open sections: checked against the keyword arguments of the class that consumes them.
 def _check_name(value, source: str, key: str) -> None:
     """A plug-in's name (looked up in a registry) is a string; anything else is named here
@@ -442,7 +506,7 @@ def _validate_plant(cfg: Config, source: str) -> dict:
         raise ConfigError(f"{source}: plant.type: {e}") from None
     try:
         params = check_kwargs(cls, section, source, "plant.",
-                              exclude=("robot", "seed", "safety"))
+                              exclude=("robot", "seed", "safety", "overlay"))
     except ConfigError as e:
         if "type" in cfg.plant:
             raise
@@ -480,6 +544,7 @@ def _validate_command(cfg: Config, source: str) -> dict:
     if not velocity:
         raise ConfigError(f"{source}: 'command.source' is set but the task is not in velocity "
                           f"mode (set task.mode: velocity)")
+    _check_name(kind, source, "command.source.type")
     try:
         cls = COMMAND_SOURCES.get(kind)
     except ValueError as e:

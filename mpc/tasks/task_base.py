@@ -98,14 +98,16 @@ class Task(ABC):
         """Add the sensors the residual reads to the robot's model specification."""
 
     def planning_model(self, timestep: float, self_collision: bool = False,
-                       impratio: float | None = None) -> mujoco.MjModel:
+                       impratio: float | None = None,
+                       overlay: robots.Overlay | None = None) -> mujoco.MjModel:
         """The robot's planning model (H1: legs only) with this task's sensors, stepping at
         ``timestep``; without contacts between the robot's own bodies unless
         ``self_collision``; with the robot model's friction impedance ratio unless
-        ``impratio`` is given. If the task estimates the ground (:attr:`posable_ground`), its
-        floor plane sits on a body of its own (:func:`mpc.tasks.ground.add_ground_body`) that
-        :meth:`pose_ground` moves; otherwise the model is the robot's, its floor fixed at 0."""
-        spec = mujoco.MjSpec.from_file(str(robots.planning_model_path(self.robot.name)))
+        ``impratio`` is given; with the robot's model ``overlay`` (:mod:`robots.overlay`)
+        applied. If the task estimates the ground (:attr:`posable_ground`), its floor plane sits
+        on a body of its own (:func:`mpc.tasks.ground.add_ground_body`) that
+        :meth:`pose_ground` moves; otherwise the floor is the robot model's, fixed at 0."""
+        spec = robots.planning_spec(self.robot.name, overlay)
         if self.posable_ground:
             add_ground_body(spec)
         spec.option.timestep = timestep

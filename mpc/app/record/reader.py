@@ -79,7 +79,7 @@ class Run:
 
     @property
     def robot(self) -> RobotInfo:
-        return robots.info(self.config["robot"])
+        return robots.info(robot_name(self.config))
 
     @property
     def mode(self) -> str:
@@ -142,9 +142,16 @@ def load_run(path: str | Path) -> Run:
         summary = json.loads(summary_file.read_text()) if summary_file.is_file() else {}
     except (yaml.YAMLError, json.JSONDecodeError) as e:
         raise RunDirError(f"{d}: unreadable config.yaml or summary.json ({e})") from None
-    if not isinstance(config, dict) or config.get("robot") not in robots.ROBOTS:
+    if not isinstance(config, dict) or robot_name(config) not in robots.ROBOTS:
         raise RunDirError(f"{cfg_file}: no known robot in the config")
     return Run(d, config, summary, series, _events(d, series), closed)
+
+
+def robot_name(config: dict) -> object:
+    """The robot's name in a recorded config: ``robot`` itself, or its ``name`` when it is the
+    mapping form (a run with a model overlay)."""
+    robot = config.get("robot")
+    return robot.get("name") if isinstance(robot, dict) else robot
 
 
 def _events(d: Path, series: dict[str, np.ndarray]) -> list[Event]:

@@ -285,8 +285,10 @@ def load_state(path: str | Path) -> tuple[mujoco.MjModel, mujoco.MjData, dict]:
     meta = json.loads(str(saved.pop("meta")))
     task_params = dict(meta["task"])
     task = make_task(task_params.pop("name"), robots.info(meta["robot"]), **task_params)
-    m = task.planning_model(meta["timestep"], meta["self_collision"],
-                            meta["impratio"])
+    overlay = meta.get("overlay")  # the planning model's overlay, as a mapping
+    m = task.planning_model(meta["timestep"], meta["self_collision"], meta["impratio"],
+                            None if overlay is None else
+                            robots.Overlay.from_mapping(overlay, str(path), robots.ROBOTS))
     d = mujoco.MjData(m)
     d.time = float(saved["time"])
     d.qpos[:], d.qvel[:], d.act[:], d.ctrl[:] = (saved["qpos"], saved["qvel"], saved["act"],

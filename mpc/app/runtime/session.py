@@ -88,7 +88,7 @@ class Session:
             robot = plant is None and assembly.plant_class(cfg).realtime_only
             if plant is None:  # held before it is prepared: an interrupted ramp closes it
                 self.stage = "connecting to the robot" if robot else "building the plant"
-                self.plant = assembly.make_plant(cfg)
+                self.plant = assembly.make_plant(cfg, self.run_dir)
                 self.stage = "ramping the robot to its home pose" if robot else "preparing"
                 self.plant.prepare()
             else:
@@ -167,9 +167,14 @@ class Session:
             self.audit = DerivativeAudit(self.planner.model, self.run_dir, audit, {
                 "robot": cfg.robot, "task": dict(cfg.task), "timestep": p.timestep,
                 "self_collision": p.self_collision, "impratio": p.impratio,
+                "overlay": None if cfg.robot_overlay is None else
+                cfg.robot_overlay.to_mapping(),
                 "model": self.planner.model.names.split(b"\0", 1)[0].decode()},
                 cfg.runtime.seed)
         self.observers: list[Observer] = [self.recorder]
+        if cfg.robot_overlay is not None:  # the run directory keeps the model it ran with
+            (self.run_dir / "overlay.yaml").write_text(cfg.robot_overlay.dump(
+                f"model overlay of this run, from {cfg.overlay}"))
         if cfg.telemetry.lcm_url:
             self.attach(OBSERVERS.get("lcm_telemetry")(
                 cfg.telemetry.lcm_url, cfg.telemetry.channel, self.task))

@@ -25,7 +25,8 @@ from mpc.app.schema import ConfigError
 
 REPO = Path(__file__).resolve().parents[3]
 CONFIGS = sorted((REPO / "configs").glob("*.yaml"))
-#: Simulated configs: a subprocess run of a hardware config would wait for a robot.
+#: Simulated configs (as they resolve, ``extends`` followed): a subprocess run of a hardware
+#: config would wait for a robot.
 SIM_CONFIGS = [p for p in CONFIGS
                if read_config_tree(p).get("plant", {}).get("type", "sim") == "sim"]
 

@@ -1,6 +1,6 @@
 """Blind walking on terrain, in lockstep, on the deploy path: configs x terrains x seeds.
 
-    python scripts/eval_terrain.py [--configs a1_hw go1_hw ...] [--terrains ramp_up_5 ...]
+    python scripts/eval_terrain.py [--configs a1_hw go1_hw_terrain ...] [--terrains ramp_up_5 ...]
         [--matrix done|issue] [--seeds 0 1 2 ...] [--estimator config|truth]
         [--delay-ms 6] [--plan-latency-ms 20] [--plant-model reference|own] [--goal 2.0]
         [--speed 0.3] [--duration S] [--threads 1] [--engine ray|serial] [--address ADDR]
@@ -8,13 +8,18 @@
 
 Each run: the config in lockstep on :class:`hardware.fake.motor_plant.FakeMotorPlant` (the fake
 robot's motors receiving the bridge's commands ``--delay-ms`` late, its realistic sensors) on
-the terrain (:mod:`mpc.app.plants.terrain`, in the plant only: the planner walks blind on its level
-plane), each plan coming into force ``--plan-latency-ms`` after the state it started from
+the terrain (:mod:`mpc.app.plants.terrain`, in the plant only: the planner walks blind), each
+plan coming into force ``--plan-latency-ms`` after the state it started from
 (``runtime.plan_latency``), the base state from the config's own estimator (``--estimator
-config``, as on a robot) or the simulation's truth. ``--plant-model reference`` (default)
-simulates the robot from another published description of it (MuJoCo Menagerie's, in
-tests/reference) than the planner's own model, as the real robot differs from any model;
-``own`` simulates the planner's model.
+config``, as on a robot) or the simulation's truth. The matrix's hardware configs plan on the
+level plane at 0 (``task.ground: level``, the default) and their Kalman filter measures the
+height against it; their blind-terrain variants ``a1_hw_terrain``, ``go1_hw_terrain`` and
+``go2_hw_terrain`` (``--configs``; for others ``--set task.ground=fit --set
+plant.base_state.ground=carried``) plan on the plane fitted to the footholds
+(:mod:`mpc.tasks.ground`) and carry the height from foothold to foothold.
+``--plant-model reference`` (default) simulates the robot from another published description
+of it (MuJoCo Menagerie's, in tests/reference) than the planner's own model, as the real robot
+differs from any model; ``own`` simulates the planner's model.
 
 Random terrains (slabs, rough ground) are laid out anew for every seed (the run's seed
 seeds them too). Goal-mode configs walk to a goal ``--goal`` m ahead; velocity-mode configs
@@ -23,11 +28,11 @@ seeds them too). Goal-mode configs walk to a goal ``--goal`` m ahead; velocity-m
 trip and, by the simulation's truth, the goal within 0.25 m (velocity mode: at least
 ``goal - 0.25`` m covered).
 Falls are judged by the truth against the terrain (base below the robot's fall height above
-the ground under it, or tilted past its fall tilt); the controller's own fall check (which
-believes the ground is the plane at 0) stopping a run is reported apart. Each run also records
-where it fell or stopped (the terrain's section there), the furthest it got (a robot that
-stumbles at an edge may be thrown back before it is down) and, with an estimator, its height and
-velocity error against the truth.
+the ground under it, or tilted past its fall tilt); the controller's own fall check (the
+estimated base over the ground it believes in) stopping a run is reported apart. Each run also
+records where it fell or stopped (the terrain's section there), the furthest it got (a robot
+that stumbles at an edge may be thrown back before it is down) and, with an estimator, its
+height and velocity error against the truth.
 
 The matrix runs as a campaign (:mod:`mpc.app.campaign`): on Ray by default (a local instance on
 loopback; ``--address`` for a cluster), one result file per run in ``OUT/cases``, finished runs
@@ -177,7 +182,7 @@ def judge(case: dict, cfg, robot, plant, summary: dict) -> dict:
         fall_at = len(qpos) - 1
     if fall_at is not None:
         outcome = "fell"
-    elif stop:  # a height below the fall height over the plane at 0: the flat-ground belief
+    elif stop:  # the estimated base below the fall height over the ground it believes in
         outcome = "stopped by the controller's height check"
     elif trip:
         outcome = "joint trip"

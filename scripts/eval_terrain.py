@@ -112,13 +112,13 @@ def run_case(case: dict) -> dict:
 
 def recording_plant(base: type) -> type:
     """``base`` (FakeMotorPlant) recording the truth and the estimate every RECORD_PERIOD of
-    plant time in ``log``: (time, base qpos, base linear velocity, estimate pos + linvel or
-    None)."""
+    plant time in ``truth_log`` (``log`` is the plant's link log): (time, base qpos, base
+    linear velocity, estimate pos + linvel or None)."""
 
     class Recording(base):
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **kwargs)
-            self.log: list = []
+            self.truth_log: list = []
             self._steps = 0
             self._every = max(1, round(RECORD_PERIOD / self.timestep))
 
@@ -127,7 +127,7 @@ def recording_plant(base: type) -> type:
             d = self.sim.data
             if self._steps % self._every == 0:
                 est = self.source.estimate() if self.source is not None else None
-                self.log.append((float(d.time), d.qpos[0:7].copy(), d.qvel[0:3].copy(),
+                self.truth_log.append((float(d.time), d.qpos[0:7].copy(), d.qvel[0:3].copy(),
                                  None if est is None else np.r_[est.pos, est.linvel]))
             self._steps += 1
 
@@ -157,8 +157,8 @@ def case_overrides(case: dict) -> list[str]:
 def judge(case: dict, cfg, robot, plant, summary: dict) -> dict:
     """The run's outcome by the simulation's truth, and the estimator's errors."""
     terrain = plant.sim.terrain
-    t = np.array([r[0] for r in plant.log])
-    qpos = np.array([r[1] for r in plant.log])
+    t = np.array([r[0] for r in plant.truth_log])
+    qpos = np.array([r[1] for r in plant.truth_log])
     # fall by the truth, against the ground under the base
     fall_at = None
     for i, q in enumerate(qpos):
@@ -209,7 +209,7 @@ def judge(case: dict, cfg, robot, plant, summary: dict) -> dict:
         "sim_time_s": round(float(t[-1]), 2) if len(t) else 0.0,
         "planner_iterations": summary.get("planner_iterations"),
     }
-    out.update(estimator_errors(plant.log, fall_at))
+    out.update(estimator_errors(plant.truth_log, fall_at))
     return out
 
 

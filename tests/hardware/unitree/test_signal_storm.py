@@ -30,9 +30,10 @@ def test_signals_at_every_stage_end_the_run_in_damping_with_its_record(tmp_path)
     report = json.loads((tmp_path / "storm.json").read_text())
     outcomes = report["outcomes"]
     assert len(outcomes) == len(MOMENTS) and all(o["ok"] for o in outcomes)
-    # the stages were reached: before the config was read or while starting, before the
-    # link, with the link up, the robot driven (ramp, walking)
-    assert any(not o["reached"] for o in outcomes)
+    # the stages were reached: before the link (while importing or compiling: "start+1.0"
+    # lands there or, on a fast machine with a warm cache, just after the link started), the
+    # link starting, with the link up, the robot driven (ramp, walking)
+    assert outcomes[0]["reached"] in ([], ["link"]), outcomes[0]  # MOMENTS[0], start+1.0
     assert any(o["reached"] == ["link"] for o in outcomes)
     assert sum(o["driven"] for o in outcomes) >= 2
     assert any(o["stage"] == "running" for o in outcomes)

@@ -159,9 +159,6 @@ ENVELOPE: tuple[Rule, ...] = (
     Rule("safety.command_timeout", "s", Bounds(max=0.5), Bounds(min=0.02, max=0.2), "0.1",
          "a dead or stalled controller goes unnoticed this long while the motors hold its "
          "last targets"),
-    Rule("safety.max_command_age", "s", Bounds(max=0.2), Bounds(max=0.05), "0.02",
-         "a command computed from a state this old is still sent (at 1 m/s the robot has "
-         "moved 5 cm in 50 ms); beyond 0.2 s a stalled planner's old plan passes as fresh"),
     Rule("safety.max_joint_speed", "rad/s", Bounds(max=60.0), Bounds(max=40.0), "40",
          "the joint-speed trip; Unitree's URDF descriptions of the A1, Go1 and Go2 rate these "
          "joints at 20-30 rad/s, so a trip far above that cannot fire"),

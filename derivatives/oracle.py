@@ -20,6 +20,8 @@ Error measures of a Jacobian X against the reference R:
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
+from typing import Any
 
 import mujoco
 import numpy as np
@@ -28,6 +30,40 @@ import numpy as np
 EPS = 1e-6
 #: The reference model's solver tolerance.
 TOLERANCE = 1e-12
+
+
+
+@dataclass(frozen=True)
+class Knot:
+    """One planner knot as a derivative check needs it (copies): the state the planner
+    linearized at (time, qpos, qvel, act, ctrl and the solver's warm start) and the A, B it
+    used there."""
+
+    time: float
+    qpos: np.ndarray
+    qvel: np.ndarray
+    act: np.ndarray
+    ctrl: np.ndarray
+    warmstart: np.ndarray
+    A: np.ndarray
+    B: np.ndarray
+
+    @classmethod
+    def of(cls, nominal: Any, lin: Any, t: int, **extra: Any) -> Knot:
+        """Knot ``t`` of a nominal trajectory (:class:`common.trajectory.Trajectory`) and its
+        linearization (:class:`derivatives.provider_base.Linearization`); ``extra``: the
+        fields a subclass adds."""
+        return cls(float(nominal.time[t]), nominal.qpos[t].copy(), nominal.qvel[t].copy(),
+                   nominal.act[t].copy(), nominal.ctrl[t].copy(), nominal.warmstart[t].copy(),
+                   lin.A[t].copy(), lin.B[t].copy(), **extra)
+
+    def load(self, d: mujoco.MjData) -> mujoco.MjData:
+        """``d`` set to this knot's state (returned)."""
+        d.time = self.time
+        d.qpos[:], d.qvel[:], d.act[:], d.ctrl[:] = self.qpos, self.qvel, self.act, self.ctrl
+        d.qacc_warmstart[:] = self.warmstart
+        return d
+
 
 _INTEGRATORS = {"euler": mujoco.mjtIntegrator.mjINT_EULER,
                 "implicitfast": mujoco.mjtIntegrator.mjINT_IMPLICITFAST}

@@ -62,7 +62,13 @@ import numpy as np
 from report import markdown_table, write_csv
 
 from derivatives import BACKENDS
-from derivatives.oracle import centered_fd, median_column_error, oracle_model, relative_max_error
+from derivatives.oracle import (
+    Knot,
+    centered_fd,
+    median_column_error,
+    oracle_model,
+    relative_max_error,
+)
 from mpc.app.config import load_config
 from mpc.app.observers.observer_base import Observer, PlanReport
 from mpc.app.runtime.lockstep import lockstep_steps
@@ -77,20 +83,6 @@ RUN_KEYS = ("derivative_ms_median", "iteration_ms_median", "derivative_cpu_ms_me
             "max_joint_speed_rad_s", "sims_per_call", "sims_first_call", "A_err_median",
             "A_err_max", "B_err_median", "B_err_max", "A_col_err_median", "B_col_err_median",
             "load_1min")
-
-
-@dataclass
-class Sample:
-    """One knot of a planner iteration: the state the planner linearized at and its A, B."""
-
-    time: float
-    qpos: np.ndarray
-    qvel: np.ndarray
-    act: np.ndarray
-    ctrl: np.ndarray
-    warmstart: np.ndarray
-    A: np.ndarray
-    B: np.ndarray
 
 
 @dataclass
@@ -162,7 +154,7 @@ class LinearizationSampler(Observer):
     def __init__(self, session: Session, every: int):
         self.planner = session.planner
         self.every = every
-        self.samples: list[Sample] = []
+        self.samples: list[Knot] = []
         self.model = session.planner.model
         T = self.planner.T
         self.knots = sorted({0, 1, T // 2, T - 2})
@@ -173,10 +165,7 @@ class LinearizationSampler(Observer):
                 and (planner.iteration - 2) % self.every == 0):
             nominal, lin = report.nominal, planner.linearization
             for t in self.knots:
-                self.samples.append(Sample(
-                    float(nominal.time[t]), nominal.qpos[t].copy(), nominal.qvel[t].copy(),
-                    nominal.act[t].copy(), nominal.ctrl[t].copy(), nominal.warmstart[t].copy(),
-                    lin.A[t].copy(), lin.B[t].copy()))
+                self.samples.append(Knot.of(nominal, lin, t))
 
 
 class CpuClock:
@@ -221,7 +210,7 @@ class CpuClock:
         provider.horizon = timed(horizon, self.derivative_ms, deriving)
 
 
-def sample_errors(model: mujoco.MjModel, samples: list[Sample]) -> dict[str, np.ndarray]:
+def sample_errors(model: mujoco.MjModel, samples: list[Knot]) -> dict[str, np.ndarray]:
     """Per sample, against A_ref, B_ref by centered differences: ``A``, ``B`` the relative max
     error max|A − A_ref| / max|A_ref|; ``A_col``, ``B_col`` the median over columns of the
     relative column error ‖ΔA_j‖ / ‖A_ref,j‖ (where an error sits matters: a change confined
@@ -229,10 +218,7 @@ def sample_errors(model: mujoco.MjModel, samples: list[Sample]) -> dict[str, np.
     d = mujoco.MjData(model)
     out: dict[str, list[float]] = {"A": [], "B": [], "A_col": [], "B_col": []}
     for s in samples:
-        d.time = s.time
-        d.qpos[:], d.qvel[:], d.act[:], d.ctrl[:] = s.qpos, s.qvel, s.act, s.ctrl
-        d.qacc_warmstart[:] = s.warmstart
-        A_ref, B_ref = centered_fd(model, d)
+        A_ref, B_ref = centered_fd(model, s.load(d))
         out["A"].append(relative_max_error(s.A, A_ref))
         out["B"].append(relative_max_error(s.B, B_ref))
         out["A_col"].append(median_column_error(s.A, A_ref))

@@ -46,7 +46,7 @@ import numpy as np
 
 import robots
 from common.trajectory import Trajectory
-from derivatives.oracle import centered_fd, is_smooth, oracle_model, relative_error
+from derivatives.oracle import Knot, centered_fd, is_smooth, oracle_model, relative_error
 from derivatives.provider_base import Linearization
 from mpc.app.config import AuditSettings
 from mpc.app.record.atomic import atomic_output
@@ -60,19 +60,11 @@ COLUMNS = ("iteration", "time", "knot", "err_A", "err_B", "err", "smooth", "seco
 
 
 @dataclass(frozen=True)
-class _Knot:
-    """What the worker needs of one planner knot (copies)."""
+class _Knot(Knot):
+    """A :class:`Knot` with where it came from."""
 
-    iteration: int
-    knot: int
-    time: float
-    qpos: np.ndarray
-    qvel: np.ndarray
-    act: np.ndarray
-    ctrl: np.ndarray
-    warmstart: np.ndarray
-    A: np.ndarray
-    B: np.ndarray
+    iteration: int = 0
+    knot: int = 0
 
 
 class DerivativeAudit:
@@ -123,10 +115,7 @@ class DerivativeAudit:
                 self.skipped += 1
             return
         t = int(self._rng.choice(knots))
-        self._queue.put_nowait(_Knot(iteration, t, float(nominal.time[t]), nominal.qpos[t].copy(),
-                                     nominal.qvel[t].copy(), nominal.act[t].copy(),
-                                     nominal.ctrl[t].copy(), nominal.warmstart[t].copy(),
-                                     lin.A[t].copy(), lin.B[t].copy()))
+        self._queue.put_nowait(_Knot.of(nominal, lin, t, iteration=iteration, knot=t))
 
     # --- worker -------------------------------------------------------------------------------
     def _work(self) -> None:
@@ -140,13 +129,6 @@ class DerivativeAudit:
             except Exception:  # an audit must never take the run down
                 log.exception("derivative audit of knot %d failed", k.knot)
 
-    def _load(self, k: _Knot) -> mujoco.MjData:
-        d = self._data
-        d.time = k.time
-        d.qpos[:], d.qvel[:], d.act[:], d.ctrl[:] = k.qpos, k.qvel, k.act, k.ctrl
-        d.qacc_warmstart[:] = k.warmstart
-        return d
-
     def _check(self, k: _Knot) -> None:
         start = _time.perf_counter()
         s = self.settings
@@ -156,7 +138,7 @@ class DerivativeAudit:
         # 100 eps and keeps the best agreement
         err, err_a, err_b, best = np.inf, np.inf, np.inf, None
         for eps in (s.eps, 10 * s.eps, 100 * s.eps):
-            A, B = centered_fd(self.model, self._load(k), eps)
+            A, B = centered_fd(self.model, k.load(self._data), eps)
             errors = relative_error(k.A, A), relative_error(k.B, B)
             if max(errors) < err:
                 (err_a, err_b), err, best = errors, max(errors), (A, B)
@@ -190,7 +172,7 @@ class DerivativeAudit:
     def _smooth(self, k: _Knot) -> bool:
         """True if ±eps in every state and control coordinate keeps the contact set and the
         constraint states."""
-        return is_smooth(self.model, self._load(k), self.settings.eps)
+        return is_smooth(self.model, k.load(self._data), self.settings.eps)
 
     def _disagreement(self, k: _Knot, A: np.ndarray, B: np.ndarray, err_a: float,
                       err_b: float) -> None:

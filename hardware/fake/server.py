@@ -93,8 +93,9 @@ class FakeRobot:
         self.fake_joint_angle: float | None = None
         #: World-frame rotation (w, x, y, z) applied to the published IMU orientation.
         self.imu_turn: np.ndarray | None = None
-        #: The tick every state carries instead of its own (None: its own), and an offset added
-        #: to the tick (a counter that restarted).
+        #: Whether the tick is to stand still, the tick every state then carries (None: not yet
+        #: fixed, or its own), and an offset added to the tick (a counter that restarted).
+        self.freeze_requested = False
         self.frozen_tick: int | None = None
         self.tick_offset = 0
         #: When the first state carrying an injected value was sent (monotonic; inf: none).
@@ -144,8 +145,10 @@ class FakeRobot:
 
     def freeze_tick(self) -> float:
         """From now on every state carries the tick of the last one sent (the states go on,
-        their counter stands still); returns the time it happened."""
-        self.frozen_tick = self.last_state.tick if self.last_state is not None else 0
+        their counter stands still); returns the time it happened. The publishing thread fixes
+        the tick: read here, it could be one behind a state that thread is about to send, and
+        every later state would then go back in time instead of standing still."""
+        self.freeze_requested = True
         return _time.monotonic()
 
     def shift_tick(self, offset: int) -> float:
@@ -156,7 +159,10 @@ class FakeRobot:
 
     def _faulty(self, state: LowState, now: float) -> LowState:
         """``state`` as the injected faults make the robot report it."""
-        if self.frozen_tick is not None:
+        if self.freeze_requested:
+            if self.frozen_tick is None:
+                self.frozen_tick = (self.last_state.tick if self.last_state is not None
+                                    else state.tick)
             state.tick = self.frozen_tick
         elif self.tick_offset:
             state.tick = (state.tick + self.tick_offset) % 2**32

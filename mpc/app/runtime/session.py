@@ -368,14 +368,18 @@ class Session:
                             None if self.audit is None else self.audit.latest(),
                             self.task.command)
         keep = [observer.tick(status) for observer in self.observers]
-        if self.plant.interrupted_by is not None and self.stop_requested is None:
-            # a terminal's Ctrl-C reached the robot's link process too, which damped and told
-            self.request_stop(self.plant.interrupted_by)
-        return all(keep) and self.stop_requested is None and self.trip_reason() is None
+        tripped = self.trip_reason() is not None  # first: it may bring a stop request
+        return all(keep) and self.stop_requested is None and not tripped
 
     def trip_reason(self) -> str | None:
-        """Why a robot's safety layer put it in damping before the run ended, if it did."""
+        """Why a robot's safety layer put it in damping before the run ended, if it did. A
+        link that reports a signal of its own (a terminal's Ctrl-C reached the robot's link
+        process too, which damped and told) requests the stop here, right after the read that
+        brings the report: checked anywhere else, a report arriving in between would end the
+        run as a trip instead of interrupted."""
         reason = self.plant.damping_reason
+        if self.plant.interrupted_by is not None and self.stop_requested is None:
+            self.request_stop(self.plant.interrupted_by)
         if self.plant.realtime_only and reason not in (None, "run ended"):
             return reason
         return None

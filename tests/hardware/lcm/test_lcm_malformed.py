@@ -175,7 +175,9 @@ def test_mpc_run_on_the_lcm_mocap_recipe_survives_malformed_states(udpm_url, tmp
             "plant.state_channel": robot.channels["STATE"],
             "plant.command_channel": robot.channels["COMMAND"],
             "plant.mocap.command_port": robot.command_port,
-            "plant.mocap.data_port": robot.data_port}
+            "plant.mocap.data_port": robot.data_port,
+            # not about command age: a loaded machine's late command must not end the run
+            "safety.max_command_age": 0.5}
     args = [a for k, v in sets.items() for a in ("--set", f"{k}={v}")]
     out = tmp_path / "run"
     proc = subprocess.Popen(

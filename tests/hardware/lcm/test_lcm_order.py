@@ -63,8 +63,10 @@ def test_replayed_and_leaping_states_are_refused_and_time_never_goes_back(udpm_u
             sender.publish(robot.channels["STATE"], data)
             time.sleep(0.002)
         leap = robot_state_t.decode(tap.got[-1])
-        leap.seq += 1_000_000  # a million states in the robot's next 200 ms
-        leap.utime += 200_000
+        # a million states in the robot's next 2 s; 2 s ahead of the last state the tap saw,
+        # since a tap held up on a loaded machine may lag the plant by more than 200 ms
+        leap.seq += 1_000_000
+        leap.utime += 2_000_000
         sender.publish(robot.channels["STATE"], leap.encode())
         assert drive_until_tripped(plant, 0.3) == np.inf
         stop.set()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sys
 
 import numpy as np
 import pytest
@@ -164,3 +165,45 @@ def test_ctrl_c_ends_the_run_and_a_second_one_during_the_close_loses_nothing(
     assert "interrupted by SIGINT" in events
     assert "SIGINT ignored: the run is closing" in events
     assert not (out / "error.log").exists()
+
+
+class SignalledLinkPlant(SimPlant):
+    """A simulated A1 standing in for a robot's link process that gets a signal of its own:
+    the ``report``-th time the run asks why the robot is in damping (Session.trip_reason, the
+    run's reads of the reason; the plant's own reads while commanding do not count), the read
+    brings the link's report, the reason and the signal at once, as the link plant's drain of
+    its pipe does. Runs on its own clock: the realtime loop does not step it."""
+
+    realtime_only = True
+
+    def __init__(self, report: int):
+        self._reason: str | None = None
+        self.asked, self.report = 0, report
+        super().__init__(robots.info("a1"))
+
+    @property
+    def damping_reason(self) -> str | None:
+        if sys._getframe(1).f_code.co_name == "trip_reason":
+            self.asked += 1
+            if self.asked == self.report:
+                self.interrupted_by, self._reason = "SIGINT", "e-stop: SIGINT"
+        return self._reason
+
+    @damping_reason.setter
+    def damping_reason(self, value: str | None) -> None:
+        self._reason = value
+
+
+@pytest.mark.parametrize("report", [20, 21])
+def test_a_signal_the_link_reports_interrupts_the_run_whichever_read_brings_it(
+        report, tmp_path):
+    """The run asks for the damping reason more than once per step of its main loop: whichever
+    read brings the link's report of a signal, the run ends interrupted by it (exit code 130 in
+    mpc-run), not as a trip (before, a report brought by the step's last read ended the run as
+    tripped)."""
+    plant = SignalledLinkPlant(report)
+    summary = run("a1_trot", ["runtime.mode=realtime", "runtime.duration=30"], out=tmp_path,
+                  plant=plant)
+    assert plant.asked >= report
+    assert summary["interrupted"] is True, summary
+    assert "interrupted by SIGINT" in (tmp_path / "events.log").read_text()

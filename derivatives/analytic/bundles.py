@@ -36,7 +36,8 @@ MODEL_FIELDS = (
     "geom_static", "dof_frictionloss", "actuator_dof", "actuator_gear", "actuator_gainprm",
     "actuator_biasprm", "ctrl_lo", "ctrl_hi", "force_lo", "force_hi", "passive_dq", "passive_dv",
     "damping", "sensor_type", "sensor_objtype", "sensor_objid", "sensor_bodyid", "sensor_adr",
-    "sensor_dim", "sensor_cutoff", "params",
+    "sensor_dim", "sensor_cutoff", "geom_dataid", "hfield_size", "hfield_nrow", "hfield_ncol",
+    "hfield_adr", "hfield_data", "params",
 )
 #: MjData's fixed-address arrays, read from the MjData itself.
 FIXED_FIELDS = (

@@ -45,7 +45,6 @@ from derivatives.analytic.hfield import (
     FACE,
     HFIELD,
     MATCHED,
-    NOT_REPRODUCED,
     TOLERANCE,
     hfield_feature,
 )
@@ -274,7 +273,7 @@ def _pair_derivatives(m, d, efc, djtf, c, chain, index, prefix):
     capsule2 = geom_type[g2] == CAPSULE
     cc1, a1 = _segment(geom_type, geom_size, d.geom_xpos, d.geom_xmat, g1)
     cc2, a2 = _segment(geom_type, geom_size, d.geom_xpos, d.geom_xmat, g2)
-    x1, x2, ma, mb, mc, det = _witness_parameters(cc1, a1, cc2, a2, capsule1, capsule2)
+    x1, x2, ma, _, mc, det = _witness_parameters(cc1, a1, cc2, a2, capsule1, capsule2)
     if capsule1 and capsule2 and det <= PARALLEL * ma * mc:
         return False
     return _round_pair(m, d, efc, djtf, c, chain, index, prefix, cc1, a1, x1,
@@ -582,9 +581,8 @@ def contact_jacobian_derivatives(m, d, efc, djtf):
     Returns (status, contact): (GEOMETRY_OK, −1), or the first contact that is not
     differentiated and why: GEOMETRY_SINGULAR (a capsule within a millidegree of upright on a
     plane under a pyramidal or anisotropic cone, where MuJoCo's frame itself jumps; two
-    parallel capsules, or a capsule parallel to a height field's edge; coincident centres) or
-    GEOMETRY_NOT_REPRODUCED (a height-field contact that no prism's exact closest points
-    reproduce: :mod:`.hfield`).
+    parallel capsules; coincident centres) or GEOMETRY_NOT_REPRODUCED (a height-field contact
+    that no prism's exact closest points reproduce: :mod:`.hfield`).
     """
     geom_type = m.geom_type
     geom_size = m.geom_size
@@ -629,10 +627,8 @@ def contact_jacobian_derivatives(m, d, efc, djtf):
             radius = geom_size[g2, 0]
             status, kind, centre, half, x1, x2, free2 = hfield_feature(
                 m, d, c, d.efc_pos[adr], radius, TOLERANCE, verts)
-            if status == NOT_REPRODUCED:
-                return GEOMETRY_NOT_REPRODUCED, c
             if status != MATCHED:
-                return GEOMETRY_SINGULAR, c
+                return GEOMETRY_NOT_REPRODUCED, c
             if kind == FACE:
                 # a plane of fixed normal; MuJoCo's frame has no tangent hint: fixed too
                 if not _plane_rows(m, d, efc, djtf, c, radius, False, chain, prefix_a,

@@ -51,17 +51,21 @@ from numba import njit
 
 from derivatives.analytic.spatial import cross3, dot3
 
-HFIELD = 1
+HFIELD, CAPSULE = 1, 3
 FACE, EDGE, VERTEX = 0, 1, 2
-#: :func:`hfield_feature` results: the contact is reproduced; it is not (see module doc); the
-#: capsule's core is parallel to the closest edge (witness points not unique).
-MATCHED, NOT_REPRODUCED, PARALLEL = 0, 1, 2
+#: :func:`hfield_feature` results: the contact is reproduced, or it is not (see the module doc).
+MATCHED, NOT_REPRODUCED = 0, 1
 #: Largest difference (in metres for dist and x₁, absolute for the unit normal) between MuJoCo's
 #: contact and the recomputed one for them to count as the same (measured agreement: 1e-15).
 TOLERANCE = 1e-9
+#: MuJoCo's normal is the normalised difference of two witness points |dist| apart, each
+#: rounded to about this (m): it is compared to TOLERANCE + ROUNDING/|dist|.
+ROUNDING = 1e-14
 #: A candidate prism may hold x₁ up to this far (in cell units) outside its triangle.
 _SLACK = 1e-6
-#: Below this ‖d₁ × d₂‖² / (‖d₁‖² ‖d₂‖²) a core segment and a prism edge count as parallel.
+#: Below this ‖d₁ × d₂‖² / (‖d₁‖² ‖d₂‖²) a core segment and a prism edge count as parallel
+#: (their closest points are then taken at the segment's start, which MuJoCo's unique closest
+#: points of nearly parallel segments do not match: such a contact is not reproduced).
 _PARALLEL = 1e-10
 
 # prism vertices: 0, 1, 2 on top (the triangle's corners in MuJoCo's order), 3, 4, 5 below them
@@ -194,7 +198,7 @@ def _point_prism(q, v):
 @njit(inline="always")
 def _segments_closest(p1, d1, p2, d2):
     """Closest points of segments p1 + s d1 and p2 + t d2 (s, t ∈ [0, 1]; Ericson's
-    algorithm): (s, t, parallel)."""
+    algorithm): (s, t)."""
     r = _sub(p1, p2)
     a = dot3(d1, d1)
     e = dot3(d2, d2)
@@ -202,8 +206,7 @@ def _segments_closest(p1, d1, p2, d2):
     c = dot3(d1, r)
     b = dot3(d1, d2)
     den = a * e - b * b
-    parallel = den <= _PARALLEL * a * e
-    s = 0.0 if parallel else min(1.0, max(0.0, (b * f - c * e) / den))
+    s = 0.0 if den <= _PARALLEL * a * e else min(1.0, max(0.0, (b * f - c * e) / den))
     t = (b * s + f) / e
     if t < 0.0:
         t = 0.0
@@ -211,7 +214,7 @@ def _segments_closest(p1, d1, p2, d2):
     elif t > 1.0:
         t = 1.0
         s = min(1.0, max(0.0, (b - c) / a))
-    return s, t, parallel
+    return s, t
 
 
 @njit(cache=True, nogil=True)
@@ -219,13 +222,12 @@ def _segment_prism(c, half, v):
     """Closest points of the segment c ± half to the prism ``v`` (disjoint from it): the
     minimum over its two ends against the prism and the segment against the nine edges.
     Returns (distance², x₁ on the prism, w₂ on the segment, kind, i, j, segment parameter
-    x ∈ [−1, 1], parallel) with kind and i, j as :func:`_point_prism`."""
+    x ∈ [−1, 1]) with kind and i, j as :func:`_point_prism`."""
     best = np.inf
     x1 = w2 = (0.0, 0.0, 0.0)
     kind = FACE
     bi = bj = -1
     param = 0.0
-    parallel = False
     for side in (-1.0, 1.0):
         end = _axpy(c, side, half)
         d2, p, k, i, j = _point_prism(end, v)
@@ -237,20 +239,20 @@ def _segment_prism(c, half, v):
         i = _EDGES[e, 0]
         j = _EDGES[e, 1]
         a = _row(v, i)
-        s, t, par = _segments_closest(start, axis, a, _sub(_row(v, j), a))
+        s, t = _segments_closest(start, axis, a, _sub(_row(v, j), a))
         w = _axpy(start, s, axis)
         p = _axpy(a, t, _sub(_row(v, j), a))
         g = _sub(w, p)
         d2 = dot3(g, g)
         if d2 < best:
-            best, x1, w2, param, parallel = d2, p, w, 2.0 * s - 1.0, par
+            best, x1, w2, param = d2, p, w, 2.0 * s - 1.0
             if t <= 0.0:
                 kind, bi, bj = VERTEX, i, -1
             elif t >= 1.0:
                 kind, bi, bj = VERTEX, j, -1
             else:
                 kind, bi, bj = EDGE, i, j
-    return best, x1, w2, kind, bi, bj, param, parallel
+    return best, x1, w2, kind, bi, bj, param
 
 
 @njit(inline="always")
@@ -269,7 +271,7 @@ def hfield_feature(m, d, c, dist, radius, tolerance, verts):
     (6, 3) scratch.
 
     Returns (status, kind, centre, half, x₁, x₂, free₂), points and vectors in world
-    coordinates: status MATCHED, NOT_REPRODUCED or PARALLEL; kind FACE, EDGE or VERTEX; for an
+    coordinates: status MATCHED or NOT_REPRODUCED; kind FACE, EDGE or VERTEX; for an
     edge its centre and half vector (its points are centre + x half, x ∈ [−1, 1], the closest
     at x = x₁); for a vertex the point (half = 0, x₁ = 0); x₂ ∈ [−1, 1] the closest point's
     parameter on the capsule's core segment centre + x₂ ℓ (0 for a sphere), free₂ whether it
@@ -281,7 +283,7 @@ def hfield_feature(m, d, c, dist, radius, tolerance, verts):
     hid = m.geom_dataid[g1]
     pos = (d.geom_xpos[g1, 0], d.geom_xpos[g1, 1], d.geom_xpos[g1, 2])
     mat = d.geom_xmat[g1]
-    capsule = m.geom_type[g2] == 3
+    capsule = m.geom_type[g2] == CAPSULE
     core = _to_local(pos, mat, (d.geom_xpos[g2, 0], d.geom_xpos[g2, 1], d.geom_xpos[g2, 2]))
     half = zero
     if capsule:
@@ -294,6 +296,7 @@ def hfield_feature(m, d, c, dist, radius, tolerance, verts):
     x1 = _axpy(_to_local(pos, mat, (d.contact_pos[c, 0], d.contact_pos[c, 1],
                                     d.contact_pos[c, 2])), -0.5 * dist, nrm)
 
+    normal_tolerance = tolerance + ROUNDING / max(abs(dist), 1e-300)
     size = m.hfield_size[hid]
     nrow = m.hfield_nrow[hid]
     ncol = m.hfield_ncol[hid]
@@ -311,17 +314,17 @@ def hfield_feature(m, d, c, dist, radius, tolerance, verts):
                     continue
                 prism_vertices(m, hid, r, col, tri, verts)
                 if capsule:
-                    d2, p, w, kind, i, j, x2, parallel = _segment_prism(core, half, verts)
+                    d2, p, w, kind, i, j, x2 = _segment_prism(core, half, verts)
                 else:
                     d2, p, kind, i, j = _point_prism(core, verts)
-                    w, x2, parallel = core, 0.0, False
+                    w, x2 = core, 0.0
                 length = np.sqrt(d2)
                 if length <= 0.0:
                     continue
                 g = _sub(w, p)
                 if not (abs(length - radius - dist) <= tolerance
                         and max(abs(g[0] / length - nrm[0]), abs(g[1] / length - nrm[1]),
-                                abs(g[2] / length - nrm[2])) <= tolerance
+                                abs(g[2] / length - nrm[2])) <= normal_tolerance
                         and max(abs(p[0] - x1[0]), abs(p[1] - x1[1]),
                                 abs(p[2] - x1[2])) <= tolerance):
                     continue
@@ -332,8 +335,6 @@ def hfield_feature(m, d, c, dist, radius, tolerance, verts):
                 if kind == VERTEX:
                     return (MATCHED, VERTEX, _axpy(pos, 1.0, _to_world(mat, a)), zero, 0.0,
                             x2, free2)
-                if parallel and free2:
-                    return PARALLEL, EDGE, zero, zero, 0.0, x2, free2
                 b = _row(verts, j)
                 mid = (0.5 * (a[0] + b[0]), 0.5 * (a[1] + b[1]), 0.5 * (a[2] + b[2]))
                 hv = (0.5 * (b[0] - a[0]), 0.5 * (b[1] - a[1]), 0.5 * (b[2] - a[2]))

@@ -65,10 +65,9 @@ def linearize_knot(m, d, A, B, C, D, with_sensors, info):
     fields pointing at this pass's constraints and contacts); returns a status:
     OK, UNSUPPORTED_CONTACT (a contact the recipe does not cover is active; its index goes to
     ``info[0]``), SINGULAR_FRAME (a contact's geometry is singular: an upright capsule's
-    turning friction frame, parallel capsules, a capsule parallel to a height field's edge;
-    index in ``info[0]``), HFIELD_NOT_REPRODUCED (a height-field contact no prism's exact
-    closest points reproduce, :mod:`.hfield`; index in ``info[0]``), NOT_POSITIVE_DEFINITE,
-    NOT_FINITE (a result is not finite) or
+    turning friction frame, parallel capsules; index in ``info[0]``), HFIELD_NOT_REPRODUCED
+    (a height-field contact no prism's exact closest points reproduce, :mod:`.hfield`; index
+    in ``info[0]``), NOT_POSITIVE_DEFINITE, NOT_FINITE (a result is not finite) or
     APPLIED_FORCES (``xfrc_applied`` is set: its configuration derivative is not covered)."""
     nv = d.qvel.shape[0]
     nu = d.ctrl.shape[0]

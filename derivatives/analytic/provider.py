@@ -16,8 +16,8 @@ announced once with an :class:`AnalyticFallbackWarning`:
   sphere, capsule or box against a static plane or sphere and capsule against a static height
   field, a pair of moving geometries other than spheres and capsules), if a contact's
   geometry is singular (an upright capsule on a plane under a pyramidal cone, parallel
-  capsules, a capsule parallel to a height field's edge), if a height-field contact is not
-  reproduced by the exact geometry (:mod:`.hfield`), if ``xfrc_applied`` is set, if a system
+  capsules), if a height-field contact is not reproduced by the exact geometry
+  (:mod:`.hfield`), if ``xfrc_applied`` is set, if a system
   matrix is not positive definite or if a result is not finite.
 
 The model's constants (masses, actuator and sensor parameters, ...) are read when the provider
@@ -342,16 +342,14 @@ class AnalyticProvider(DerivativeProvider):
             reason = f"singular {pair} geometry"
             message = (f"a {pair} contact's geometry is singular (an upright capsule on the "
                        "floor under a pyramidal or anisotropic cone, where MuJoCo's contact "
-                       "frame turns discontinuously, parallel capsules, or a capsule parallel "
-                       "to a height field's edge)")
+                       "frame turns discontinuously, or parallel capsules)")
         elif status == HFIELD_NOT_REPRODUCED:
             geoms = data.contact.geom[info]
             pair = "-".join(mujoco.mjtGeom(m.geom_type[g]).name[7:].lower() for g in geoms)
             reason = f"{pair} contact not reproduced"
             message = (f"a {pair} contact does not match the exact closest points of any of "
                        "the height field's prisms (a sphere centre or capsule axis inside the "
-                       "field, where MuJoCo's penetration solver is only accurate to "
-                       "ccd_tolerance, or nativeccd disabled)")
+                       "field, a capsule parallel to a face or an edge, or nativeccd disabled)")
         elif status == APPLIED_FORCES:
             reason = "xfrc_applied"
             message = "xfrc_applied is not covered by the analytic derivatives"

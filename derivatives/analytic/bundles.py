@@ -26,7 +26,8 @@ from numba.experimental import structref
 
 #: Scalars of the model bundle's ``params`` array.
 P_TIMESTEP, P_GRAVITY, P_IMPRATIO, P_IMPLICITFAST, P_ACTUATION = 0, 1, 4, 5, 6
-NPARAMS = 7
+P_CCD_TOLERANCE = 7
+NPARAMS = 8
 
 MODEL_FIELDS = (
     "body_parentid", "body_rootid", "body_dofadr", "body_dofnum", "body_subtree_end",

@@ -39,6 +39,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from derivatives.analytic.bundles import P_CCD_TOLERANCE
 from derivatives.analytic.constraint import CONTACT_PYRAMIDAL
 from derivatives.analytic.hfield import (
     EDGE,
@@ -603,6 +604,8 @@ def contact_jacobian_derivatives(m, d, efc, djtf):
     pair_index = np.full((2, nv), -1, dtype=np.int64)
     pair_prefix = np.empty((2, 2, nv + 1, 6))
     verts = np.empty((6, 3))
+    # MuJoCo's contact for a sphere centre inside a prism comes from EPA (see .hfield)
+    deep_tolerance = np.sqrt(m.params[P_CCD_TOLERANCE])
     for c in range(contact_adr.shape[0]):
         adr = contact_adr[c]
         if adr < 0:
@@ -626,7 +629,7 @@ def contact_jacobian_derivatives(m, d, efc, djtf):
         elif t1 == HFIELD:
             radius = geom_size[g2, 0]
             status, kind, centre, half, x1, x2, free2 = hfield_feature(
-                m, d, c, d.efc_pos[adr], radius, TOLERANCE, verts)
+                m, d, c, d.efc_pos[adr], radius, TOLERANCE, deep_tolerance, verts)
             if status != MATCHED:
                 return GEOMETRY_NOT_REPRODUCED, c
             if kind == FACE:

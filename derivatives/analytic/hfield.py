@@ -1,47 +1,51 @@
 """Height-field contacts: which feature of which prism a contact MuJoCo reports comes from.
 
 What MuJoCo 4.0 does (``mjc_ConvexHField``; measured by ``scripts/hfield_contacts.py``, see
-docs/derivatives.md, "Height fields"). A height field of ``nrow`` × ``ncol`` samples with size
-(sx, sy, sz, base) has its sample (r, c) at (2 sx c/(ncol − 1) − sx, 2 sy r/(nrow − 1) − sy,
+docs/derivatives.md, "Height fields"). A field of ``nrow`` × ``ncol`` samples and size
+(sx, sy, sz, base) has sample (r, c) at (2 sx c/(ncol − 1) − sx, 2 sy r/(nrow − 1) − sy,
 sz h[r, c]) in the geom's frame, the heights h normalised to [0, 1] at compile time. Each cell
-(r, c) (rows r, r + 1, columns c, c + 1) is split along its diagonal from (r, c) to
-(r + 1, c + 1) into the triangles A = {(r + 1, c), (r, c), (r + 1, c + 1)} (above the
-diagonal) and B = {(r, c), (r + 1, c + 1), (r, c + 1)}, and each triangle is the top of a
-convex prism with vertical walls down to z = −base. MuJoCo tests every prism under the geom's
-bounding box separately: a sphere is shrunk to its centre and a capsule to its core segment,
-GJK finds the closest points x₁ (on the prism) and w₂ (on the core) and, if
-‖w₂ − x₁‖ < R (R the geom's radius), reports one contact per prism with
+(rows r, r + 1, columns c, c + 1) is split along its diagonal from (r, c) to (r + 1, c + 1)
+into the triangles A = {(r + 1, c), (r, c), (r + 1, c + 1)} (above the diagonal) and
+B = {(r, c), (r + 1, c + 1), (r, c + 1)}, and each triangle is the top of a convex prism with
+vertical walls down to z = −base. MuJoCo tests every prism under the geom's bounding box on its
+own: a sphere is shrunk to its centre and a capsule to its core segment, GJK finds the closest
+points x₁ (on the prism) and w₂ (on the core), and if ‖w₂ − x₁‖ < R (R the geom's radius;
+margin and gap only decide which contacts are kept, not the geometry) it reports one contact
+per prism with
 
     n = (w₂ − x₁)/‖w₂ − x₁‖,    dist = ‖w₂ − x₁‖ − R,    pos = x₁ + n dist/2,
 
-frame ``mju_makeFrame(n)`` (no tangent hint, also for capsules), at most ``mjMAXCONPAIR`` (50)
-contacts per geom pair and no deduplication. Hence, on the field:
+frame ``mju_makeFrame(n)`` (no tangent hint, capsules included), at most ``mjMAXCONPAIR`` (50)
+contacts per geom pair, and no deduplication. Hence, on the field:
 
-* over a triangle's interior: the face contact (n the triangle's normal);
-* within √(R² − h²) of an edge shared by two triangles (h the core's height over the edge), the
+* over a triangle's interior: a face contact (n the triangle's normal);
+* within √(R² − h²) of an edge shared by two triangles (h the core's height above it), the
   neighbouring prism adds an edge contact whose normal points from the edge to the core: two
-  contacts, on a flat field as well, for the cell borders and for the diagonal alike;
-* near a sample point: up to six (one per prism sharing it), several of them identical (the
-  same vertex contact from each prism whose closest point is that vertex);
-* against a step (a cell much higher than its neighbour): contacts with the tall prism's
-  vertical wall (horizontal n) or its top edge, besides the floor's.
+  contacts, on a flat field too, at cell borders and diagonals alike;
+* near a sample point: up to six (one per prism sharing it), those whose closest point is the
+  sample identical to each other;
+* at a steep rise (a step in the field): contacts with the vertical wall of a prism above the
+  core (a horizontal normal) and with its vertical edges, besides the sloped faces'.
 
-For spheres and for capsules whose core stays outside the prism the closest points are a face,
-edge or vertex of the prism against the centre, an end or an interior point of the segment,
-and GJK on a polytope against a point or a segment ends on exactly that pair (its stopping
-test is a duality gap that is zero there): MuJoCo's contact is the exact geometry to rounding.
-That is checked for every contact rather than assumed: :func:`hfield_feature` recomputes the
-closest points of the core to each prism that contains MuJoCo's x₁ = pos − n dist/2 and keeps
-the one that reproduces MuJoCo's n, dist and x₁ to :data:`TOLERANCE`. A contact none
-reproduces (a core inside a prism, where MuJoCo runs EPA and its result is only accurate to
-``ccd_tolerance``; libccd's MPR with ``nativeccd`` disabled; a capsule parallel to a face or an
-edge, whose witness points are not unique; GJK stopping on a near tie) is not differentiated
-(the provider falls back to finite differences for that knot, counted by reason).
+For a core outside the prism the closest points are a face, edge or vertex of the prism against
+the centre, an end or an interior point of the segment, and GJK on a polytope against a point or
+a segment stops on exactly that pair: MuJoCo's contact is the exact geometry to rounding, except
+that its normal is a difference of two points |dist| apart, accurate to about 1e-15/|dist|.
+A sphere whose centre is inside a prism goes to EPA on the full sphere, whose result is within
+0.16 √ccd_tolerance (measured) of the exact one: the nearest face below which the centre lies,
+n its outward normal, dist = −(depth + R).
 
-The feature is static, so only the core moves: a face is a plane with a fixed normal (the
-plane case of :mod:`.contact_jacobian`, with MuJoCo's frame fixed too), an edge a static
-segment of zero radius and a vertex a static point of zero radius (the pair case, the field's
-side without dofs).
+That is checked for every contact, not assumed: :func:`hfield_feature` recomputes the closest
+points of the core to each prism that contains MuJoCo's x₁ = pos − n dist/2 and keeps the one
+that reproduces MuJoCo's n, dist and x₁ to :data:`TOLERANCE` (√ccd_tolerance for a centre
+inside). A contact none reproduces is not differentiated and the provider falls back to finite
+differences for that knot, counted by reason: a capsule whose core enters a prism (EPA on a
+segment), libccd's MPR with ``nativeccd`` disabled, a capsule parallel to a face or an edge
+(its closest points are not unique), GJK stopping on a near tie.
+
+The feature is static, so only the core moves: a face is a plane of fixed normal (the plane
+case of :mod:`.contact_jacobian`, the frame fixed too), an edge a static segment of zero radius
+and a vertex a static point of zero radius (the pair case, the field's side without dofs).
 """
 
 from __future__ import annotations
@@ -144,15 +148,24 @@ def _segment_closest(q, a, b):
 
 @njit(cache=True, nogil=True)
 def _point_prism(q, v):
-    """Closest point of the prism with vertices ``v`` to q (outside it): (distance², point,
-    kind, i, j) with kind FACE, EDGE (between vertices i and j) or VERTEX (i).
+    """Closest point of the boundary of the prism with vertices ``v`` to q: (signed distance,
+    point, kind, i, j) with kind FACE, EDGE (between vertices i and j) or VERTEX (i).
 
-    The minimum over the five faces of the closest point of each face polygon: the projection
-    onto its plane if it falls inside, else the closest point of its boundary segments."""
+    Outside: the minimum over the five faces of the closest point of each face polygon (the
+    projection onto its plane if it falls inside, else the closest point of its boundary
+    segments). Inside (q behind every face's plane): minus the depth below the nearest face's
+    plane and the projection onto it (which lies in that face), kind FACE."""
     best = np.inf
     point = (0.0, 0.0, 0.0)
     kind = FACE
     bi = bj = -1
+    centroid = (0.0, 0.0, 0.0)
+    for i in range(6):
+        centroid = _axpy(centroid, 1.0 / 6.0, _row(v, i))
+    inside = True
+    depth = np.inf
+    deep_point = point
+    deep_face = -1
     for f in range(5):
         k = 3 if f < 2 else 4
         idx = _FACES[f]
@@ -168,14 +181,22 @@ def _point_prism(q, v):
         if nn > 0.0:
             s = dot3(_sub(q, p0), nrm) / nn
             proj = _axpy(q, -s, nrm)
-            inside = True
+            # the signed distance to the face's plane, positive outside the prism
+            out = s * np.sqrt(nn)
+            if dot3(_sub(centroid, p0), nrm) > 0.0:
+                out = -out
+            if out > 0.0:
+                inside = False
+            elif -out < depth:
+                depth, deep_point, deep_face = -out, proj, f
+            polygon = True
             for e in range(k):
                 a = _row(v, idx[e])
                 b = _row(v, idx[(e + 1) % k])
                 if dot3(cross3(_sub(b, a), _sub(proj, a)), nrm) < 0.0:
-                    inside = False
+                    polygon = False
                     break
-            if inside:
+            if polygon:
                 d2 = s * s * nn
                 if d2 < best:
                     best, point, kind, bi, bj = d2, proj, FACE, f, -1
@@ -192,7 +213,9 @@ def _point_prism(q, v):
                     kind, bi, bj = VERTEX, j, -1
                 else:
                     kind, bi, bj = EDGE, i, j
-    return best, point, kind, bi, bj
+    if inside:
+        return -depth, deep_point, FACE, deep_face, -1
+    return np.sqrt(best), point, kind, bi, bj
 
 
 @njit(inline="always")
@@ -219,10 +242,12 @@ def _segments_closest(p1, d1, p2, d2):
 
 @njit(cache=True, nogil=True)
 def _segment_prism(c, half, v):
-    """Closest points of the segment c ± half to the prism ``v`` (disjoint from it): the
-    minimum over its two ends against the prism and the segment against the nine edges.
-    Returns (distance², x₁ on the prism, w₂ on the segment, kind, i, j, segment parameter
-    x ∈ [−1, 1]) with kind and i, j as :func:`_point_prism`."""
+    """Closest points of the segment c ± half to the prism ``v``: the minimum over its two
+    ends against the prism and the segment against the nine edges. Returns (distance, x₁ on
+    the prism, w₂ on the segment, kind, i, j, segment parameter x ∈ [−1, 1]) with kind and
+    i, j as :func:`_point_prism`; distance −1 if an end is inside the prism (a segment that
+    crosses the prism without an end inside gets a positive distance that MuJoCo's contact
+    does not match)."""
     best = np.inf
     x1 = w2 = (0.0, 0.0, 0.0)
     kind = FACE
@@ -230,9 +255,11 @@ def _segment_prism(c, half, v):
     param = 0.0
     for side in (-1.0, 1.0):
         end = _axpy(c, side, half)
-        d2, p, k, i, j = _point_prism(end, v)
-        if d2 < best:
-            best, x1, w2, kind, bi, bj, param = d2, p, end, k, i, j, side
+        dist, p, k, i, j = _point_prism(end, v)
+        if dist < 0.0:
+            return -1.0, x1, w2, kind, bi, bj, param
+        if dist < best:
+            best, x1, w2, kind, bi, bj, param = dist, p, end, k, i, j, side
     start = _axpy(c, -1.0, half)
     axis = (2.0 * half[0], 2.0 * half[1], 2.0 * half[2])
     for e in range(9):
@@ -243,9 +270,9 @@ def _segment_prism(c, half, v):
         w = _axpy(start, s, axis)
         p = _axpy(a, t, _sub(_row(v, j), a))
         g = _sub(w, p)
-        d2 = dot3(g, g)
-        if d2 < best:
-            best, x1, w2, param = d2, p, w, 2.0 * s - 1.0
+        dist = np.sqrt(dot3(g, g))
+        if dist < best:
+            best, x1, w2, param = dist, p, w, 2.0 * s - 1.0
             if t <= 0.0:
                 kind, bi, bj = VERTEX, i, -1
             elif t >= 1.0:
@@ -264,11 +291,12 @@ def _rotate_back(mat, x):
 
 
 @njit(cache=True, nogil=True)
-def hfield_feature(m, d, c, dist, radius, tolerance, verts):
+def hfield_feature(m, d, c, dist, radius, tolerance, deep_tolerance, verts):
     """The prism feature that contact c (geom 1 a height field, geom 2 a sphere or capsule of
     radius ``radius``; ``dist`` its distance) comes from, recomputed and checked against
-    MuJoCo's contact to ``tolerance`` (:data:`TOLERANCE`; see the module doc); ``verts`` is
-    (6, 3) scratch.
+    MuJoCo's contact to ``tolerance`` (:data:`TOLERANCE`), or to ``deep_tolerance`` for a
+    sphere whose centre is inside the prism (see the module doc); ``verts`` is (6, 3)
+    scratch.
 
     Returns (status, kind, centre, half, x₁, x₂, free₂), points and vectors in world
     coordinates: status MATCHED or NOT_REPRODUCED; kind FACE, EDGE or VERTEX; for an
@@ -313,20 +341,27 @@ def hfield_feature(m, d, c, dist, radius, tolerance, verts):
                 if (tri == 0 and above < -_SLACK) or (tri == 1 and above > _SLACK):
                     continue
                 prism_vertices(m, hid, r, col, tri, verts)
+                # the core's signed distance to the prism (negative: a sphere's centre inside,
+                # the depth below the nearest face), closest points and feature
+                tol = tolerance
+                ntol = normal_tolerance
                 if capsule:
-                    d2, p, w, kind, i, j, x2 = _segment_prism(core, half, verts)
+                    length, p, w, kind, i, j, x2 = _segment_prism(core, half, verts)
+                    if length < 0.0:
+                        continue
                 else:
-                    d2, p, kind, i, j = _point_prism(core, verts)
+                    length, p, kind, i, j = _point_prism(core, verts)
                     w, x2 = core, 0.0
-                length = np.sqrt(d2)
-                if length <= 0.0:
+                    if length < 0.0:
+                        tol = ntol = deep_tolerance
+                if length == 0.0:
                     continue
                 g = _sub(w, p)
-                if not (abs(length - radius - dist) <= tolerance
+                if not (abs(length - radius - dist) <= tol
                         and max(abs(g[0] / length - nrm[0]), abs(g[1] / length - nrm[1]),
-                                abs(g[2] / length - nrm[2])) <= normal_tolerance
+                                abs(g[2] / length - nrm[2])) <= ntol
                         and max(abs(p[0] - x1[0]), abs(p[1] - x1[1]),
-                                abs(p[2] - x1[2])) <= tolerance):
+                                abs(p[2] - x1[2])) <= tol):
                     continue
                 free2 = capsule and -1.0 < x2 < 1.0
                 if kind == FACE:

@@ -48,6 +48,7 @@ from derivatives.analytic.bundles import (
     MODEL_FIELDS,
     NPARAMS,
     P_ACTUATION,
+    P_CCD_TOLERANCE,
     P_GRAVITY,
     P_IMPLICITFAST,
     P_IMPRATIO,
@@ -129,6 +130,7 @@ def model_tables(m: mujoco.MjModel) -> dict[str, np.ndarray]:
     params[P_IMPRATIO] = m.opt.impratio
     params[P_IMPLICITFAST] = float(implicitfast)
     params[P_ACTUATION] = float(not off(_D.mjDSBL_ACTUATION))
+    params[P_CCD_TOLERANCE] = m.opt.ccd_tolerance
 
     values = (
         t.body_parentid, t.body_rootid, t.body_dofadr, t.body_dofnum, t.body_subtree_end,
@@ -151,8 +153,8 @@ def model_tables(m: mujoco.MjModel) -> dict[str, np.ndarray]:
 def _options(o, gravity: np.ndarray) -> tuple:
     """The options (``mjModel.opt`` and a view of its gravity) the tables and gate depend on."""
     return (o.timestep, o.integrator, o.cone, o.jacobian, o.disableflags, o.enableflags,
-            o.noslip_iterations, o.impratio, o.density, o.viscosity, gravity[0], gravity[1],
-            gravity[2])
+            o.noslip_iterations, o.impratio, o.density, o.viscosity, o.ccd_tolerance,
+            gravity[0], gravity[1], gravity[2])
 
 
 class _Worker:

@@ -86,30 +86,39 @@ def ball_model(shape: str, cone: str = "elliptic", condim: int = 3) -> mujoco.Mj
     return verify.oracle_model(spec.compile())
 
 
-def robot_model(robot: str, heights: np.ndarray | None = None,
-                resolution: float = RESOLUTION) -> mujoco.MjModel:
-    """The robot's planning model (its task's sensors left out) with the floor plane replaced
-    by a height field (:func:`robot_terrain` by default), with the oracle's solver settings."""
+def robot_model(robot: str, heights: np.ndarray | None = None, resolution: float = RESOLUTION,
+                task=None, timestep: float | None = None, oracle: bool = True) -> mujoco.MjModel:
+    """The robot's planning model with the floor plane replaced by a height field
+    (:func:`robot_terrain` by default): with ``task``'s sensors and ``timestep`` if given (as
+    ``task.planning_model`` builds it), with the oracle's solver settings if ``oracle``."""
     spec = mujoco.MjSpec.from_file(str(robots.planning_model_path(robot)))
+    if timestep is not None:
+        spec.option.timestep = timestep
+    if task is not None:
+        task.add_sensors(spec)
     floor = spec.geom("floor")
     add_field(spec, robot_terrain() if heights is None else heights, resolution, like=floor)
     spec.delete(floor)
     model = spec.compile()
     ground_contacts_only(model)
-    return verify.oracle_model(model)
+    return verify.oracle_model(model) if oracle else model
 
 
 def category(m: mujoco.MjModel, d: mujoco.MjData, c: int) -> str | None:
-    """The kind of prism feature contact c (a height-field contact) comes from, or None if
-    :func:`hfield_feature` does not reproduce it."""
+    """The kind of prism feature contact c (a height-field contact) comes from ("inside" for
+    a sphere's centre inside the prism), or None if :func:`hfield_feature` does not reproduce
+    it."""
     model, data = bundles(m, d)
     g1, g2 = d.contact.geom[c]
-    status, kind, _, half, _, _, _ = hfield_feature(model, data, c, d.contact.dist[c],
-                                                    m.geom_size[g2, 0], TOLERANCE,
+    radius = m.geom_size[g2, 0]
+    status, kind, _, half, _, _, _ = hfield_feature(model, data, c, d.contact.dist[c], radius,
+                                                    TOLERANCE, np.sqrt(m.opt.ccd_tolerance),
                                                     np.empty((6, 3)))
     if status != MATCHED:
         return None
     mat = d.geom_xmat[g1].reshape(3, 3)
+    if d.contact.dist[c] < -radius:
+        return "inside"
     if kind == FACE:
         normal = mat.T @ d.contact.frame[c, :3]
         return "wall" if abs(normal[2]) < 1e-9 else "face"
@@ -129,18 +138,31 @@ def categories(m: mujoco.MjModel, d: mujoco.MjData) -> set[str | None]:
 
 
 def lower_onto(m: mujoco.MjModel, d: mujoco.MjData, depth: float) -> None:
-    """Move the free base down (or up) until the deepest contact is ``depth`` deep."""
-    lo, hi = d.qpos[2] - 1.0, d.qpos[2] + 1.0
-    for _ in range(60):
-        d.qpos[2] = 0.5 * (lo + hi)
+    """Move the free base down (from where it is, or higher if it is already too deep) in 1 cm
+    steps until its deepest contact is deeper than ``depth``, then bisect to that depth."""
+
+    def too_deep(z: float) -> bool:
+        d.qpos[2] = z
         mujoco.mj_forward(m, d)
-        deepest = min((d.contact.dist[i] for i in range(d.ncon)), default=np.inf)
-        if deepest < -depth:
-            lo = d.qpos[2]
+        return min((d.contact.dist[i] for i in range(d.ncon)), default=np.inf) < -depth
+
+    hi = d.qpos[2]
+    while too_deep(hi):
+        hi += 0.05
+    lo = hi - 0.01
+    for _ in range(300):
+        if too_deep(lo):
+            break
+        hi, lo = lo, lo - 0.01
+    else:
+        raise RuntimeError("the base never reached the ground")
+    for _ in range(40):
+        mid = 0.5 * (lo + hi)
+        if too_deep(mid):
+            lo = mid
         else:
-            hi = d.qpos[2]
-    d.qpos[2] = hi
-    mujoco.mj_forward(m, d)
+            hi = mid
+    too_deep(hi)
 
 
 def _clean(m: mujoco.MjModel, d: mujoco.MjData) -> bool:
@@ -215,7 +237,7 @@ def _plant(m: mujoco.MjModel, d: mujoco.MjData, geom: int, depth: float) -> None
 
 
 def robot_state(m: mujoco.MjModel, feet: tuple[str, ...], seed: int, wanted: str | None = None,
-                tries: int = 2000) -> mujoco.MjData:
+                min_feet: int = 3, tries: int = 2000) -> mujoco.MjData:
     """A seeded state of a :func:`robot_model`: the standing keyframe at a random place and
     heading on the terrain, lowered until the deepest contact is 1 to 4 mm deep, then each
     foot of ``feet`` planted 1 to 4 mm deep by its knee (where it reaches), random
@@ -235,7 +257,9 @@ def robot_state(m: mujoco.MjModel, feet: tuple[str, ...], seed: int, wanted: str
         for g in foot_geoms:
             _plant(m, d, g, rng.uniform(1e-3, 4e-3))
         found = categories(m, d)
-        if (wanted is not None and wanted not in found) or not _clean(m, d):
+        touching = {int(d.contact.geom[i, 1]) for i in range(d.ncon)}
+        if ((wanted is not None and wanted not in found) or len(touching & set(foot_geoms))
+                < min_feet or not _clean(m, d)):
             continue
         d.qvel[:] = 0.1 * rng.standard_normal(m.nv)
         limited = m.actuator_ctrllimited.astype(bool)

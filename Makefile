@@ -9,7 +9,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 WHEEL_DIR := build/wheel-check
 
-.PHONY: run test test-fast lint check-wheel display sdk2-peer-env cyclonedds-c clean
+.PHONY: run test test-fast test-generic lint check-wheel display sdk2-peer-env cyclonedds-c clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -93,6 +93,22 @@ test: $(STAMP) display sdk2-peer-env
 
 test-fast: $(STAMP) display sdk2-peer-env
 	$(BIN)/python -m pytest -q -m "not slow"
+
+# The suite as another processor would run it: numba's kernels compiled for a generic x86-64
+# CPU into a fresh cache, numpy's AVX2/AVX-512 loops off (feature names of numpy 2.4) and
+# OpenBLAS on the kernels of GENERIC_BLAS (Haswell: AVX2, what an AVX2-only processor such as
+# an AMD EPYC without AVX-512 runs; on such a machine set GENERIC_BLAS=Sandybridge so the BLAS
+# differs from its own). Lockstep runs are deterministic on one machine, not across processors:
+# a behavioural test that passes under both `make test` and this does not hang on the last
+# bits of the rounding. About as long as `make test` plus compiling the kernels.
+GENERIC_BLAS ?= Haswell
+GENERIC_CACHE := build/numba-generic
+GENERIC_CPU := NUMBA_CPU_NAME=generic NUMBA_CACHE_DIR=$(GENERIC_CACHE) \
+  OPENBLAS_CORETYPE=$(GENERIC_BLAS) NPY_DISABLE_CPU_FEATURES=X86_V3,X86_V4,AVX512_ICL,AVX512_SPR
+
+test-generic: $(STAMP) display sdk2-peer-env
+	rm -rf $(GENERIC_CACHE)
+	$(GENERIC_CPU) $(BIN)/python -m pytest -q
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -67,7 +67,7 @@ class Registry(Generic[T]):
         """The class registered as ``name``; ValueError naming the choices if there is none."""
         try:
             module, attr = self.targets()[name].split(":")
-        except KeyError:
+        except (KeyError, TypeError):  # TypeError: not a name at all (a list, a mapping)
             raise ValueError(f"unknown {self.what} {name!r}; available: "
                              f"{', '.join(self.available())}") from None
         return getattr(importlib.import_module(module), attr)

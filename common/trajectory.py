@@ -70,10 +70,6 @@ class Trajectory:
     def copy(self) -> Trajectory:
         return Trajectory(*(getattr(self, f).copy() for f in _FIELDS))
 
-    def copy_from(self, other: Trajectory) -> None:
-        for f in _FIELDS:
-            getattr(self, f)[...] = getattr(other, f)
-
 
 _FIELDS = ("time", "qpos", "qvel", "act", "ctrl", "sensordata", "warmstart")
 

@@ -1,9 +1,26 @@
 """Finite-difference backend: ``mujoco.mjd_transitionFD`` per knot, knots spread over threads.
 
 Forward differences by default: the hardware work on Unitree robots found centered differences
-uninformative for locomotion (probing into the ground). One forward linearization costs
-1 + 2nv + na + nu simulations, a centered one 1 + 2 (2nv + na + nu); the sensor Jacobians C, D
-come from the same simulations.
+uninformative for locomotion (probing into the ground). The sensor Jacobians C, D come from the
+same simulations.
+
+**Contact switches.** A contact is active where its distance is below zero, and its force jumps
+when it switches on (the constraint's reference acceleration damps the approach velocity at once).
+A position perturbation that carries a state across a switch within ε returns the secant Δ/ε across
+that jump, which is no derivative: a sphere touching down at 0.3 m/s 0.5 µm into the ground has
+∂v_z/∂z ≈ −23 s⁻¹ and a forward difference of −3.7·10⁵ s⁻¹. Planned footholds sit at the switch
+(the gait targets end a swing at the resting height), so in closed loop some knot straddles one
+every second or so, and the backward pass turns the secant into feedback gains that saturate the
+motors (the H1's first 2.5 s of walking: gains up to 2·10⁶, 26 of 501 plans above 10⁴; with the
+one-sided columns none, the largest 6.4·10³); whether a knot straddles depends on the last bits of
+the state, so the robot's walk then depended on the processor. The nominal state lies on one side
+of the switch, and the one-sided difference toward that side is the derivative of the piece it is
+on; the other is larger by orders of magnitude. So :func:`transition_fd` takes each column of a
+position perturbation (A's and C's first nv columns) from the one-sided difference, +ε or −ε, whose
+A column has the smaller largest entry. Velocity, activation and control perturbations do not
+change the contact set of a step (collision detection reads positions only), and their columns are
+forward or centered as asked. Cost per knot: 1 + n simulations forward, 1 + 2n centered (n = 2nv +
+na + nu), and 1 + 2nv + na for the other side of the position columns.
 """
 
 from __future__ import annotations
@@ -13,6 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import ClassVar
 
 import mujoco
+import numpy as np
 
 from common.trajectory import Trajectory
 from derivatives.counter import add_fd_evaluations
@@ -45,13 +63,10 @@ class FDProvider(DerivativeProvider):
 
     @property
     def simulations_per_knot(self) -> int:
-        m = self.model
-        n = 2 * m.nv + m.na + m.nu
-        return 1 + (2 * n if self.centered else n)
+        return fd_simulations(self.model, self.centered)
 
     def linearize(self, data, A, B, C=None, D=None) -> None:
-        mujoco.mjd_transitionFD(self.model, data, self.eps, self.centered, A, B, C, D)
-        add_fd_evaluations(self.simulations_per_knot)
+        add_fd_evaluations(transition_fd(self.model, data, self.eps, self.centered, A, B, C, D))
 
     def horizon(self, trajectory: Trajectory, knots: Sequence[int], out: Linearization) -> None:
         knots = list(knots)
@@ -78,3 +93,35 @@ class FDProvider(DerivativeProvider):
     def close(self) -> None:
         if self._executor is not None:
             self._executor.shutdown(wait=True)
+
+
+def fd_simulations(model: mujoco.MjModel, centered: bool) -> int:
+    """Simulations of one :func:`transition_fd` call."""
+    n = 2 * model.nv + model.na + model.nu
+    return 1 + (2 * n if centered else n) + 1 + 2 * model.nv + model.na
+
+
+def transition_fd(model: mujoco.MjModel, data: mujoco.MjData, eps: float, centered: bool,
+                  A: np.ndarray, B: np.ndarray, C: np.ndarray | None = None,
+                  D: np.ndarray | None = None) -> int:
+    """A, B (and C, D if given) of one step at ``data`` in ``mjd_transitionFD``'s conventions;
+    returns the simulations it ran (:func:`fd_simulations`).
+
+    ``mjd_transitionFD`` with step ε, forward or ``centered``, but with each column j < nv of A
+    and C (a position perturbation) the one-sided difference of ε or −ε whose A column has the
+    smaller largest entry: on the nominal's side of a contact switch (module docstring). From a
+    centered call the forward column is 2 A_j − A⁻_j, A⁻ the backward one-sided difference.
+    ``data`` is left as it was.
+    """
+    mujoco.mjd_transitionFD(model, data, eps, centered, A, B, C, D)
+    back_A = np.empty_like(A)
+    back_C = None if C is None else np.empty_like(C)
+    mujoco.mjd_transitionFD(model, data, -eps, False, back_A, None, back_C, None)
+    nv = model.nv
+    fwd_A = 2.0 * A[:, :nv] - back_A[:, :nv] if centered else A[:, :nv].copy()
+    use_back = np.abs(back_A[:, :nv]).max(axis=0) < np.abs(fwd_A).max(axis=0)
+    A[:, :nv] = np.where(use_back, back_A[:, :nv], fwd_A)
+    if C is not None:
+        fwd_C = 2.0 * C[:, :nv] - back_C[:, :nv] if centered else C[:, :nv].copy()
+        C[:, :nv] = np.where(use_back, back_C[:, :nv], fwd_C)
+    return fd_simulations(model, centered)

@@ -66,16 +66,6 @@ def quat_log(q: np.ndarray) -> np.ndarray:
     return np.where(small, 2.0 * u, u * (angle / np.where(small, 1.0, s)))
 
 
-def quat_to_mat(q: np.ndarray) -> np.ndarray:
-    """Rotation matrix (..., 3, 3) with columns the body axes in the world frame."""
-    w, x, y, z = np.moveaxis(quat_normalize(q), -1, 0)
-    return np.stack([
-        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
-        np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
-        np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
-    ], axis=-2)
-
-
 def quat_angle(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Angle (rad) of the rotation between orientations a and b."""
     return np.linalg.norm(quat_log(quat_mul(quat_conj(a), b)), axis=-1)

@@ -13,7 +13,8 @@ def ground_contacts_only(model: mujoco.MjModel) -> None:
     """Keep the robot's contacts with world geoms, drop the pairs between its own bodies.
 
     A pair collides when ``contype₁ & conaffinity₂ or contype₂ & conaffinity₁`` is nonzero.
-    Robot geoms get ``contype = 0`` and ``conaffinity = WORLD_BIT``; every world geom that
+    Robot geoms get ``contype = 0`` and ``conaffinity = WORLD_BIT``; every world geom (of the
+    world body or a static body welded to it, such as a posable ground) that
     touched some robot geom gets ``WORLD_BIT`` added to its ``contype``. Robot-world pairs that
     collided still do, robot-robot pairs never do.
 
@@ -22,7 +23,7 @@ def ground_contacts_only(model: mujoco.MjModel) -> None:
     planning loop). The planner does not need to foresee a leg brushing another; the simulated
     plant keeps its self-collisions.
     """
-    world = model.geom_bodyid == 0
+    world = model.body_weldid[model.geom_bodyid] == 0  # static: the world and bodies welded to it
     collides = (model.geom_contype != 0) | (model.geom_conaffinity != 0)
     robot = np.flatnonzero(~world & collides)
     for w in np.flatnonzero(world & collides):

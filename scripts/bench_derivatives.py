@@ -149,7 +149,7 @@ def bench_model(name: str, m: mujoco.MjModel, reps: int, integrators) -> list[Ro
         for integrator in integrators:
             oracle = verify.oracle_model(m, integrator)
             od = verify.reference_state(oracle, state)
-            A_ref, B_ref, C_ref, _ = verify.centered_fd(oracle, od)
+            A_ref, B_ref, C_ref, _ = verify.centered_fd(oracle, od, sensors=True)
             for method in providers:
                 p = derivatives.make_provider(
                     "fd" if method.startswith("fd") else method.split()[0], oracle,

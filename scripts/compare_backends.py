@@ -1,45 +1,59 @@
 """Closed-loop comparison of the derivative backends, side by side, in lockstep.
 
-    python scripts/compare_backends.py configs/a1_trot.yaml --duration 10 --seeds 0 1 2 \\
-        --goals 2,0 1.5,-1.5 --out bench_results/backends
+    python scripts/compare_backends.py configs/a1_trot.yaml configs/go1_trot.yaml \\
+        configs/go2_trot.yaml configs/h1_trot.yaml:task.hold_time=0 \\
+        --duration 10 --seeds 0 1 2 --goals 2,0 1.5,-1.5 --out bench_results/backends
 
-Variants: every registered backend with full derivatives (``planner.derivative_skip=1``, what
-the reference reports compare), each again with ``--skip`` (default 3, the shipped
-a1_trot.yaml's value), and any ``--variant NAME:KEY=VALUE,...`` (other backend options).
-Every variant runs every (seed, goal) case; the cases are the outer loop and the variant order
-rotates from case to case, so machine load hits all variants alike.
-Seeds differ through ``plant.init_noise`` (random joint offsets at start). Backends with a
-``threads`` option all get ``--threads``.
+Each CONFIG may carry overrides of its own after a colon (``CONFIG:KEY=VALUE,...``, applied
+after every other override; e.g. ``task.hold_time=0`` for the H1, which otherwise steps in
+place for its first 10 s). Variants per config: every registered backend at the config's own
+``planner.derivative_skip`` (its shipped setting; ``--skip`` replaces it) and again with
+derivatives at every knot (skip 1), plus any ``--variant NAME:KEY=VALUE,...`` (other backend
+options; at the config's skip unless ``planner.derivative_skip`` is among them).
 
-Per run: model-derivative time per planner iteration (median), planner iteration time
-(median), total planning time, wall-clock of the loop, mean task cost (stage cost at the start
-of each plan), success (no fall and the base within ``--radius`` of the goal at the end),
-simulations per derivative call after the first (cold) call, and the error of A, B against
-centered finite differences: every ``--sample-every``-th iteration the planner's A_t, B_t at
-knots {0, 1, T/2, T−2} (with a skip, some are interpolated: the error is that of what the
-planner used) are compared after the run with ``mjd_transitionFD`` centered (ε 1e-6) on a copy
-of the planning model with solver tolerance 1e-12, as max|ΔA| / max|A_ref|.
+Every variant runs every (seed, goal) case, and the variants of a case run side by side: one
+lockstep session per variant, all in this process, taking their plant steps in turn
+(:func:`mpc.app.runtime.lockstep.lockstep_steps`), so consecutive planner iterations of the
+variants are milliseconds apart and whatever load the machine has falls on all of them alike.
+Each session is deterministic and independent of the others (same config and seed, same run as
+alone). Seeds differ through ``plant.init_noise`` (random joint offsets at start). Backends
+with a ``threads`` option all get ``--threads``.
 
-Writes runs.csv (one row per run), backends.csv and backends.md (one row per variant, medians
-over runs) to --out. The run directories of the first case are kept in --out/runs/<variant>.
-When matplotlib is installed (the ``plot`` extra: ``pip install -e '.[plot]'``), the plots come
-from :mod:`mpc.app.plots`: backends.png (per variant over all runs) and, in --out/figures,
-mpc-plot's figures and report of the first case with the variants overlaid; without it the tables
-are written and the plots are skipped.
+Per run: model-derivative time per planner iteration (median), planner iteration time (median),
+both also as process CPU time (:class:`CpuClock`: what the machine's load does not distort,
+since only the session whose turn it is works), total planning time, mean task cost (stage cost
+at the start of each plan), success (no fall and the base within ``--radius`` of the goal at the
+end), the fastest joint of the plant (rad/s), simulations per derivative call after the first
+(cold) call, and the error of A, B against centered finite differences: every ``--sample-
+every``-th iteration the planner's A_t, B_t at knots {0, 1, T/2, T−2} (with a skip, some are
+interpolated: the error is that of what the planner used) are compared after the run with the
+oracle of :mod:`derivatives.oracle` (centered ``mjd_transitionFD``, ε 1e-6, on a copy of the
+planning model with its Newton solver at tolerance 1e-12, as the run-time audit does), as
+max|ΔA| / max|A_ref| and as the median over columns of ‖ΔA_j‖ / ‖A_ref,j‖.
+
+Per config and variant (backends.csv, backends.md): success count, medians, and the paired
+ratios against fd at the same skip, per case then the median over cases: derivative and
+iteration speed-up (fd's median time over the variant's, wall and CPU) and mean cost over
+fd's. The run
+directories of each config's first case are kept in --out/runs/<config>/<variant>. When
+matplotlib is installed (the ``plot`` extra: ``pip install -e '.[plot]'``), the plots come from
+:mod:`mpc.app.plots`: backends_<config>.png (per variant over all runs) and, in
+--out/figures/<config>, mpc-plot's figures and report of the first case with the variants
+overlaid; without it the tables are written and the plots are skipped.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import copy
 import datetime
 import inspect
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,32 +62,27 @@ import numpy as np
 from report import markdown_table, write_csv
 
 from derivatives import BACKENDS
+from derivatives.oracle import (
+    Knot,
+    centered_fd,
+    median_column_error,
+    oracle_model,
+    relative_max_error,
+)
+from mpc.app.config import load_config
 from mpc.app.observers.observer_base import Observer, PlanReport
-from mpc.app.run import run
+from mpc.app.runtime.lockstep import lockstep_steps
 from mpc.app.runtime.session import Session
 from mpc.planner.planner_base import PHASES
 
-#: Per-run columns of runs.csv (besides variant, seed, goal, error), as run_once fills them.
-RUN_KEYS = ("derivative_ms_median", "iteration_ms_median", "planning_s", "wall_s", "mean_cost",
-            "success", "fell", "goal_distance_end_m", "failed_iterations", "sims_per_call",
-            "sims_first_call", "fd_evaluations", "A_err_median", "A_err_max", "B_err_median",
-            "B_err_max", "load_1min")
-REFERENCE_EPS = 1e-6
-REFERENCE_TOLERANCE = 1e-12
-
-
-@dataclass
-class Sample:
-    """One knot of a planner iteration: the state the planner linearized at and its A, B."""
-
-    time: float
-    qpos: np.ndarray
-    qvel: np.ndarray
-    act: np.ndarray
-    ctrl: np.ndarray
-    warmstart: np.ndarray
-    A: np.ndarray
-    B: np.ndarray
+#: Per-run columns of runs.csv (besides config, variant, seed, goal, error), as run_case fills
+#: them.
+RUN_KEYS = ("derivative_ms_median", "iteration_ms_median", "derivative_cpu_ms_median",
+            "iteration_cpu_ms_median", "planning_s", "mean_cost",
+            "success", "fell", "goal_distance_end_m", "failed_iterations",
+            "max_joint_speed_rad_s", "sims_per_call", "sims_first_call", "A_err_median",
+            "A_err_max", "B_err_median", "B_err_max", "A_col_err_median", "B_col_err_median",
+            "load_1min")
 
 
 @dataclass
@@ -84,31 +93,53 @@ class Variant:
     overrides: list[str] = field(default_factory=list)
 
 
+@dataclass
+class ConfigSpec:
+    """A config file and the overrides given with it on the command line."""
+
+    path: str
+    overrides: list[str]
+
+    @property
+    def stem(self) -> str:
+        return Path(self.path).stem
+
+    @classmethod
+    def parse(cls, text: str) -> ConfigSpec:
+        path, _, rest = text.partition(":")
+        return cls(path, [kv for kv in rest.split(",") if kv])
+
+
+def backend_options(backend: str, threads: int) -> list[str]:
+    """``derivatives.<backend>.threads`` for backends that take it."""
+    if "threads" in inspect.signature(BACKENDS.get(backend)).parameters:
+        return [f"derivatives.{backend}.threads={threads}"]
+    return []
+
+
 def make_variants(backends: list[str], skip: int, threads: int) -> list[Variant]:
-    """Each backend at skip 1, then each at ``skip`` (if > 1)."""
+    """Each backend at ``skip`` (the shipped setting), then each at skip 1 (if skip > 1)."""
     out = []
-    for s in [1] + ([skip] if skip > 1 else []):
+    for s in dict.fromkeys([skip, 1]):
         for b in backends:
-            overrides = [f"derivatives.backend={b}", f"planner.derivative_skip={s}"]
-            if "threads" in inspect.signature(BACKENDS.get(b)).parameters:
-                overrides.append(f"derivatives.{b}.threads={threads}")
-            out.append(Variant(b if s == 1 else f"{b} skip {s}", b, s, overrides))
+            overrides = [f"derivatives.backend={b}", f"planner.derivative_skip={s}",
+                         *backend_options(b, threads)]
+            out.append(Variant(f"{b} skip {s}", b, s, overrides))
     return out
 
 
-def parse_variant(text: str, threads: int) -> Variant:
-    """``NAME:KEY=VALUE,...`` with ``derivatives.backend`` among the overrides (skip 1 unless
-    ``planner.derivative_skip`` is given)."""
+def parse_variant(text: str, skip: int, threads: int) -> Variant:
+    """``NAME:KEY=VALUE,...`` with ``derivatives.backend`` among the overrides (``skip``
+    unless ``planner.derivative_skip`` is given)."""
     name, _, rest = text.partition(":")
     overrides = [kv for kv in rest.split(",") if kv]
     settings = dict(kv.split("=", 1) for kv in overrides)
     if "derivatives.backend" not in settings:
         raise SystemExit(f"--variant {text!r}: needs derivatives.backend=NAME")
     backend = settings["derivatives.backend"]
-    skip = int(settings.get("planner.derivative_skip", 1))
+    skip = int(settings.get("planner.derivative_skip", skip))
     overrides.append(f"planner.derivative_skip={skip}")
-    if "threads" in inspect.signature(BACKENDS.get(backend)).parameters:
-        overrides.append(f"derivatives.{backend}.threads={threads}")
+    overrides += backend_options(backend, threads)
     return Variant(name, backend, skip, overrides)
 
 
@@ -120,10 +151,10 @@ class LinearizationSampler(Observer):
     are not disturbed.
     """
 
-    def __init__(self, session: Session, every: int, samples: list[Sample]):
+    def __init__(self, session: Session, every: int):
         self.planner = session.planner
         self.every = every
-        self.samples = samples
+        self.samples: list[Knot] = []
         self.model = session.planner.model
         T = self.planner.T
         self.knots = sorted({0, 1, T // 2, T - 2})
@@ -134,103 +165,174 @@ class LinearizationSampler(Observer):
                 and (planner.iteration - 2) % self.every == 0):
             nominal, lin = report.nominal, planner.linearization
             for t in self.knots:
-                self.samples.append(Sample(
-                    float(nominal.time[t]), nominal.qpos[t].copy(), nominal.qvel[t].copy(),
-                    nominal.act[t].copy(), nominal.ctrl[t].copy(), nominal.warmstart[t].copy(),
-                    lin.A[t].copy(), lin.B[t].copy()))
+                self.samples.append(Knot.of(nominal, lin, t))
 
 
-def reference_model(model: mujoco.MjModel) -> mujoco.MjModel:
-    """A copy of the planning model whose constraint solver converges to 1e-12."""
-    ref = copy.copy(model)
-    ref.opt.tolerance = REFERENCE_TOLERANCE
-    ref.opt.iterations = max(ref.opt.iterations, 1000)
-    ref.opt.ls_iterations = max(ref.opt.ls_iterations, 100)
-    return ref
+class CpuClock:
+    """Process CPU time of each planner iteration and of its model-derivative phase.
+
+    The variants of a case take turns in one process and only the session whose turn it is
+    has threads at work, so the process's CPU time over a call is that session's work, all its
+    threads included, whatever else runs on the machine (its wall time is what the planner
+    reports and what load distorts). The derivative phase is timed as the planner times it:
+    from the provider's ``horizon`` call, or for a streamed horizon from ``finish`` (what is
+    left once the nominal rollout is done).
+    """
+
+    def __init__(self, session: Session):
+        self.iteration_ms: list[float] = []
+        self.derivative_ms: list[float] = []
+        provider = session.planner.provider
+        plan, stream, horizon = session.plan, provider.stream, provider.horizon
+
+        def timed(fn, into, busy):
+            """fn, timed into ``into`` unless a call timed by the same ``busy`` flag is
+            already running (fd's and wasp's finish() calls horizon(): the outer one counts)."""
+            def call(*args, **kwargs):
+                if busy[0]:
+                    return fn(*args, **kwargs)
+                busy[0] = True
+                start = time.process_time()
+                try:
+                    return fn(*args, **kwargs)
+                finally:
+                    into.append((time.process_time() - start) * 1e3)
+                    busy[0] = False
+            return call
+
+        deriving = [False]
+
+        def timed_stream(*args, **kwargs):
+            return timed(stream(*args, **kwargs), self.derivative_ms, deriving)
+
+        session.plan = timed(plan, self.iteration_ms, [False])
+        provider.stream = timed_stream
+        provider.horizon = timed(horizon, self.derivative_ms, deriving)
 
 
-def sample_errors(model: mujoco.MjModel, samples: list[Sample]) -> tuple[np.ndarray, np.ndarray]:
-    """max|A − A_ref| / max|A_ref| (and for B) per sample, A_ref by centered differences."""
-    nx = 2 * model.nv + model.na
+def sample_errors(model: mujoco.MjModel, samples: list[Knot]) -> dict[str, np.ndarray]:
+    """Per sample, against A_ref, B_ref by centered differences: ``A``, ``B`` the relative max
+    error max|A − A_ref| / max|A_ref|; ``A_col``, ``B_col`` the median over columns of the
+    relative column error ‖ΔA_j‖ / ‖A_ref,j‖ (where an error sits matters: a change confined
+    to a few columns and one spread over all of them have the same max or Frobenius error)."""
     d = mujoco.MjData(model)
-    A_ref, B_ref = np.zeros((nx, nx)), np.zeros((nx, model.nu))
-    err_a, err_b = [], []
+    out: dict[str, list[float]] = {"A": [], "B": [], "A_col": [], "B_col": []}
     for s in samples:
-        d.time = s.time
-        d.qpos[:], d.qvel[:], d.act[:], d.ctrl[:] = s.qpos, s.qvel, s.act, s.ctrl
-        d.qacc_warmstart[:] = s.warmstart
-        mujoco.mjd_transitionFD(model, d, REFERENCE_EPS, True, A_ref, B_ref, None, None)
-        err_a.append(relative_max_error(s.A, A_ref))
-        err_b.append(relative_max_error(s.B, B_ref))
-    return np.array(err_a), np.array(err_b)
+        A_ref, B_ref = centered_fd(model, s.load(d))
+        out["A"].append(relative_max_error(s.A, A_ref))
+        out["B"].append(relative_max_error(s.B, B_ref))
+        out["A_col"].append(median_column_error(s.A, A_ref))
+        out["B_col"].append(median_column_error(s.B, B_ref))
+    return {k: np.array(v) for k, v in out.items()}
 
 
-def relative_max_error(X: np.ndarray, ref: np.ndarray) -> float:
-    """max|X − ref| / max|ref|; 0 when both vanish, inf when only ref does (B of a robot whose
-    actuators all saturate is zero)."""
-    scale, diff = np.abs(ref).max(), np.abs(X - ref).max()
-    if scale > 0:
-        return float(diff / scale)
-    return 0.0 if diff == 0 else float("inf")
-
-
-def run_once(config: str, overrides: list[str], duration: float, radius: float,
-             sample_every: int, keep: Path | None = None) -> dict:
-    """One lockstep run; returns its metrics and the per-iteration derivative times. Its run
-    directory is ``keep``, or a temporary one."""
-    samples: list[Sample] = []
-    samplers: list[LinearizationSampler] = []
-
-    def sampler(session: Session) -> LinearizationSampler:
-        samplers.append(LinearizationSampler(session, sample_every, samples))
-        return samplers[-1]
-
+def run_case(spec: ConfigSpec, variants: list[Variant], overrides: list[str], duration: float,
+             radius: float, sample_every: int, keep: dict[str, Path] | None = None) -> list[dict]:
+    """One lockstep session per variant, all of them stepped in turn for ``duration``; returns
+    per variant its metrics and per-iteration times (or its error). Run directories are
+    ``keep[variant name]``, or temporary ones."""
     load_before = os.getloadavg()[0]
-    place = tempfile.TemporaryDirectory() if keep is None else contextlib.nullcontext(keep)
-    with place as tmp:
-        summary = run(config, ["runtime.mode=lockstep", f"runtime.duration={duration}",
-                               *overrides], out=tmp, observers=[sampler])
-        wall = summary["loop_wall_time_s"]
-        model = samplers[0].model
-        series = np.load(Path(tmp) / "timeseries.npz")
-        timings, sims, ok = series["plan_timings"], series["plan_simulations"], series["plan_ok"]
-    load_after = os.getloadavg()[0]
-    err_a, err_b = sample_errors(reference_model(model), samples)
+    tmp = tempfile.mkdtemp(prefix="compare_backends_")
+    sessions: list[Session | None] = []
+    samplers: list[LinearizationSampler | None] = []
+    clocks: list[CpuClock | None] = []
+    errors: list[str | None] = []
+    dirs = []
+    try:
+        for i, v in enumerate(variants):
+            run_dir = keep[v.name] if keep else Path(tmp) / str(i)
+            if keep and run_dir.exists():  # a run directory is never reused: replaced
+                shutil.rmtree(run_dir)
+            dirs.append(run_dir)
+            try:
+                cfg = load_config(spec.path, ["runtime.mode=lockstep",
+                                              f"runtime.duration={duration}", *v.overrides,
+                                              *overrides, *spec.overrides])
+                session = Session(cfg, run_dir)
+                sampler = LinearizationSampler(session, sample_every)
+                session.attach(sampler)
+                clocks.append(CpuClock(session))
+                sessions.append(session)
+                samplers.append(sampler)
+                errors.append(None)
+            except Exception as e:  # a broken backend must not stop the others
+                sessions.append(None)
+                samplers.append(None)
+                clocks.append(None)
+                errors.append(f"{type(e).__name__}: {e}")
+        steppers = {i: lockstep_steps(s, duration) for i, s in enumerate(sessions) if s}
+        while steppers:
+            for i in list(steppers):
+                try:
+                    next(steppers[i])
+                except StopIteration:
+                    del steppers[i]
+                except Exception as e:
+                    errors[i] = f"{type(e).__name__}: {e}"
+                    del steppers[i]
+        summaries = [s.close("lockstep") if s else None for s in sessions]
+        load_after = os.getloadavg()[0]
+        return [_results(s, sampler, clock, run_dir, error, radius,
+                         (load_before + load_after) / 2)
+                for s, sampler, clock, run_dir, error in zip(summaries, samplers, clocks, dirs,
+                                                             errors, strict=True)]
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _results(summary: dict | None, sampler: LinearizationSampler | None,
+             clock: CpuClock | None, run_dir: Path, error: str | None, radius: float,
+             load: float) -> dict:
+    if summary is None or error is not None:
+        return {"error": error or "no summary", "row": {}}
+    series = np.load(run_dir / "timeseries.npz")
+    timings, sims, ok = series["plan_timings"], series["plan_simulations"], series["plan_ok"]
+    err = sample_errors(oracle_model(sampler.model), sampler.samples)
     phase = {name: i for i, name in enumerate(PHASES)}
     kept = ok[1:].astype(bool)  # the first iteration carries the JIT warm-up
     success = (not summary["fell"]) and summary["goal_distance_end_m"] <= radius
+    stat = lambda fn, x: float(fn(x)) if len(x) else float("nan")  # noqa: E731
     return {
         "derivative_ms": timings[1:, phase["derivatives"]][kept],
         "iteration_ms": timings[1:, phase["total"]][kept],
-        "err_A": err_a,
-        "err_B": err_b,
+        "err_A": err["A"],
+        "err_B": err["B"],
+        "err_A_col": err["A_col"],
+        "err_B_col": err["B_col"],
         "row": {
             "derivative_ms_median": summary["derivative_ms_median"],
             "iteration_ms_median": summary["iteration_ms_median"],
+            # the first iteration carries the JIT warm-up, as above
+            "derivative_cpu_ms_median": stat(np.median, clock.derivative_ms[1:]),
+            "iteration_cpu_ms_median": stat(np.median, clock.iteration_ms[1:]),
             "planning_s": float(np.nansum(timings[:, phase["total"]]) / 1e3),
-            "wall_s": round(wall, 3),
             "mean_cost": summary["mean_cost"],
             "success": success,
             "fell": summary["fell"],
             "goal_distance_end_m": summary["goal_distance_end_m"],
             "failed_iterations": summary["failed_iterations"],
+            "max_joint_speed_rad_s": summary["max_joint_speed_rad_s"],
             "sims_per_call": float(np.mean(sims[1:])) if len(sims) > 1 else float("nan"),
             "sims_first_call": int(sims[0]) if len(sims) else 0,
-            "fd_evaluations": summary["fd_evaluations"],
-            "A_err_median": float(np.median(err_a)) if len(err_a) else float("nan"),
-            "A_err_max": float(np.max(err_a)) if len(err_a) else float("nan"),
-            "B_err_median": float(np.median(err_b)) if len(err_b) else float("nan"),
-            "B_err_max": float(np.max(err_b)) if len(err_b) else float("nan"),
-            "load_1min": round((load_before + load_after) / 2, 2),
+            "A_err_median": stat(np.median, err["A"]),
+            "A_err_max": stat(np.max, err["A"]),
+            "B_err_median": stat(np.median, err["B"]),
+            "B_err_max": stat(np.max, err["B"]),
+            "A_col_err_median": stat(np.median, err["A_col"]),
+            "B_col_err_median": stat(np.median, err["B_col"]),
+            "load_1min": round(load, 2),
         },
     }
 
 
-def summarize(variants: list[Variant], results: dict[str, list[dict]]) -> list[dict]:
-    """One row per variant: medians over its runs (derivative and iteration times pooled over
-    all iterations of all runs), success count, speed-up of the derivative time against fd at
-    the same skip."""
+def summarize(config: str, variants: list[Variant], results: dict[str, list[dict]]) -> list[dict]:
+    """One row per variant of ``config``: success count, medians over its runs (derivative and
+    iteration times pooled over all iterations of all runs), and the paired ratios against fd
+    at the same skip (per case, then the median over cases: the runs of a case ran side by
+    side, so the ratio cancels the machine's load)."""
     rows = []
+    fd_of_skip = {v.skip: v.name for v in variants if v.backend == "fd"
+                  and v.name == f"fd skip {v.skip}"}
     for v in variants:
         runs = results[v.name]
         good = [r for r in runs if "error" not in r]
@@ -238,45 +340,48 @@ def summarize(variants: list[Variant], results: dict[str, list[dict]]) -> list[d
         def pooled(key, good=good):
             return np.concatenate([r[key] for r in good]) if good else np.array([])
 
-        def median_of_runs(key, good=good):
-            return _stat(np.median, [r["row"][key] for r in good])
+        def of_runs(fn, key, good=good):
+            return _stat(fn, [r["row"][key] for r in good])
 
-        err_a, err_b = pooled("err_A"), pooled("err_B")
+        base = fd_of_skip.get(v.skip)
+
+        def paired(ratio, base=base, name=v.name):
+            if base is None:
+                return float("nan")
+            values = [ratio(b["row"], x["row"]) for b, x in zip(results[base], results[name],
+                                                                 strict=True)
+                      if "error" not in b and "error" not in x]
+            return round(_stat(np.median, values), 2)
+
         rows.append({
+            "config": config,
             "variant": v.name,
-            "backend": v.backend,
-            "skip": v.skip,
             "success": f"{sum(r['row']['success'] for r in good)}/{len(runs)}",
             "falls": sum(r["row"]["fell"] for r in good),
             "derivative_ms": round(_stat(np.median, pooled("derivative_ms")), 2),
+            "derivative_speedup_vs_fd": paired(
+                lambda b, x: b["derivative_ms_median"] / x["derivative_ms_median"]),
             "iteration_ms": round(_stat(np.median, pooled("iteration_ms")), 2),
-            "planning_s": round(median_of_runs("planning_s"), 2),
-            "wall_s": round(median_of_runs("wall_s"), 2),
-            "mean_cost": round(median_of_runs("mean_cost"), 4),
-            "goal_end_m": round(median_of_runs("goal_distance_end_m"), 3),
-            "sims_per_call": round(median_of_runs("sims_per_call"), 1),
-            "A_err_median": _sig(_stat(np.median, err_a)),
-            "A_err_max": _sig(_stat(np.max, err_a)),
-            "B_err_median": _sig(_stat(np.median, err_b)),
-            "B_err_max": _sig(_stat(np.max, err_b)),
-            "load_1min": round(median_of_runs("load_1min"), 2),
+            "iteration_speedup_vs_fd": paired(
+                lambda b, x: b["iteration_ms_median"] / x["iteration_ms_median"]),
+            "derivative_cpu_ms": round(of_runs(np.median, "derivative_cpu_ms_median"), 2),
+            "derivative_cpu_speedup_vs_fd": paired(
+                lambda b, x: b["derivative_cpu_ms_median"] / x["derivative_cpu_ms_median"]),
+            "iteration_cpu_ms": round(of_runs(np.median, "iteration_cpu_ms_median"), 2),
+            "iteration_cpu_speedup_vs_fd": paired(
+                lambda b, x: b["iteration_cpu_ms_median"] / x["iteration_cpu_ms_median"]),
+            "mean_cost": round(of_runs(np.median, "mean_cost"), 4),
+            "cost_vs_fd": paired(lambda b, x: x["mean_cost"] / b["mean_cost"]),
+            "goal_end_m": round(of_runs(np.median, "goal_distance_end_m"), 3),
+            "fastest_joint_rad_s": round(of_runs(np.median, "max_joint_speed_rad_s"), 1),
+            "fastest_joint_max_rad_s": round(of_runs(np.max, "max_joint_speed_rad_s"), 1),
+            "sims_per_call": round(of_runs(np.median, "sims_per_call"), 1),
+            "A_err_median": _sig(_stat(np.median, pooled("err_A"))),
+            "B_err_median": _sig(_stat(np.median, pooled("err_B"))),
+            "A_col_err_median": _sig(_stat(np.median, pooled("err_A_col"))),
+            "B_col_err_median": _sig(_stat(np.median, pooled("err_B_col"))),
+            "load_1min": round(of_runs(np.median, "load_1min"), 2),
         })
-    # Speed-up against fd at the same skip, two ways: ratio of the pooled medians, and the
-    # median over cases of the per-case ratio (runs of one case are adjacent in time, so this
-    # one cancels most of the load drift of a shared machine).
-    fd_of_skip = {v.skip: v.name for v in variants if v.backend == "fd"
-                  and v.name == ("fd" if v.skip == 1 else f"fd skip {v.skip}")}
-    for v, r in zip(variants, rows, strict=True):
-        base = fd_of_skip.get(v.skip)
-        if base is None:
-            r["speedup_vs_fd"] = r["speedup_vs_fd_paired"] = float("nan")
-            continue
-        base_ms = next(x["derivative_ms"] for x in rows if x["variant"] == base)
-        r["speedup_vs_fd"] = round(base_ms / r["derivative_ms"], 2)
-        ratios = [b["row"]["derivative_ms_median"] / x["row"]["derivative_ms_median"]
-                  for b, x in zip(results[base], results[v.name], strict=True)
-                  if "error" not in b and "error" not in x]
-        r["speedup_vs_fd_paired"] = round(_stat(np.median, ratios), 2)
     return rows
 
 
@@ -290,11 +395,12 @@ def _sig(x: float) -> float:
     return float(f"{x:.2g}")
 
 
-def plot(out: Path, variants: list[Variant], results: dict[str, list[dict]],
+def plot(out: Path, stem: str, variants: list[Variant], results: dict[str, list[dict]],
          kept: list[Path]) -> bool:
-    """backends.png (derivative time per iteration, mean cost and simulations per call, per
-    variant) and the overlaid run figures of the ``kept`` run directories in ``out/figures``.
-    Returns False (and draws nothing) when matplotlib is not installed."""
+    """backends_<stem>.png (derivative time per iteration, mean cost and simulations per call,
+    per variant) and the overlaid run figures of the ``kept`` run directories in
+    ``out/figures/<stem>``. Returns False (and draws nothing) when matplotlib is not
+    installed."""
     try:
         from mpc.app.plots import compare, figures, report
     except ImportError:
@@ -309,14 +415,15 @@ def plot(out: Path, variants: list[Variant], results: dict[str, list[dict]],
             np.concatenate([r["derivative_ms"] for r in good]) if good else np.array([]),
             [r["row"]["mean_cost"] for r in good], [r["row"]["sims_per_call"] for r in good],
             [r["row"]["success"] for r in good]))
-    figures.save_png(compare.variants_figure(shown), out / "backends.png")
+    figures.save_png(compare.variants_figure(shown), out / f"backends_{stem}.png")
     runs = [load_run(d) for d in kept if (d / "timeseries.npz").is_file()]
     if runs:
-        (out / "figures").mkdir(exist_ok=True)
+        folder = out / "figures" / stem
+        folder.mkdir(parents=True, exist_ok=True)
         built = figures.build_figures(runs)
         for name, fig in built.items():
-            figures.save_png(fig, out / "figures" / f"{name}.png")
-        (out / "figures" / "report.html").write_text(report.render(runs, built))
+            figures.save_png(fig, folder / f"{name}.png")
+        (folder / "report.html").write_text(report.render(runs, built))
     return True
 
 
@@ -330,7 +437,7 @@ def git_commit() -> str:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("config")
+    p.add_argument("configs", nargs="+", metavar="CONFIG[:KEY=VALUE,...]")
     p.add_argument("--duration", type=float, default=10.0, help="simulated seconds per run")
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     p.add_argument("--goals", nargs="+", default=["2,0", "1.5,-1.5"], help="x,y in metres")
@@ -338,7 +445,8 @@ def main() -> None:
                    help="plant.init_noise: std of the initial joint offsets (rad)")
     p.add_argument("--backends", nargs="+", default=None,
                    help="default: every registered backend")
-    p.add_argument("--skip", type=int, default=3, help="derivative skip of the skip variants")
+    p.add_argument("--skip", type=int, default=None,
+                   help="derivative skip of the first variants (default: each config's own)")
     p.add_argument("--threads", type=int, default=2, help="threads of every backend")
     p.add_argument("--radius", type=float, default=0.25, help="success radius around the goal")
     p.add_argument("--sample-every", type=int, default=25,
@@ -353,50 +461,49 @@ def main() -> None:
 
     commit = git_commit()  # the code that runs, even if HEAD moves during the runs
     backends = args.backends or BACKENDS.available()
-    variants = make_variants(backends, args.skip, args.threads)
-    variants += [parse_variant(text, args.threads) for text in args.variant]
+    specs = [ConfigSpec.parse(text) for text in args.configs]
     cases = [(seed, [float(v) for v in goal.split(",")]) for seed in args.seeds
              for goal in args.goals]
     print(f"backends: {', '.join(backends)} (registered: {', '.join(BACKENDS.available())})")
-    # Warm-up: compile (or load from the disk cache) every variant's kernels outside the runs.
-    for v in variants:
-        run_once(args.config, [*v.overrides, *args.set], 0.1, args.radius, 10**9)
-    results: dict[str, list[dict]] = {v.name: [] for v in variants}
-    runs = []
     out = Path(args.out)
-    kept = {v.name: out / "runs" / v.name.replace(" ", "_") for v in variants}
-    for i, (seed, goal) in enumerate(cases):
-        order = variants[i % len(variants):] + variants[: i % len(variants)]
-        for v in order:
-            overrides = [*v.overrides, f"runtime.seed={seed}",
-                         f"plant.init_noise={args.init_noise}",
+    table, runs, drew = [], [], True
+    for spec in specs:
+        skip = args.skip or load_config(spec.path, spec.overrides).planner.derivative_skip
+        variants = make_variants(backends, skip, args.threads)
+        variants += [parse_variant(text, skip, args.threads) for text in args.variant]
+        # Warm-up: compile (or load from the disk cache) every variant's kernels.
+        run_case(spec, variants, args.set, 0.1, args.radius, 10**9)
+        results: dict[str, list[dict]] = {v.name: [] for v in variants}
+        kept = {v.name: out / "runs" / spec.stem / v.name.replace(" ", "_") for v in variants}
+        for i, (seed, goal) in enumerate(cases):
+            overrides = [f"runtime.seed={seed}", f"plant.init_noise={args.init_noise}",
                          f"task.goal=[{goal[0]}, {goal[1]}]", *args.set]
-            try:
-                r = run_once(args.config, overrides, args.duration, args.radius,
-                             args.sample_every, kept[v.name] if i == 0 else None)
-            except Exception as e:  # a broken backend must not stop the others
-                r = {"error": f"{type(e).__name__}: {e}", "row": {}}
-            results[v.name].append(r)
-            row = {"variant": v.name, "seed": seed, "goal": json.dumps(goal), **r["row"],
-                   "error": r.get("error", "")}
-            runs.append(row)
-            print(json.dumps(row), flush=True)
+            outcome = run_case(spec, variants, overrides, args.duration, args.radius,
+                               args.sample_every, kept if i == 0 else None)
+            for v, r in zip(variants, outcome, strict=True):
+                results[v.name].append(r)
+                row = {"config": spec.stem, "variant": v.name, "seed": seed,
+                       "goal": json.dumps(goal), **r["row"], "error": r.get("error", "")}
+                runs.append(row)
+                print(json.dumps(row), flush=True)
+        rows = summarize(spec.stem, variants, results)
+        table += rows
+        print(markdown_table(rows), flush=True)
+        drew = plot(out, spec.stem, variants, results, list(kept.values())) and drew
 
-    table = summarize(variants, results)
     out.mkdir(parents=True, exist_ok=True)
-    keys = ["variant", "seed", "goal", *RUN_KEYS, "error"]
+    keys = ["config", "variant", "seed", "goal", *RUN_KEYS, "error"]
     write_csv(out / "runs.csv", [{k: r.get(k, "") for k in keys} for r in runs])
     write_csv(out / "backends.csv", table)
     meta = {
         "command": "python scripts/compare_backends.py " + " ".join(sys.argv[1:]),
-        "config": args.config, "duration_s": args.duration, "seeds": args.seeds,
+        "configs": args.configs, "duration_s": args.duration, "seeds": args.seeds,
         "goals": args.goals, "init_noise": args.init_noise, "threads": args.threads,
         "cpus": os.cpu_count(), "load_1min_median": float(np.median(
             [r["load_1min"] for r in runs if "load_1min" in r] or [np.nan])),
         "commit": commit, "date": datetime.datetime.now().isoformat(timespec="seconds"),
         "not_run": sorted({"fd", "wasp", "analytic"} - set(backends)),
     }
-    drew = plot(out, variants, results, list(kept.values()))
     text = markdown_table(table)
     note = ("" if drew else "\n\nmatplotlib is not installed (extra `plot`): no plot, tables "
             "only.")

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import robots  # noqa: E402
-from hardware.estimation.sim_plant import EstimatedSimPlant  # noqa: E402
+from hardware.fake.estimated_plant import EstimatedSimPlant  # noqa: E402
 from hardware.rotations import euler_zyx  # noqa: E402
 from mpc.app.config import load_config  # noqa: E402
 from mpc.app.run import run  # noqa: E402
@@ -41,7 +41,7 @@ class Recorder(EstimatedSimPlant):
         super().step()
         t, e = super().true_state(), self._estimate
         if e is not None:
-            self.log.append((t.time, t.qpos[0:7].copy(), t.qvel[0:6].copy(),
+            self.truth_log.append((t.time, t.qpos[0:7].copy(), t.qvel[0:6].copy(),
                              np.r_[e.pos, e.quat], np.r_[e.linvel, e.angvel]))
             self.max_joint_speed = max(getattr(self, "max_joint_speed", 0.0),
                                        float(np.abs(t.qvel[6:]).max()))
@@ -84,12 +84,12 @@ def main() -> int:
                                         "plant.type=sim_estimated", *args.set])
         options = {k: v for k, v in cfg.plant.items() if k != "type"}
         plant = Recorder(robots.info(cfg.robot), seed=seed, **options)
-        plant.feedback, plant.log = args.feedback, []
+        plant.feedback, plant.truth_log = args.feedback, []
         summary = run(cfg, out=tempfile.mkdtemp(prefix="est_"), plant=plant)
         out = {"seed": seed, "feedback": args.feedback, "fell": summary["fell"],
                "goal_distance_end_m": summary["goal_distance_end_m"],
                "trip": summary.get("trip_reason") or summary.get("damping_reason"),
-               "max_joint_speed_radps": round(plant.max_joint_speed, 1), **errors(plant.log)}
+               "max_joint_speed_radps": round(plant.max_joint_speed, 1), **errors(plant.truth_log)}
         results.append(out)
         print(json.dumps(out), flush=True)
     return 0 if not any(r["fell"] for r in results) else 1

@@ -1,6 +1,6 @@
 """Blind walking on terrain, in lockstep, on the deploy path: configs x terrains x seeds.
 
-    python scripts/eval_terrain.py [--configs a1_hw go1_hw ...] [--terrains ramp_up_5 ...]
+    python scripts/eval_terrain.py [--configs a1_hw go1_hw_terrain ...] [--terrains ramp_up_5 ...]
         [--matrix done|issue] [--seeds 0 1 2 ...] [--estimator config|truth]
         [--delay-ms 6] [--plan-latency-ms 20] [--plant-model reference|own] [--goal 2.0]
         [--speed 0.3] [--duration S] [--threads 1] [--engine ray|serial] [--address ADDR]
@@ -8,13 +8,18 @@
 
 Each run: the config in lockstep on :class:`hardware.fake.motor_plant.FakeMotorPlant` (the fake
 robot's motors receiving the bridge's commands ``--delay-ms`` late, its realistic sensors) on
-the terrain (:mod:`mpc.app.plants.terrain`, in the plant only: the planner walks blind on its level
-plane), each plan coming into force ``--plan-latency-ms`` after the state it started from
+the terrain (:mod:`mpc.app.plants.terrain`, in the plant only: the planner walks blind), each
+plan coming into force ``--plan-latency-ms`` after the state it started from
 (``runtime.plan_latency``), the base state from the config's own estimator (``--estimator
-config``, as on a robot) or the simulation's truth. ``--plant-model reference`` (default)
-simulates the robot from another published description of it (MuJoCo Menagerie's, in
-tests/reference) than the planner's own model, as the real robot differs from any model;
-``own`` simulates the planner's model.
+config``, as on a robot) or the simulation's truth. The matrix's hardware configs plan on the
+level plane at 0 (``task.ground: level``, the default) and their Kalman filter measures the
+height against it; their blind-terrain variants ``a1_hw_terrain``, ``go1_hw_terrain`` and
+``go2_hw_terrain`` (``--configs``; for others ``--set task.ground=fit --set
+plant.base_state.ground=carried``) plan on the plane fitted to the footholds
+(:mod:`mpc.tasks.ground`) and carry the height from foothold to foothold.
+``--plant-model reference`` (default) simulates the robot from another published description
+of it (MuJoCo Menagerie's, in tests/reference) than the planner's own model, as the real robot
+differs from any model; ``own`` simulates the planner's model.
 
 Random terrains (slabs, rough ground) are laid out anew for every seed (the run's seed
 seeds them too). Goal-mode configs walk to a goal ``--goal`` m ahead; velocity-mode configs
@@ -23,11 +28,11 @@ seeds them too). Goal-mode configs walk to a goal ``--goal`` m ahead; velocity-m
 trip and, by the simulation's truth, the goal within 0.25 m (velocity mode: at least
 ``goal - 0.25`` m covered).
 Falls are judged by the truth against the terrain (base below the robot's fall height above
-the ground under it, or tilted past its fall tilt); the controller's own fall check (which
-believes the ground is the plane at 0) stopping a run is reported apart. Each run also records
-where it fell or stopped (the terrain's section there), the furthest it got (a robot that
-stumbles at an edge may be thrown back before it is down) and, with an estimator, its height and
-velocity error against the truth.
+the ground under it, or tilted past its fall tilt); the controller's own fall check (the
+estimated base over the ground it believes in) stopping a run is reported apart. Each run also
+records where it fell or stopped (the terrain's section there), the furthest it got (a robot
+that stumbles at an edge may be thrown back before it is down) and, with an estimator, its
+height and velocity error against the truth.
 
 The matrix runs as a campaign (:mod:`mpc.app.campaign`): on Ray by default (a local instance on
 loopback; ``--address`` for a cluster), one result file per run in ``OUT/cases``, finished runs
@@ -107,13 +112,13 @@ def run_case(case: dict) -> dict:
 
 def recording_plant(base: type) -> type:
     """``base`` (FakeMotorPlant) recording the truth and the estimate every RECORD_PERIOD of
-    plant time in ``log``: (time, base qpos, base linear velocity, estimate pos + linvel or
-    None)."""
+    plant time in ``truth_log`` (``log`` is the plant's link log): (time, base qpos, base
+    linear velocity, estimate pos + linvel or None)."""
 
     class Recording(base):
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **kwargs)
-            self.log: list = []
+            self.truth_log: list = []
             self._steps = 0
             self._every = max(1, round(RECORD_PERIOD / self.timestep))
 
@@ -122,7 +127,7 @@ def recording_plant(base: type) -> type:
             d = self.sim.data
             if self._steps % self._every == 0:
                 est = self.source.estimate() if self.source is not None else None
-                self.log.append((float(d.time), d.qpos[0:7].copy(), d.qvel[0:3].copy(),
+                self.truth_log.append((float(d.time), d.qpos[0:7].copy(), d.qvel[0:3].copy(),
                                  None if est is None else np.r_[est.pos, est.linvel]))
             self._steps += 1
 
@@ -152,8 +157,8 @@ def case_overrides(case: dict) -> list[str]:
 def judge(case: dict, cfg, robot, plant, summary: dict) -> dict:
     """The run's outcome by the simulation's truth, and the estimator's errors."""
     terrain = plant.sim.terrain
-    t = np.array([r[0] for r in plant.log])
-    qpos = np.array([r[1] for r in plant.log])
+    t = np.array([r[0] for r in plant.truth_log])
+    qpos = np.array([r[1] for r in plant.truth_log])
     # fall by the truth, against the ground under the base
     fall_at = None
     for i, q in enumerate(qpos):
@@ -177,7 +182,7 @@ def judge(case: dict, cfg, robot, plant, summary: dict) -> dict:
         fall_at = len(qpos) - 1
     if fall_at is not None:
         outcome = "fell"
-    elif stop:  # a height below the fall height over the plane at 0: the flat-ground belief
+    elif stop:  # the estimated base below the fall height over the ground it believes in
         outcome = "stopped by the controller's height check"
     elif trip:
         outcome = "joint trip"
@@ -204,7 +209,7 @@ def judge(case: dict, cfg, robot, plant, summary: dict) -> dict:
         "sim_time_s": round(float(t[-1]), 2) if len(t) else 0.0,
         "planner_iterations": summary.get("planner_iterations"),
     }
-    out.update(estimator_errors(plant.log, fall_at))
+    out.update(estimator_errors(plant.truth_log, fall_at))
     return out
 
 

@@ -20,9 +20,10 @@ Measurements (all clocks are CLOCK_MONOTONIC, shared by the two processes):
 Prints one JSON line per run (with ``--repeats N``, then a Markdown table); exits 1 if in any
 run the robot fell, did not stand up, did not move forward or was put in damping.
 
-The runs use the configs' own safety limits; ``--allowance`` loosens the stale-state and
-silent-controller limits to 50 and 200 ms, for a machine shared with other heavy work, where
-every process has been seen to stop for about 100 ms at once (not the product's result).
+The runs use the configs' own safety limits; ``--allowance`` loosens the stale-state,
+stale-command and silent-controller limits to 50, 50 and 200 ms, for a machine shared with
+other heavy work, where every process has been seen to stop for about 100 ms at once (not the
+product's result).
 
 The H1 hangs on the fake robot's gantry and is let go 5 s after the first command (the startup
 ramp has brought it to its home pose by then), as a humanoid is lowered onto its feet.
@@ -171,8 +172,8 @@ def run_once(args, out: Path) -> dict:
     truth = args.truth_port if args.base_state == "truth" else None
     fake_log, bridge_log = out / "fake.npz", out / "bridge.npz"
     with fake_robot(args.robot, args.port, args.domain, truth, fake_log, args.fake_arg) as fake:
-        allowance = (["safety.state_timeout=0.05", "safety.command_timeout=0.2"]
-                     if args.allowance else [])
+        allowance = (["safety.state_timeout=0.05", "safety.max_command_age=0.05",
+                      "safety.command_timeout=0.2"] if args.allowance else [])
         odometry = (["plant.base_state={type: leg_odometry}"]
                     if args.base_state == "odometry" else [])
         sets = [*loopback_overrides(args.robot, args.port, args.domain, truth), *odometry,
@@ -245,7 +246,8 @@ def main() -> int:
     p.add_argument("--fake-arg", action="append", default=[], help="extra fake-robot argument")
     p.add_argument("--out", default=None)
     p.add_argument("--allowance", action=argparse.BooleanOptionalAction, default=False,
-                   help="state_timeout 0.05 s, command_timeout 0.2 s (see the docstring)")
+                   help="state_timeout and max_command_age 0.05 s, command_timeout 0.2 s (see "
+                        "the docstring)")
     args = p.parse_args()
     out = Path(args.out or tempfile.mkdtemp(prefix=f"hw_{args.robot}_"))
     results = []

@@ -15,10 +15,10 @@ and adds seeded random velocities and controls; then
 * ``joint_limit``: one leg joint is pushed 5 mrad past its range;
 * ``fast_rotation``: the base spins at about 4 rad/s.
 
-The oracle is centered ``mjd_transitionFD`` with the Newton solver at tolerance 1e-12 (at
-MuJoCo's default 1e-8 the oracle itself is off by up to tens of percent). A state is only
-usable if the contact set and the constraint states do not change within the difference step;
-:func:`is_smooth` checks that, and the state builders make sure of it.
+The oracle is :mod:`derivatives.oracle`'s (centered ``mjd_transitionFD`` with the Newton solver
+at tolerance 1e-12). A state is only usable if the contact set and the constraint states do not
+change within the difference step; ``is_smooth`` checks that, and the state builders make sure
+of it.
 """
 
 from __future__ import annotations
@@ -26,37 +26,17 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from mpc.app.runtime import audit
+from derivatives.oracle import (  # noqa: F401  (the tests take the oracle from here)
+    centered_fd,
+    is_smooth,
+    oracle_model,
+    relative_error,
+)
 
 STATES = ("standing", "trotting", "sliding", "airborne", "joint_limit", "fast_rotation")
 _COVERED = (int(mujoco.mjtGeom.mjGEOM_SPHERE), int(mujoco.mjtGeom.mjGEOM_CAPSULE),
             int(mujoco.mjtGeom.mjGEOM_BOX))
 _ROUND = (int(mujoco.mjtGeom.mjGEOM_SPHERE), int(mujoco.mjtGeom.mjGEOM_CAPSULE))
-
-
-def oracle_model(m: mujoco.MjModel, integrator: str = "euler") -> mujoco.MjModel:
-    """A copy of ``m`` with the Newton solver at tolerance 1e-12 and the given integrator."""
-    m = audit.oracle_model(m)
-    m.opt.integrator = {"euler": mujoco.mjtIntegrator.mjINT_EULER,
-                        "implicitfast": mujoco.mjtIntegrator.mjINT_IMPLICITFAST}[integrator]
-    return m
-
-
-def centered_fd(m: mujoco.MjModel, d: mujoco.MjData, eps: float = 1e-6):
-    """(A, B, C, D) by centered ``mjd_transitionFD``."""
-    nx = 2 * m.nv + m.na
-    A, B = np.zeros((nx, nx)), np.zeros((nx, m.nu))
-    C, D = np.zeros((m.nsensordata, nx)), np.zeros((m.nsensordata, m.nu))
-    mujoco.mjd_transitionFD(m, d, eps, True, A, B, C if m.nsensordata else None,
-                            D if m.nsensordata else None)
-    return A, B, C, D
-
-
-def relative_error(x: np.ndarray, ref: np.ndarray) -> float:
-    """‖x − ref‖_F / ‖ref‖_F (0 if both are zero)."""
-    den = np.linalg.norm(ref)
-    num = np.linalg.norm(x - ref)
-    return float(num / den) if den > 0 else float(num)
 
 
 def contacts_covered(m: mujoco.MjModel, d: mujoco.MjData) -> bool:
@@ -74,41 +54,6 @@ def contacts_covered(m: mujoco.MjModel, d: mujoco.MjData) -> bool:
         field = t1 == mujoco.mjtGeom.mjGEOM_HFIELD and static and t2 in _ROUND
         if not (plane or field or (t1 in _ROUND and t2 in _ROUND)):
             return False
-    return True
-
-
-def _signature(m: mujoco.MjModel, d: mujoco.MjData) -> tuple:
-    """Contact set and constraint states at the solution (islands do not keep efc_state)."""
-    mujoco.mj_forward(m, d)
-    scratch = mujoco.MjData(m)
-    scratch.qpos[:], scratch.qvel[:], scratch.ctrl[:] = d.qpos, d.qvel, d.ctrl
-    scratch.qacc_warmstart[:] = d.qacc
-    mujoco.mj_forward(m, scratch)
-    jar = scratch.efc_J.reshape(scratch.nefc, m.nv) @ scratch.qacc - scratch.efc_aref
-    mujoco.mj_constraintUpdate(m, scratch, jar, None, 0)
-    geoms = tuple(tuple(int(g) for g in scratch.contact[i].geom) for i in range(scratch.ncon))
-    return geoms, tuple(int(s) for s in scratch.efc_state)
-
-
-def is_smooth(m: mujoco.MjModel, d: mujoco.MjData, eps: float = 1e-5) -> bool:
-    """True if perturbing each state and control coordinate by ±eps keeps the contact set and
-    the constraint states (so centered differences with a step below eps are meaningful)."""
-    base = _signature(m, d)
-    probe = mujoco.MjData(m)
-    nv = m.nv
-    for i in range(2 * nv + m.nu):
-        for sign in (1.0, -1.0):
-            probe.qpos[:], probe.qvel[:], probe.ctrl[:] = d.qpos, d.qvel, d.ctrl
-            if i < nv:
-                dq = np.zeros(nv)
-                dq[i] = sign * eps
-                mujoco.mj_integratePos(m, probe.qpos, dq, 1.0)
-            elif i < 2 * nv:
-                probe.qvel[i - nv] += sign * eps
-            else:
-                probe.ctrl[i - 2 * nv] += sign * eps
-            if _signature(m, probe) != base:
-                return False
     return True
 
 

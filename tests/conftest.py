@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import signal
 import subprocess
 import time
 
@@ -15,6 +16,12 @@ import pytest
 import robots
 from mpc.tasks import make_task
 
+# Started as a shell's background job, pytest gets SIGINT ignored, and so would every process a
+# test starts (an ignored signal stays ignored across exec, and mpc-run keeps it so, as a user's
+# background job wants): the tests that send SIGINT would see nothing happen. Handled here, it
+# is back to its default in each child.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 @pytest.fixture(scope="session")
 def a1_task():

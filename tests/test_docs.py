@@ -304,7 +304,13 @@ def configs_and_overrides(cmd: Command, ns: argparse.Namespace) -> tuple[list[st
         return ([ns.config] if getattr(ns, "config", None) else []), _overrides(ns)
     names = _flat(getattr(ns, "config", None)) + _flat(getattr(ns, "configs", None))
     names += [w.split("=", 1)[-1] for w in cmd.words if w.endswith(".yaml")]
-    return list(dict.fromkeys(names)), _flat(getattr(ns, "set", None))
+    overrides = _flat(getattr(ns, "set", None))
+    plain = []
+    for name in names:  # compare_backends' CONFIG:KEY=VALUE,... names its overrides inline
+        config, sep, inline = name.partition(".yaml:")
+        plain.append(config + ".yaml" if sep else name)
+        overrides += inline.split(",") if sep else []
+    return list(dict.fromkeys(plain)), overrides
 
 
 def load_problem(name: str, overrides: list[str]) -> str | None:

@@ -1,16 +1,16 @@
 """The packages depend on each other one way, also inside each package, and no module imports
 itself back.
 
-Layers, bottom to top: ``common`` <- ``robots`` <- ``derivatives`` <- ``mpc`` <- ``hardware``.
-A module may import its own layer and the layers below. Inside a layer, its sub-packages (and
-top-level modules) are ordered too (:data:`LEVELS`): a module imports its own level and the
-levels below, never one above, so that the library part of ``mpc`` (norms, tasks, planner)
-never reaches the application (``mpc.app``), and ``hardware``'s transports never reach its fake
-robots. Read from the code's own import statements, those inside functions and under
-``TYPE_CHECKING`` included: an arrow is an arrow.
+Layers, bottom to top: ``common`` <- ``robots`` <- ``derivatives`` <- ``mpc`` <- ``hardware``. A
+module may import its own layer and the layers below. Inside a layer, its sub-packages (and top-
+level modules) are ordered too (:data:`LEVELS`): a module imports its own level and the levels
+below, never one above, so that the library part of ``mpc`` (norms, tasks, planner) never
+reaches the application (``mpc.app``), and ``hardware``'s estimators, mocap and safety never
+reach its transports, nor the transports its fake robots. Read from the code's own import
+statements, those inside functions and under ``TYPE_CHECKING`` included: an arrow is an arrow.
 
-Names a registry selects by name are arrows too: a lower layer never spells a module of a
-higher one in a string (plug-ins above register themselves as entry points, see
+Names a registry selects by name are arrows too: a lower layer never spells a module of a higher
+one in a string (plug-ins above register themselves as entry points, see
 :mod:`common.registry`), and every entry point names a class of a layer at or above the
 registry's.
 """
@@ -34,16 +34,23 @@ LEVELS: dict[str, list[list[str]]] = {
     "common": [["common.libmujoco", "common.registry", "common.settings", "common.trajectory"],
                ["common.handover"], ["common$"]],
     "robots": [["robots.info", "robots.collision", "robots.statics"],
-               ["robots.derive", "robots.locked", "robots.limits"], ["robots$"]],
-    "derivatives": [["derivatives.provider_base", "derivatives.counter"], ["derivatives.fd"],
+               ["robots.derive", "robots.locked", "robots.limits",
+                "robots.overlay"], ["robots$"]],
+    "derivatives": [["derivatives.provider_base", "derivatives.counter", "derivatives.oracle"],
+                    ["derivatives.fd"],
                     ["derivatives.analytic", "derivatives.wasp"], ["derivatives.registry"],
                     ["derivatives$"]],
     "mpc": [["mpc$"], ["mpc.norms"], ["mpc.tasks"], ["mpc.planner"],
             ["mpc.app.errors", "mpc.app.schema"], ["mpc.app.plants", "mpc.app.commands"],
             ["mpc.app.config"], ["mpc.app.assembly", "mpc.app.observers"],
             ["mpc.app.record"], ["mpc.app.runtime"],
-            ["mpc.app.run", "mpc.app.view", "mpc.app.plots", "mpc.app.campaign"],
+            ["mpc.app.run", "mpc.app.view", "mpc.app.plots", "mpc.app.campaign",
+             "mpc.app.sysid"],
             ["mpc.app.cli"], ["mpc.app$"]],
+    "hardware": [["hardware.lowlevel", "hardware.refusals", "hardware.rotations"],
+                 ["hardware.estimation", "hardware.mocap", "hardware.safety"],
+                 ["hardware.unitree", "hardware.lcm"], ["hardware.gamepad", "hardware.ros2"],
+                 ["hardware.fake"], ["hardware$"]],
 }
 
 

@@ -7,7 +7,7 @@ horizon's knots one at a time in one compiled call each (:func:`.horizon.lineari
 that releases the GIL: no Python runs per knot. They can start while the planner's rollout is
 still recording the trajectory (:meth:`AnalyticProvider.stream`).
 
-Fallbacks to finite differences (``mjd_transitionFD``, counted by
+Fallbacks to finite differences (:func:`derivatives.fd.transition_fd`, counted by
 :func:`derivatives.counter.fd_evaluations`) happen only where the recipe does not apply, each
 announced once with an :class:`AnalyticFallbackWarning`:
 
@@ -70,7 +70,7 @@ from derivatives.analytic.layout import data_layout
 from derivatives.analytic.passive import integrated_damping, passive_derivatives
 from derivatives.analytic.tables import TreeTables
 from derivatives.counter import add_fd_evaluations, record_fallback
-from derivatives.fd import FDProvider
+from derivatives.fd import FDProvider, transition_fd
 from derivatives.provider_base import DerivativeProvider, Linearization, load_knot
 
 log = logging.getLogger(__name__)
@@ -229,7 +229,7 @@ class AnalyticProvider(DerivativeProvider):
             self._model_reason = "model: " + ", ".join(self.unsupported)
             self._warn(self._model_reason,
                        "analytic derivatives do not cover " + ", ".join(self.unsupported)
-                       + "; this model is linearized by finite differences (mjd_transitionFD)")
+                       + "; this model is linearized by finite differences")
             return
         tables = model_tables(m)
         self._model_bundle = ModelBundle(*(tables[f] for f in MODEL_FIELDS))
@@ -329,7 +329,7 @@ class AnalyticProvider(DerivativeProvider):
         return simulations
 
     def _finite_differences(self, data, A, B, C, D, status: int, info: int) -> int:
-        """mjd_transitionFD at ``data``, whose analytic linearization failed with ``status``
+        """Finite differences at ``data``, whose analytic linearization failed with ``status``
         (``info``: the contact concerned, where there is one)."""
         m = self.model
         if status == UNSUPPORTED_CONTACT:
@@ -361,12 +361,10 @@ class AnalyticProvider(DerivativeProvider):
         else:
             reason = "system not positive definite"
             message = "a system matrix was not positive definite"
-        self._warn(reason, message + "; such knots are linearized by finite differences "
-                   "(mjd_transitionFD)")
-        mujoco.mjd_transitionFD(m, data, self.fallback_eps, self.fallback_centered, A, B,
-                                C if m.nsensordata else None, D if m.nsensordata else None)
-        n = 2 * m.nv + m.na + m.nu
-        simulations = 1 + (2 * n if self.fallback_centered else n)
+        self._warn(reason, message + "; such knots are linearized by finite differences")
+        simulations = transition_fd(m, data, self.fallback_eps, self.fallback_centered, A, B,
+                                    C if m.nsensordata else None,
+                                    D if m.nsensordata else None)
         add_fd_evaluations(simulations)
         self._record(reason, 1, simulations, data.time)
         return simulations

@@ -3,8 +3,16 @@
 The inputs of one MuJoCo step are packed in the column layout of ``mjd_transitionFD``'s
 [A B]: (dq, dv, dact, du), sizes (nv, nv, na, nu). WASP splits them into these four blocks and
 gives each block b of size n an orthonormal basis Q_b (n x n) whose columns q_j are the
-directions of its JVPs. The bases are shared by every knot; dq and dv, both of size nv, share
-one basis (the notes allow it, and it halves what a seed has to reproduce).
+directions of its JVPs. The bases are shared by every knot.
+
+Two bases: the coordinate axes (Q = I, the backend's default: column j of the estimate is the
+last forward difference along input j) and the paper's seeded random orthonormal bases (dq and
+dv, both of size nv, share one). With a dense basis every column of the estimate D̂ = F̂ Qᵀ mixes
+all n cached JVPs, so whatever part of the Jacobian changed since a JVP was measured (in a
+legged robot: the stance legs' and the base's columns when a foot touches down) shows up as
+error in every column; with the axes it stays in the columns that changed. Both have the same
+Frobenius error (Q is orthonormal); what differs is where it lands, and the planner's feedback
+gains need the unchanged columns (say, a swing leg's) right.
 """
 
 from __future__ import annotations

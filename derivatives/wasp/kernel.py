@@ -89,13 +89,14 @@ def _jvp(mj, m_ptr, positions_are_vectors, eps, base_qpos, base_rest, base_senso
 @njit(cache=True, nogil=True)
 def linearize_knots(mj, m_ptr, d_ptr, d_qpos, d_qvel, d_act, d_ctrl, d_warmstart, d_sensordata,
                     knots, time, qpos, qvel, act, ctrl, warmstart, ctrl_lo, ctrl_hi, eps,
-                    directions, offsets, p_min, tol, F, D, filled, pointer,
+                    directions, offsets, p_min, full_first, tol, F, D, filled, pointer,
                     out_A, out_B, out_C, out_D, simulations):
     """WASP at each knot t in ``knots``: trajectory arrays, cache and outputs are indexed by t.
 
     ``mj`` is :data:`derivatives.wasp.mujoco_c.FUNCTIONS`; ``ctrl_lo``/``ctrl_hi`` bound the
     ctrl block's base point (range shrunk by ε, ±inf if unlimited); ``directions``,
-    ``offsets``: see :mod:`derivatives.wasp.basis`; ``p_min``, ``tol`` per block. Writes
+    ``offsets``: see :mod:`derivatives.wasp.basis`; ``p_min``, ``tol`` per block; knots
+    t < ``full_first`` take every JVP of every block (p_min = n there). Writes
     A, B, C, D = the blocks of D̂[t] and ``simulations[t]``.
     """
     nq = d_qpos.shape[0]
@@ -141,6 +142,7 @@ def linearize_knots(mj, m_ptr, d_ptr, d_qpos, d_qvel, d_act, d_ctrl, d_warmstart
                             interior_s)
                     b_q, b_r, b_s = interior_q, interior_r, interior_s
                     count += 1
+            need = n if t < full_first else p_min[block]
             taken = 0
             while taken < n:  # p_max = n
                 j = pointer[t, block]
@@ -169,7 +171,7 @@ def linearize_knots(mj, m_ptr, d_ptr, d_qpos, d_qvel, d_act, d_ctrl, d_warmstart
                 taken += 1
                 # Next state and sensors are tested apart: neither's scale may hide the
                 # other's change (A1: actuator-force rows of a ctrl JVP are ~5x its B part).
-                passed = (taken >= p_min[block] and filled[t, col]
+                passed = (taken >= need and filled[t, col]
                           and agrees(F[t, :nx, col], f[:nx], tol[block])
                           and agrees(F[t, nx:, col], f[nx:], tol[block]))
                 replace_column(F[t], D[t], directions, col, lo, hi, f)

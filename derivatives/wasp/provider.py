@@ -6,7 +6,8 @@ stopped: at least p_min = max(1, floor(frac n)) of them, then one at a time unti
 agrees with the cache's prediction for it (:func:`derivatives.wasp.update.agrees`), at most n.
 Every JVP updates the estimate (rank one, :mod:`derivatives.wasp.update`). A cold knot fails
 every test, so its first call is a full forward-difference sweep (1 + 2nv + na + nu
-simulations, exactly ``mjd_transitionFD``'s count); warm knots cost 1 + Σ_b p_b.
+simulations, exactly ``mjd_transitionFD``'s count); warm knots cost 1 + Σ_b p_b or a little
+more. The first ``full_first`` knots of the horizon take every JVP in every call.
 
 Sensor Jacobians C, D come out of the same JVPs (sensordata is part of each JVP's output): a
 simulation yields a column of [A; C] or [B; D] at once, so the residual Jacobians cost nothing
@@ -14,6 +15,9 @@ extra and are approximated exactly like A and B. The agreement test is applied t
 next-state part and to the sensor part separately, both must pass: tested as one vector, the
 larger part decides alone. On the A1 the actuator-force sensors (kp·I, constant) are ~5x the
 dynamics part of a ctrl JVP, so a joint test passed whatever became of B.
+
+Measurements behind the defaults and the departures from the paper (coordinate directions,
+the first knots in full, warm knots entering the horizon): docs/derivatives_wasp.md.
 """
 
 from __future__ import annotations
@@ -49,15 +53,30 @@ class WaspProvider(DerivativeProvider):
     """WASP derivatives with JVP step ``eps``.
 
     ``frac_x``/``tol_x`` apply to the state blocks (qpos, qvel, act), ``frac_u``/``tol_u`` to
-    ctrl. The fractions are the paper's; the tolerance is tighter than its 0.5, which on the
-    A1 trot (lockstep, 10 s, scripts/compare_backends.py) let the test pass at nearly every
-    warm knot and failed 4 of 6 runs (3 falls); with 0.2 all 10 runs at skip 1 reached the goal
-    on ~53 % of fd's simulations. The estimates stay approximate: median over the run of
-    max|ΔA| / max|A| against centered differences ~0.07, ~0.25 for B.
+    ctrl. Contact-rich Jacobians are not very coherent from one planner iteration to the next
+    (Go2 trot: the exact B at one instant moves by a median 31 % between consecutive
+    iterations, A by 11 %), so every reused column is that far off until it is measured again;
+    the fraction decides how often that happens, and with coordinate directions the agreement
+    test sees one column, so at tolerance 0.2 it passes at ~80 % of the blocks and the budget is
+    mostly p_min. The defaults (frac_x 0.4, frac_u 0.3, tolerance 0.2) were chosen by closed-loop
+    comparison with fd on the A1, Go1, Go2 and H1 trots (scripts/compare_backends.py).
 
-    ``seed`` draws the random orthonormal directions; ``basis: axes`` uses coordinate directions
-    instead (then ``frac = 1`` is ``mjd_transitionFD`` bit for bit: a reference for debugging).
-    ``threads`` workers share the knots of a horizon.
+    ``full_first``: knots t < full_first of the horizon are differenced in full in every call
+    (every JVP, exactly ``mjd_transitionFD``'s count). They set the feedback gains the robot
+    follows until the next plan. Along an A1 trot at derivative skip 3, the gain K_0 computed
+    from wasp's derivatives was 29 % (relative Frobenius, median) away from fd's with every
+    knot approximated, 11 % with knot 0 in full and 1.5 % with the first 7 knots (knots 0, 3,
+    6), for 357 simulations per call instead of 266 (fd: 686). 0 is the paper's algorithm.
+
+    ``basis``: the JVP directions of each block (:mod:`derivatives.wasp.basis`). ``axes``, the
+    default, are the coordinate directions: column j of the estimate is the last forward
+    difference along input j (with ``frac = 1``, ``mjd_transitionFD`` bit for bit).
+    ``random`` are the paper's seeded random orthonormal directions (``seed`` draws them):
+    every column of the estimate then mixes all of the block's cached JVPs, so the stale part
+    of contact-driven columns spreads into every column. On the Go2 trot at derivative skip 3
+    the median per-column error was 13 % for A and 25 % for B with random directions, 0.001 %
+    and 5 % with the axes, at the same simulations, and the robot missed its goal with random
+    ones. ``threads`` workers share the knots of a horizon.
     """
 
     name = "wasp"
@@ -71,11 +90,12 @@ class WaspProvider(DerivativeProvider):
         "eps": {"gt": 0.0, "max": 1e-2},
         "seed": {"min": 0, "max": 2**32 - 1},
         "threads": {"min": 1, "max": 64},
+        "full_first": {"min": 0, "max": 10_000},
     }
 
-    def __init__(self, model: mujoco.MjModel, frac_x: float = 0.5, frac_u: float = 0.3,
+    def __init__(self, model: mujoco.MjModel, frac_x: float = 0.4, frac_u: float = 0.3,
                  tol_x: float = 0.2, tol_u: float = 0.2, eps: float = 1e-6, seed: int = 0,
-                 threads: int = 2, basis: str = "random"):
+                 threads: int = 2, basis: str = "axes", full_first: int = 7):
         super().__init__(model)
         for key, frac in (("frac_x", frac_x), ("frac_u", frac_u)):
             if not 0.0 < frac <= 1.0:
@@ -87,6 +107,8 @@ class WaspProvider(DerivativeProvider):
             raise ValueError(f"wasp eps must be positive, got {eps}")
         if threads < 1:
             raise ValueError(f"wasp threads must be at least 1, got {threads}")
+        if full_first < 0:
+            raise ValueError(f"wasp full_first must be non-negative, got {full_first}")
         if basis not in _BASES:
             raise ValueError(f"wasp basis must be one of {', '.join(_BASES)}, got {basis!r}")
         if model.opt.integrator == mujoco.mjtIntegrator.mjINT_RK4:
@@ -95,6 +117,7 @@ class WaspProvider(DerivativeProvider):
             raise ValueError("wasp: models with actuator or sensor delays are not supported")
         nv, na, nu = model.nv, model.na, model.nu
         self.eps = float(eps)
+        self.full_first = int(full_first)
         self.threads = int(threads)
         self.offsets = block_offsets(nv, na, nu)
         self.directions = packed_directions(nv, na, nu, seed, axes=basis == "axes")
@@ -132,7 +155,8 @@ class WaspProvider(DerivativeProvider):
                           data.sensordata[None].copy(), data.qacc_warmstart[None].copy())
         out = Linearization.allocate(m, 1)
         simulations = np.zeros(1, dtype=np.int64)
-        self._run(0, np.zeros(1, dtype=np.int64), knot, self.single, out, simulations)
+        self._run(0, np.zeros(1, dtype=np.int64), knot, self.single, out, simulations,
+                  full_first=0)
         add_fd_evaluations(int(simulations[0]))
         for target, value in ((A, out.A), (B, out.B), (C, out.C), (D, out.D)):
             if target is not None:
@@ -168,7 +192,7 @@ class WaspProvider(DerivativeProvider):
 
     # --------------------------------------------------------------------------------------
     def _run(self, worker: int, knots: np.ndarray, traj: Trajectory, cache: WaspCache,
-             out: Linearization, simulations: np.ndarray) -> None:
+             out: Linearization, simulations: np.ndarray, full_first: int | None = None) -> None:
         d = self._datas[worker]
         f64 = _float64
         linearize_knots(
@@ -176,8 +200,9 @@ class WaspProvider(DerivativeProvider):
             d.act, d.ctrl, d.qacc_warmstart, d.sensordata, np.require(knots, np.int64, "C"),
             f64(traj.time), f64(traj.qpos), f64(traj.qvel), f64(traj.act), f64(traj.ctrl),
             f64(traj.warmstart), self._ctrl_lo, self._ctrl_hi, self.eps, self.directions,
-            self.offsets, self.p_min, self.tol, cache.F, cache.D, cache.filled, cache.pointer,
-            out.A, out.B, out.C, out.D, simulations)
+            self.offsets, self.p_min, self.full_first if full_first is None else full_first,
+            self.tol, cache.F, cache.D, cache.filled, cache.pointer, out.A, out.B, out.C, out.D,
+            simulations)
 
 
 def _float64(x: np.ndarray) -> np.ndarray:

@@ -2,9 +2,10 @@
 (:class:`BaseStateSource`, fed IMU samples, asked for the base state); ``sources`` selects a
 source by name (``plant.base_state.type``); ``kalman`` (the hardware configs' default) fuses
 the accelerometer with stance-leg kinematics in a Kalman filter; ``leg_odometry`` estimates from
-the IMU and stance legs alone, for comparison; ``sim_plant`` is the simulation seen through the
-sensors with an estimator in the loop (``plant.type: sim_estimated``); ``mocap_imu`` fuses
+the IMU and stance legs alone, for comparison; ``mocap_imu`` fuses
 motion-capture poses with the IMU (the LCM plant's estimator);
 ``clock_sync`` maps this computer's clock to the robot's, to stamp poses in the robot's time.
-The fake robot's simulated truth (``sim_truth``, tests only) lives in :mod:`hardware.fake`.
+The fake robot's simulated truth (``sim_truth``, tests only) and the simulation seen through
+the sensors with an estimator in the loop (``plant.type: sim_estimated``) live in
+:mod:`hardware.fake`.
 """

@@ -16,6 +16,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+#: Where the leg estimators (kalman, leg_odometry) take the ground to be, their option
+#: ``ground``: ``level``, the flat floor at 0 that fixes the base height (the default);
+#: ``carried``, no floor: the height carried from foothold to foothold (blind terrain).
+GROUNDS = ("level", "carried")
 
 @dataclass(frozen=True)
 class ImuSample:

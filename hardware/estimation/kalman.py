@@ -19,14 +19,31 @@ Measurements per foot i, from the joint encoders through the planning model's ki
 translation held still, so J_i [0, w, dq] is the foot's velocity relative to the base):
     p_i - p = k_i                                 (noise kin_pos_noise)
     v      = -J_i [0, w, dq]                      (the stance foot does not slide; kin_vel_noise)
-    p_i,z  = foot_height                          (flat ground; height_noise)
+    p_i,z  = foot_height                          (ground: level only; height_noise)
 where the velocity is that of the point a foot radius below the foot site (a round foot rolls
-about it) and foot_height defaults to the planning model's resting foot height
-(:func:`resting_foot_height`); each standard deviation is divided by sqrt(c_i), and the feet
-believed in swing (c_i = contact_min) are left out of the correction.
+about it); each standard deviation is divided by sqrt(c_i), and the feet believed in swing
+(c_i = contact_min) are left out of the correction.
+
+Where the ground is, by the option ``ground``:
+- ``level`` (the default): the flat floor. The height row p_i,z = foot_height holds the height
+  (no drift on a level floor), foot_height defaulting to the planning model's resting foot
+  height (:func:`resting_foot_height`); at the start the lowest feet stand there.
+- ``carried`` (blind terrain): nothing says where the ground is. The height is carried from
+  foothold to foothold (a foot that lands is where the legs put it from the base, and holds
+  the base while it stands), so it is right on a ramp or a step, and drifts as all odometry
+  does (the A1 on its Menagerie description: about 1.7 cm/s, on the floor as on a ramp:
+  docs/terrain.md). (The level row read the base 0.23 m low at the top of a 10° ramp 1.5 m
+  long and 0.27 m high at its foot going down; a measurement of each foot against the plane
+  through the last footholds followed the ramp no better, 0.23 m: each new foothold pulled
+  toward the plane of the old ones kept the plane level.) At the start the feet are taken to
+  touch the ground at ``foot_height`` (default: the foot radius) under the base. The ground's
+  slope, from a plane fitted to the feet where they stand (:class:`mpc.tasks.ground.
+  GroundFit`), tells the kinematic contact cue which feet are level with the others.
 
 Contact belief c_i in [c_min, 1]: the product of
-- a kinematic cue: the foot is within ``stance_band`` of the lowest foot (world-aligned);
+- a kinematic cue: the foot is within ``stance_band`` of the lowest foot (world-aligned; with
+  ``ground: carried`` heights taken along the vertical less the ground's slope: on a 15° ramp
+  a front foot stands 10 cm above a hind one);
 - a slip cue: the base velocity the foot implies, u_i = -J_i [0, w, dq], changes as the base
   accelerates, u_i' = a, while the foot stands; the leaky sum of the unexplained change
   r_i <- exp(-dt/0.02 s) r_i + (du_i - a dt) weighs the foot by exp(-|r_i|^2 / (2 slip_gate^2))
@@ -55,8 +72,9 @@ from typing import ClassVar
 import mujoco
 import numpy as np
 
-from hardware.estimation.base_state import BaseState, BaseStateSource, ImuSample
+from hardware.estimation.base_state import GROUNDS, BaseState, BaseStateSource, ImuSample
 from hardware.rotations import euler_zyx
+from mpc.tasks.ground import GroundFit
 from robots.info import RobotInfo
 
 GRAVITY = np.array([0.0, 0.0, -9.81])
@@ -65,7 +83,7 @@ class LegKalman(BaseStateSource):
     """See the module docstring; options are the config's ``plant.base_state`` keys."""
 
     #: Bounds of the options, read by mpc.app.schema.check_kwargs (see mpc/app/schema.py).
-    RANGES: ClassVar[dict[str, dict[str, float]]] = {
+    RANGES: ClassVar[dict[str, dict]] = {
         "accel_noise": {"min": 1e-3, "max": 100.0},
         "foot_drift": {"min": 1e-5, "max": 10.0},
         "kin_pos_noise": {"min": 1e-4, "max": 1.0},
@@ -79,6 +97,7 @@ class LegKalman(BaseStateSource):
         "innovation_gate": {"min": 0.05, "max": 10.0},
         "foot_height": {"min": -1.0, "max": 1.0},
         "initial_xy": {"min": -1000.0, "max": 1000.0},
+        "ground": {"choices": GROUNDS},
     }
 
     def __init__(self, model: mujoco.MjModel, robot: RobotInfo, accel_noise: float = 0.2,
@@ -88,7 +107,9 @@ class LegKalman(BaseStateSource):
                  foot_force_weight: float = 0.0, contact_force: float = 40.0,
                  contact_min: float = 1e-4, innovation_gate: float = 0.3,
                  foot_height: float | None = None, zero_yaw: bool = True,
-                 initial_xy: list[float] | None = None):
+                 initial_xy: list[float] | None = None, ground: str = "level"):
+        if ground not in GROUNDS:
+            raise ValueError(f"unknown ground {ground!r}; choose from {', '.join(GROUNDS)}")
         self.model = model
         self.data = mujoco.MjData(model)
         self.sites = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE, f) for f in robot.feet]
@@ -105,8 +126,15 @@ class LegKalman(BaseStateSource):
         self.band, self.gate = stance_band, slip_gate
         self.innovation_gate = innovation_gate
         self.w_ff, self.f_contact, self.c_min = foot_force_weight, contact_force, contact_min
-        self.foot_height = (resting_foot_height(model, robot) if foot_height is None
-                            else float(foot_height))
+        self.level = ground == "level"
+        if foot_height is not None:
+            self.foot_height = float(foot_height)
+        else:
+            self.foot_height = (resting_foot_height(model, robot) if self.level
+                                else robot.foot_radius)
+        #: ``ground: carried``: the ground under the standing feet (its slope serves the
+        #: kinematic contact cue); None on the level floor.
+        self.ground = None if self.level else GroundFit(n)
         self.zero_yaw, self.initial_xy = zero_yaw, list(initial_xy or (0.0, 0.0))
         self.yaw0: np.ndarray | None = None  # the quaternion removing the initial yaw
         self.x = np.zeros(self.dim)
@@ -124,6 +152,7 @@ class LegKalman(BaseStateSource):
         self.baseline: np.ndarray | None = None
         self.jac = np.zeros((3, model.nv))
         # Measurement matrix: rows (3 pos, 3 vel, 1 height) per foot; fixed, only R changes.
+        # The first ``used`` of each foot's rows are in use (the height row on level ground).
         H = np.zeros((7 * n, self.dim))
         for i in range(n):
             r, c = 7 * i, 6 + 3 * i
@@ -132,8 +161,9 @@ class LegKalman(BaseStateSource):
             H[r + 3:r + 6, 3:6] = np.eye(3)
             H[r + 6, c + 2] = 1.0
         self.H = H
-        self.rows = np.arange(7 * n).reshape(n, 7)
-        self.var7 = np.repeat(self.sigma, (3, 3, 1)) ** 2
+        self.used = 7 if self.level else 6
+        self.rows = np.arange(7 * n).reshape(n, 7)[:, :self.used]
+        self.var = (np.repeat(self.sigma, (3, 3, 1)) ** 2)[:self.used]
 
     # --- optional inputs ---------------------------------------------------------------------
     def observe_feet(self, foot_force: np.ndarray) -> None:
@@ -216,8 +246,9 @@ class LegKalman(BaseStateSource):
         if down.size:
             z = np.empty((n, 7))
             z[:, 0:3], z[:, 3:6], z[:, 6] = rel, -rel_vel, self.foot_height
+            z = z[:, :self.used]
             rows = self.rows[down].ravel()
-            var = (self.var7[None, :] / c[down, None]).ravel()
+            var = (self.var[None, :] / c[down, None]).ravel()
             H = self.H[rows]
             PHt = P @ H.T
             S = H @ PHt
@@ -226,10 +257,12 @@ class LegKalman(BaseStateSource):
             x += K @ (z[down].ravel() - H @ x)
             P -= K @ PHt.T
             self.P = 0.5 * (P + P.T)
+        if self.ground is not None:
+            self.ground.observe(x[6:].reshape(n, 3), c > 0.5)
         self.last = BaseState(imu.time, x[0:3].copy(), quat, x[3:6].copy(), gyro.copy())
 
     def _initialize(self, rel: np.ndarray) -> None:
-        """Standing still on the lowest feet."""
+        """Standing still, the lowest feet touching the ground at ``foot_height``."""
         low = rel[:, 2] <= rel[:, 2].min() + self.band
         p = np.array([*self.initial_xy, self.foot_height - rel[low, 2].mean()])
         self.x[0:3], self.x[3:6] = p, 0.0
@@ -238,8 +271,10 @@ class LegKalman(BaseStateSource):
 
     def _contact(self, rel: np.ndarray, rel_vel: np.ndarray, dt: float) -> np.ndarray:
         """Contact belief per foot (see the module docstring)."""
-        height = rel[:, 2] - rel[:, 2].min()
-        c = np.clip(1.0 - height / self.band, 0.0, 1.0)
+        up = rel[:, 2]
+        if self.ground is not None:  # level with the others along the ground?
+            up = up - rel[:, 0:2] @ self.ground.plane.slope
+        c = np.clip(1.0 - (up - up.min()) / self.band, 0.0, 1.0)
         # Slip: a standing foot's implied base velocity changes only as fast as the base
         # accelerates, which the accelerometer measures; a landing, lifting or sliding foot's
         # changes faster. r_i, the last ~slip_time of that unexplained change (a leaky sum),

@@ -17,9 +17,16 @@ from robots.info import RobotInfo
 SOURCES: Registry[BaseStateSource] = Registry("base-state source", {
     "kalman": "hardware.estimation.kalman:LegKalman",
     "leg_odometry": "hardware.estimation.leg_odometry:LegOdometry",
-    # Test aid: reads the fake Unitree robot's simulated truth (``mpc-fake-robot --truth-port``).
-    "sim_truth": "hardware.fake.sim_truth:SimTruth",
-})
+}, group="base_state_sources")  # + sim_truth, the fake robot's truth (an entry point: it is a
+#                                 test aid of hardware.fake, which sits above this package)
+
+
+def _source(name: str, where: str) -> type[BaseStateSource]:
+    """The source class ``name``; ValueError naming the key ``where.type`` otherwise."""
+    try:
+        return SOURCES.get(name)
+    except ValueError as e:
+        raise ValueError(f"{where}.type: {e}") from None
 
 
 def check_spec(spec: dict | None, where: str = "plant.base_state") -> None:
@@ -29,7 +36,7 @@ def check_spec(spec: dict | None, where: str = "plant.base_state") -> None:
     if spec is not None:
         options = dict(spec)
         name = check_value(options.pop("type", "kalman"), str, "config", f"{where}.type")
-        cls = SOURCES.get(name)
+        cls = _source(name, where)
         check_kwargs(cls, options, "config", f"{where}.", exclude=("model", "robot"))
 
 
@@ -37,7 +44,6 @@ def make_source(spec: dict, model: mujoco.MjModel, robot: RobotInfo,
                 where: str = "plant.base_state") -> BaseStateSource:
     """Build the source described by ``spec`` (``{"type": NAME, **options}``)."""
     options = dict(spec)
-    name = options.pop("type", "kalman")
-    cls = SOURCES.get(name)
+    cls = _source(options.pop("type", "kalman"), where)
     options = check_kwargs(cls, options, "config", f"{where}.", exclude=("model", "robot"))
     return cls(model, robot, **options)

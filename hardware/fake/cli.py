@@ -3,7 +3,8 @@
     mpc-fake-robot --robot {a1,go1,go2,h1} --transport {udp,dds} [--host IP] [--port N]
                    [--domain-id N] [--interface NAME] [--truth-port N] [--start lying|standing]
                    [--controller IP:PORT]
-                   [--gantry [--gantry-release S]] [--duration S] [--command-timeout S]
+                   [--gantry [--gantry-release S] [--gantry-lift M]] [--overlay FILE]
+                   [--duration S] [--command-timeout S]
                    [--log FILE.npz]
                    [--stop-state-at S] [--corrupt-state-every N] [--estop-at S]
                    [--sticks "T:LX,LY,RX;..."]
@@ -11,10 +12,15 @@
                    [--joint-speed-at S [--joint-speed RAD_S]] [--nan-state-at S]
                    [--tilt-at S [--tilt-roll DEG] [--tilt-pitch DEG]]
                    [--sensors realistic|ideal] [--sensor KEY=VALUE ...] [--seed N]
-                   [--terrain NAME|YAML]
+                   [--terrain NAME|YAML] [--events]
 
 Runs until --duration, SIGINT or SIGTERM; then prints a one-line JSON summary (counts, rates,
-final base position, whether it fell). Bad input prints one line and exits with code 2.
+final base position, whether it fell). With ``--events`` it first prints a line
+``event NAME TIME`` (TIME: CLOCK_MONOTONIC, s) as each milestone of a run is first reached:
+``serving`` (it listens, and stops cleanly on a signal from now on), ``connected`` (a command
+arrived), ``ramp`` (a command drives the motors: not damping, not off),
+``stood``, ``walking`` (the base moved 5 cm from where it stood), so that a test can act at a
+given stage. Bad input prints one line and exits with code 2.
 """
 
 from __future__ import annotations
@@ -52,6 +58,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--gantry-release", type=float, metavar="S",
                    help="with --gantry: let go S seconds after the first command (lowered "
                         "onto its feet once the controller holds the pose)")
+    p.add_argument("--gantry-lift", type=float, default=0.0, metavar="M",
+                   help="with --gantry: hang the base this much higher than its home pose "
+                        "(0.3: a quadruped's feet swing free, for system identification)")
+    p.add_argument("--overlay", metavar="FILE",
+                   help="a model overlay (robots/overlay.py): this robot differs from the "
+                        "nominal model as the file states (joints, motors, delay, payload)")
     p.add_argument("--controller", metavar="IP:PORT",
                    help="UDP: obey only commands from this address (others refused, counted)")
     p.add_argument("--duration", type=float, default=float("inf"), metavar="S")
@@ -97,7 +109,37 @@ def _parser() -> argparse.ArgumentParser:
                         "step_up_8cm, slabs_5cm, ...) or a YAML/JSON mapping or list, e.g. "
                         "\"{kind: ramp, direction: up, slope: 10, start: 0.5, length: 1.5}\"")
     p.add_argument("--quiet", action="store_true", help="no log lines, only the summary")
+    p.add_argument("--events", action="store_true",
+                   help="print 'event NAME TIME' as the run reaches each milestone")
     return p
+
+
+class Milestones:
+    """The stages a run reaches at the robot, each printed once (see ``--events``)."""
+
+    def __init__(self, fake):
+        self.fake = fake
+        self.seen: set[str] = set()
+        self.stood_at = None
+
+    def check(self) -> None:
+        from hardware.fake.server import FakeRobot
+
+        fake = self.fake
+        xy = fake.sim.data.qpos[:2].copy()
+        if fake.stood and self.stood_at is None:
+            self.stood_at = xy
+        reached = {
+            "connected": bool(fake.log["cmd_t"]),
+            "ramp": FakeRobot._active(fake.sim),
+            "stood": fake.stood,
+            "walking": self.stood_at is not None and math.dist(xy, self.stood_at) > 0.05,
+        }
+        for name, now in reached.items():
+            if now and name not in self.seen:
+                self.seen.add(name)
+                when = fake.log["cmd_t"][0] if name == "connected" else _time.monotonic()
+                print(f"event {name} {when:.6f}", flush=True)
 
 
 def sticks_profile(text: str) -> list[tuple[float, float, float, float]]:
@@ -170,6 +212,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         robot = robots.info(args.robot)
+        overlay = robots.load_overlay(args.overlay, robot.name) if args.overlay else None
         sensors = default_sensors(robot.name, _sensor_options(args))
         ground = terrain_option(args.terrain)
         fake = FakeRobot(robot, args.transport, host=args.host, port=args.port,
@@ -178,7 +221,8 @@ def main(argv: list[str] | None = None) -> int:
                          command_timeout=args.command_timeout, gantry=args.gantry,
                          gantry_release=args.gantry_release,
                          controller=_address(args.controller),
-                         sensors=sensors, seed=args.seed, terrain=ground)
+                         sensors=sensors, seed=args.seed, terrain=ground, overlay=overlay,
+                         gantry_lift=args.gantry_lift)
         faults = netfaults.Faults.parse(args.net_faults) if args.net_faults else None
         if faults is not None and args.transport == "udp" and not args.proxy_port:
             raise ValueError("--net-faults over UDP needs --proxy-port")
@@ -208,7 +252,12 @@ def main(argv: list[str] | None = None) -> int:
                                                       math.radians(args.tilt_pitch)))]
     events += [(at, lambda lx=lx, ly=ly, rx=rx: fake.set_sticks(lx, ly, rx))
                for at, lx, ly, rx in args.sticks]
+    milestones = Milestones(fake) if args.events else None
+    if milestones is not None:
+        print(f"event serving {_time.monotonic():.6f}", flush=True)
     while not stopping and fake.thread.is_alive() and _time.monotonic() - t0 < args.duration:
+        if milestones is not None:
+            milestones.check()
         for i, (at, action) in enumerate(events):
             if at is not None and _time.monotonic() - t0 >= at:
                 action()

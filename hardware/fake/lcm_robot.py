@@ -4,7 +4,7 @@ closed-loop estimator run.
     python -m hardware.fake.lcm_robot --robot a1 [--sync] [--lcm-url URL] [--truth-channel CH]
                                       [--mocap-latency S] [--dropout-every S]
                                       [--session N] [--mocap-stop-at S]
-                                      [--terrain NAME|YAML] ...
+                                      [--terrain NAME|YAML] [--overlay FILE] ...
 
 MuJoCo simulates the robot. Every physics step the process publishes ``robot_state_t`` with
 what a real robot reports (joint encoders, estimated torques, IMU with optional noise; *no* base
@@ -40,6 +40,7 @@ import numpy as np
 import yaml
 
 import robots
+from hardware.fake.actuators import CommandDelay, MotorTruth
 from hardware.fake.cli import terrain_option
 from hardware.fake.natnet_server import FakeNatNetServer, MocapReplay, ReplaySettings
 from hardware.fake.sensors import SensorModel, SensorSpec
@@ -51,6 +52,7 @@ from mpc.app.plants import terrain as terrain_mod
 from mpc.app.plants.terrain import TerrainSpec
 from robots.info import RobotInfo
 from robots.limits import joint_limits
+from robots.overlay import Overlay
 
 DAMPING_KD = 3.0
 
@@ -84,8 +86,12 @@ class SimulatedRobot:
 
     def __init__(self, robot: RobotInfo, timestep: float = 0.002, gyro_noise: float = 0.0,
                  accel_noise: float = 0.0, seed: int = 0, keyframe: str = "home",
-                 sensors: SensorSpec | None = None, terrain: TerrainSpec = None):
-        spec = mujoco.MjSpec.from_file(str(robots.model_path(robot.name)))
+                 sensors: SensorSpec | None = None, terrain: TerrainSpec = None,
+                 overlay: Overlay | None = None):
+        """``overlay``: how this robot differs from the nominal model
+        (:mod:`hardware.fake.actuators`; its joints keep their damping, the LCM plant commands
+        the position actuators' own velocity gain)."""
+        spec = robots.model_spec(robot.name, overlay)
         spec.option.timestep = timestep
         self.terrain = terrain_mod.build(spec, terrain, list(robot.feet))
         for kind in (mujoco.mjtSensor.mjSENS_GYRO, mujoco.mjtSensor.mjSENS_ACCELEROMETER):
@@ -95,7 +101,7 @@ class SimulatedRobot:
         joints = m.actuator_trnid[:, 0]
         self.qadr, self.dadr = m.jnt_qposadr[joints], m.jnt_dofadr[joints]
         self.nu = m.nu
-        servo, kp, kd = model_gains(m)
+        servo, kp, kd = model_gains(robots.load_model(robot.name))  # as the plant commands
         key = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_KEY, keyframe)
         mujoco.mj_resetDataKeyframe(m, self.data, key)
         mujoco.mj_forward(m, self.data)
@@ -107,7 +113,17 @@ class SimulatedRobot:
         self.hold = MotorCommand(home, np.zeros(m.nu), kp, kd, np.zeros(m.nu))
         # the motors' torque limits (documented, narrowed by the model): never infinite, also
         # where the model leaves a motor unlimited (H1)
-        self.tau_max = joint_limits(robot, m, [m.joint(j).name for j in joints])[2]
+        names = [m.joint(j).name for j in joints]
+        self.motors = MotorTruth.build(overlay, names, kp, kd,
+                                       joint_limits(robot, robots.load_model(robot.name),
+                                                    names)[2],
+                                       damping_in_joints=[True] * m.nu)
+        self.tau_max = self.motors.torque_limit
+        #: Commands (None: damping) between the controller and the motors (overlay delay).
+        self.in_flight: CommandDelay[tuple[MotorCommand | None]] = CommandDelay(
+            overlay.delay if overlay is not None else 0.0)
+        self._sent: tuple[MotorCommand | None] | None = None
+        self._obeyed: MotorCommand | None = self.hold
         # The motors act through qfrc_applied; the model's own actuators are switched off.
         m.actuator_gainprm[:] = 0.0
         m.actuator_biasprm[:] = 0.0
@@ -130,11 +146,19 @@ class SimulatedRobot:
         """One physics step under ``command`` (None: damping)."""
         d = self.data
         q, dq = d.qpos[self.qadr].copy(), d.qvel[self.dadr].copy()
+        if self.in_flight.delay:  # the command the motors obey now: the one sent delay ago
+            if self._sent is None or self._sent[0] is not command:
+                self._sent = (command,)
+                self.in_flight.push(d.time, self._sent)
+            due = self.in_flight.due(d.time)
+            if due is not None:
+                self._obeyed = due[0]
+            command = self._obeyed
         if command is None:
-            tau = -DAMPING_KD * dq
+            tau = np.clip(-DAMPING_KD * dq, -self.tau_max, self.tau_max)
         else:
-            tau = (command.kp * (command.q - q) + command.kd * (command.dq - dq) + command.tau)
-        tau = np.clip(tau, -self.tau_max, self.tau_max)
+            tau = self.motors.torque(command.kp, command.q, command.kd, command.dq,
+                                     command.tau, q, dq)
         d.qfrc_applied[self.dadr] = tau
         snapshot_state = (d.time, d.qpos.copy(), d.qvel.copy())
         mujoco.mj_step(self.model, d)  # sensors are evaluated at the pre-step state
@@ -313,14 +337,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dropout-duration", type=float, default=0.1)
     p.add_argument("--terrain", metavar="NAME|YAML",
                    help="the ground ahead (mpc.app.plants.terrain), as mpc-fake-robot --terrain")
+    p.add_argument("--overlay", metavar="FILE",
+                   help="a model overlay (robots/overlay.py), as mpc-fake-robot --overlay")
     args = p.parse_args(argv)
 
     try:
+        overlay = robots.load_overlay(args.overlay, args.robot) if args.overlay else None
         sensors = SensorSpec.build({"enabled": args.sensors == "realistic",
                                     **dict(_key_value(item) for item in args.sensor)})
         sim = SimulatedRobot(robots.info(args.robot), args.timestep, args.gyro_noise,
                              args.accel_noise, args.seed, sensors=sensors,
-                             terrain=terrain_option(args.terrain))
+                             terrain=terrain_option(args.terrain), overlay=overlay)
     except ValueError as e:
         print(f"fake-lcm-robot: error: {e}", file=sys.stderr)
         return 2

@@ -12,10 +12,16 @@ estimator fed the fake robot's sensor readings (realistic by default), joints as
 report them.
 
 ``terrain`` (:mod:`mpc.app.plants.terrain`) is the fake robot's ground; ``spec`` another description
-of the robot to simulate (see :class:`hardware.fake.robot.FakeRobotSim`).
+of the robot to simulate; ``overlay`` how this fake robot differs from the nominal model (its
+delay adds to ``delay``; see :class:`hardware.fake.robot.FakeRobotSim`).
 
-Used by ``scripts/eval_latency.py`` to measure what delay a hardware config tolerates and by
-``scripts/eval_terrain.py`` on terrain.
+``gantry`` (and ``gantry_lift``) hang the fake robot as :class:`FakeRobotSim` does; with
+``log_file`` the plant writes the log a robot link writes (:mod:`mpc.app.record.link_log`:
+every command as sent, every state as the robot reports it), stamped with simulation time, when
+it closes.
+
+Used by ``scripts/eval_latency.py`` to measure what delay a hardware config tolerates, by
+``scripts/eval_terrain.py`` on terrain and by ``scripts/eval_sysid.py``.
 """
 
 from __future__ import annotations
@@ -34,7 +40,9 @@ from hardware.safety.layer import SafetyConfig
 from hardware.unitree.motor_map import MotorMap
 from mpc.app.plants.plant_base import Plant, PlantState
 from mpc.app.plants.terrain import TerrainSpec
+from mpc.app.record.link_log import LinkLog
 from robots.info import RobotInfo
+from robots.overlay import Overlay
 
 log = logging.getLogger(__name__)
 
@@ -42,11 +50,13 @@ log = logging.getLogger(__name__)
 class FakeMotorPlant(Plant):
     def __init__(self, robot: RobotInfo, delay: float = 0.0, base_state: dict | None = None,
                  seed: int = 0, terrain: TerrainSpec = None,
-                 spec: mujoco.MjSpec | None = None):
+                 spec: mujoco.MjSpec | None = None, overlay: Overlay | None = None,
+                 gantry: bool = False, gantry_lift: float = 0.0, log_file: str = ""):
         if not 0.0 <= delay <= 0.1:
             raise ValueError(f"delay must be within 0..0.1 s, got {delay}")
         self.sim = FakeRobotSim(robot, start="standing", command_timeout=np.inf, seed=seed,
-                                terrain=terrain, spec=spec)
+                                terrain=terrain, spec=spec, overlay=overlay, gantry=gantry,
+                                gantry_lift=gantry_lift)
         model = robots.load_planning_model(robot.name)
         self.source = make_source(base_state, model, robot) if base_state else None
         self.low_state = None
@@ -58,6 +68,8 @@ class FakeMotorPlant(Plant):
         self.damping_reason: str | None = None
         #: Fastest joint seen (rad/s), what the bridge's joint-speed trip watches.
         self.max_joint_speed = 0.0
+        self.log_file = log_file
+        self.log = LinkLog(LinkLog.MAX_ROWS, self.map.used) if log_file else None
         if self.source is not None:
             self._estimate()
 
@@ -100,15 +112,22 @@ class FakeMotorPlant(Plant):
 
     def step(self) -> None:
         """The command sent ``delay`` ago reaches the motors; one simulation step."""
+        if self.log is not None:
+            self.log.command(float(self.sim.data.time), self.pending, -1, "run")
         self.in_flight.append(self.pending)
         while len(self.in_flight) > self.delay_steps:
             self.sim.command(self.in_flight.popleft(), 0.0)
         self.sim.step(0.0)
+        if self.log is not None:
+            self.log.state(float(self.sim.data.time), self.sim.state())
         if self.source is not None:
             self._estimate()
         speed = float(np.abs(self.sim.data.qvel[self.sim.vadr]).max())
         self.max_joint_speed = max(self.max_joint_speed, speed)
 
     def close(self) -> None:
-        """Nothing to release."""
+        """Write the log (with ``log_file``); nothing to release."""
+        if self.log is not None:
+            self.log.write(self.log_file)
+            self.log = None
 

@@ -6,7 +6,11 @@ each motor applies the PD law of the latest valid command,
     tau = clip(Kp (q_des - q) + Kd (dq_des - dq) + tau_ff, +-torque limit)
 
 (a position target of POS_STOP or velocity target of VEL_STOP switches that term off; a motor in
-mode 0, or in a mode its motor family does not servo in, applies nothing). The joint damping
+mode 0, or in a mode its motor family does not servo in, applies nothing). A motor's own loop
+runs much faster than the simulation's 500 Hz, so its velocity term acts on the speed at each
+step's instant, half explicitly and half as the integrator's implicit joint damping
+(:meth:`hardware.fake.actuators.MotorTruth.step_torque`): the simulated joint then follows the
+continuous law, not one whose inertia is off by Kd h / 2. The joint damping
 of a joint the model drove through a position servo is removed: on the robot that damping is
 the motor's Kd, which now comes from the command. When commands stop coming for
 ``command_timeout`` the motors fall back to damping (Kp 0, Kd ``damping_kd``).
@@ -15,8 +19,13 @@ the motor's Kd, which now comes from the command. When commands stop coming for
 the simulated world; ``spec`` simulates another description of the robot than the project's model
 (e.g. the MuJoCo Menagerie's, with the robot's foot sites and its home key added).
 
+``overlay`` (:mod:`robots.overlay`) makes this robot differ from the nominal model in known
+ways: its model parameters are applied to the simulated model, its motors' effective gains,
+torque limits and transport delay to the PD law (:mod:`hardware.fake.actuators`).
+
 ``gantry`` hangs the base from a stiff spring at its home pose, as a first run on hardware
-should be (an H1 under plain joint PD falls within a second or two otherwise);
+should be (an H1 under plain joint PD falls within a second or two otherwise), raised by
+``gantry_lift`` metres (a quadruped's feet then swing free, as system identification wants);
 ``gantry_release`` seconds after the first command the gantry lets go, as the operator lowers a
 humanoid onto its feet once the controller holds its pose (None: it never does).
 
@@ -37,13 +46,15 @@ import mujoco
 import numpy as np
 
 import robots
+from hardware.fake.actuators import CommandDelay, MotorTruth
 from hardware.fake.sensors import SensorModel, SensorSpec
+from hardware.lowlevel import POS_STOP, SLOTS, VEL_STOP, LowState, MotorCommand
 from hardware.rotations import euler_zyx
-from hardware.unitree.lowlevel import POS_STOP, SLOTS, VEL_STOP, LowState, MotorCommand
 from hardware.unitree.motor_map import MotorMap
 from mpc.app.plants import terrain as terrain_mod
 from mpc.app.plants.terrain import TerrainSpec
 from robots.info import RobotInfo
+from robots.overlay import Overlay
 
 FAMILY = {"a1": "legacy", "go1": "legacy", "go2": "go2", "h1": "h1"}
 #: How each robot's foot-force sensors behave (A1/Go1: strain gauges with an offset; Go2/H1:
@@ -63,15 +74,20 @@ class FakeRobotSim:
                  damping_kd: float = 3.0, settle_time: float = 1.5, gantry: bool = False,
                  gantry_release: float | None = None, sensors: SensorSpec | None = None,
                  seed: int = 0, terrain: TerrainSpec = None,
-                 spec: mujoco.MjSpec | None = None):
+                 spec: mujoco.MjSpec | None = None, overlay: Overlay | None = None,
+                 gantry_lift: float = 0.0):
         if gantry_release is not None and not (gantry and gantry_release >= 0.0):
             raise ValueError("gantry_release needs the gantry and a time >= 0 s")
+        if gantry_lift and not (gantry and 0.0 <= gantry_lift <= 1.0):
+            raise ValueError("gantry_lift needs the gantry and a height within 0..1 m")
         self.robot = robot
         self.gantry_release = gantry_release
         #: Simulation time of the first command (the gantry's release counts from it).
         self.first_command_time: float | None = None
         if spec is None:
-            spec = mujoco.MjSpec.from_file(str(robots.model_path(robot.name)))
+            spec = robots.model_spec(robot.name, overlay)
+        elif overlay is not None:
+            overlay.apply(spec, robot)
         self.terrain = terrain_mod.build(spec, terrain, list(robot.feet))
         base = spec.body(robot.base_body)
         if gantry:  # the base hangs from a stiff spring at its home pose (feet just touching)
@@ -101,7 +117,18 @@ class FakeRobotSim:
         self.slots = np.array([robot.slot_of(m.joint(j).name) for j in joints])
         self.map = MotorMap.build(robot, robots.load_planning_model(robot.name),
                                   FAMILY[robot.name])
-        self.limit = self.map.torque_limit[self.slots]
+        s = self.slots
+        self.motors = MotorTruth.build(
+            overlay, [m.joint(j).name for j in joints], self.map.hold_kp[s],
+            self.map.hold_kd[s], self.map.torque_limit[s],
+            damping_in_joints=[m.joint(j).name not in position_joints for j in joints])
+        self.limit = self.motors.torque_limit
+        #: The joints' own damping (zero where the motor's Kd stands in for it).
+        self.joint_damping = m.dof_damping[self.vadr].copy()
+        #: Commands between their arrival and the motors (the overlay's transport delay).
+        self.in_flight: CommandDelay[MotorCommand] = CommandDelay(
+            overlay.delay if overlay is not None else 0.0)
+        self._obeyed: MotorCommand | None = None
         self.servo_mode = self.map.servo_mode[self.slots]
         self.command_timeout = command_timeout
         self.damping_kd = damping_kd
@@ -124,6 +151,7 @@ class FakeRobotSim:
         self.acc_adr = m.sensor_adr[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_SENSOR, "fake_acc")]
         key = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_KEY, robot.home_key)
         mujoco.mj_resetDataKeyframe(m, self.data, key)
+        self.data.qpos[2] += gantry_lift
         mujoco.mj_forward(m, self.data)
         self.terrain.place(m, self.data)
         if gantry:
@@ -146,19 +174,25 @@ class FakeRobotSim:
         return float(self.model.opt.timestep)
 
     def command(self, cmd: MotorCommand, wall_time: float) -> None:
-        """A valid command arrived (checksum already checked).
-
-        The PD law's per-motor terms are worked out here, once per command, so that a step
-        costs a handful of array operations: a motor in the wrong mode, or a term switched off
-        by its sentinel, gets zero gain and zero target."""
-        repeated = cmd is self.cmd and not self.damping
+        """A valid command arrived (checksum already checked); the motors obey it once the
+        transport delay has passed (at once without one)."""
         if self.first_command_time is None:
             self.first_command_time = float(self.data.time)
         self.cmd = cmd
         self.cmd_time = wall_time
         self.damping = False
-        if repeated:  # the law in force already
+        if self.in_flight.delay:
+            self.in_flight.push(float(self.data.time), cmd)
+        else:
+            self._obey(cmd)
+
+    def _obey(self, cmd: MotorCommand) -> None:
+        """Put ``cmd``'s PD law in force. Its per-motor terms are worked out here, once per
+        command, so that a step costs a handful of array operations: a motor in the wrong
+        mode, or a term switched off by its sentinel, gets zero gain and zero target."""
+        if cmd is self._obeyed:  # the law in force already
             return
+        self._obeyed = cmd
         s = self.slots
         mode = cmd.mode[s]
         on = mode == self.servo_mode
@@ -181,17 +215,20 @@ class FakeRobotSim:
                 and wall_time - self.cmd_time > self.command_timeout):
             self.damping = True
             self.damping_events += 1
+            self.in_flight.clear()
+            self._obeyed = None
             zero = np.zeros(len(self.slots))
             self._law = (zero, zero, np.full(len(self.slots), self.damping_kd), zero, zero)
+        due = self.in_flight.due(float(d.time)) if self.in_flight.delay else None
+        if due is not None and not self.damping:
+            self._obey(due)
         kp, q_des, kd, dq_des, tau_ff = self._law
-        tau = kp * (q_des - d.qpos[self.qadr])
-        tau += kd * (dq_des - d.qvel[self.vadr])
-        tau += tau_ff
-        np.minimum(tau, self.limit, out=tau)
-        np.maximum(tau, -self.limit, out=tau)
-        self.tau = tau
-        d.ctrl[:] = tau
+        explicit, implicit = self.motors.step_torque(kp, q_des, kd, dq_des, tau_ff,
+                                                     d.qpos[self.qadr], d.qvel[self.vadr])
+        self.model.dof_damping[self.vadr] = self.joint_damping + implicit
+        d.ctrl[:] = explicit
         mujoco.mj_step(self.model, d)
+        self.tau = explicit - implicit * d.qvel[self.vadr]  # the step's mean motor torque
         self._sense()
 
     def _sense(self) -> None:

@@ -22,13 +22,14 @@ import numpy as np
 from hardware.fake.robot import FakeRobotSim
 from hardware.fake.sensors import SensorSpec
 from hardware.fake.sim_truth import pack_truth
+from hardware.lowlevel import LowState, remote_block
 from hardware.rotations import euler_zyx, quat_exp, quat_mul
 from hardware.unitree import legacy_packets, sdk2_messages
 from hardware.unitree.legacy_packets import PacketError
-from hardware.unitree.lowlevel import LowState, remote_block
 from hardware.unitree.remote import decode_remote, encode_remote
 from mpc.app.plants.terrain import TerrainSpec
 from robots.info import RobotInfo
+from robots.overlay import Overlay
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +42,8 @@ class FakeRobot:
                  gantry_release: float | None = None,
                  controller: tuple[str, int] | None = None,
                  sensors: SensorSpec | None = None, seed: int = 0,
-                 terrain: TerrainSpec = None):
+                 terrain: TerrainSpec = None, overlay: Overlay | None = None,
+                 gantry_lift: float = 0.0):
         self.robot = robot
         #: UDP: the only (address, port) whose commands are obeyed (None: anyone's, and the
         #: state goes to whoever sent the last valid command, as a legacy robot does).
@@ -51,7 +53,8 @@ class FakeRobot:
         self.transport = transport
         self.sim = FakeRobotSim(robot, start=start, command_timeout=command_timeout,
                                 gantry=gantry, gantry_release=gantry_release,
-                                sensors=sensors, seed=seed, terrain=terrain)
+                                sensors=sensors, seed=seed, terrain=terrain, overlay=overlay,
+                                gantry_lift=gantry_lift)
         if transport == "udp":
             if robot.name not in legacy_packets.FORMATS:
                 raise ValueError(f"{robot.name} does not speak the legacy UDP protocol "

@@ -12,13 +12,18 @@ velocity gain (override with ``kp``/``kd``), for motor actuators a feedforward t
 In real time the plant watches its inputs (every 10 ms): no robot state for ``state_timeout``
 (the robot process froze or died; its clock stops with it, so nothing else would notice), or with
 mocap the newest fused pose older than ``max_pose_age``, puts it in damping, which ends the run
-with the reason. A message that does not decode, a state with the wrong joint count or
+with the reason. So does a robot side that reports damping (``robot_state_t.damping``: its own
+command watchdog, a damping command, its operator): the controller must not go on commanding a
+robot that no longer obeys. A message that does not decode, a state with the wrong joint count or
 non-finite values, and a state out of order (:class:`hardware.refusals.StreamOrder` on its
 ``seq`` and ``utime``: repeated, older, or a number leaping ahead of its clock) is refused
 and counted (:meth:`LcmPlant.stats`), never fatal to the thread that runs the watchdogs; only
 accepted states count as news for the stale-state watchdog. Every command carries the run's
 ``session`` (random unless set); the robot side obeys one session, so another controller on the
-LCM network cannot command the robot.
+LCM network cannot command the robot. Every command is stamped with the state it was computed
+from (the one the sending thread read last), and :meth:`LcmPlant.state_age` tells the safety
+layer how old that state is, which refuses commands computed from too old a state
+(``safety.max_command_age``).
 
 ``sync: true`` runs in lockstep with a simulated robot: :meth:`step` asks it for one physics
 step (``sim_step_t``) and waits for the resulting state, so ``runtime.mode: lockstep`` works
@@ -43,7 +48,8 @@ from hardware.estimation.clock_sync import ClockOffset
 from hardware.estimation.mocap_imu import EstimatorOptions, MocapImuEstimator
 from hardware.lcm import DECODE_ERRORS
 from hardware.lcm.lcm_types import joint_command_t, robot_state_t, sim_step_t
-from hardware.mocap.pose_input import LcmPoseInput, MocapOptions, NatNetPoseInput, PoseStamper
+from hardware.lcm.pose_input import LcmPoseInput
+from hardware.mocap.pose_input import MocapOptions, NatNetPoseInput, PoseStamper
 from hardware.refusals import INVALID, UNDECODABLE, Refusals, StreamOrder
 from hardware.safety.layer import ClampLog, JointLimits, SafetyConfig, clamp
 from mpc.app.plants.plant_base import Plant, PlantState
@@ -112,6 +118,11 @@ class LcmPlant(Plant):
         """Lockstep (``sync``) is only possible with a simulated robot."""
         return "plant.sync: lockstep with a simulated robot" if options.get("sync") else None
 
+    @classmethod
+    def steps_on_request(cls, options: dict) -> bool:
+        """With ``sync`` the robot is a simulation stepped over LCM: lockstep works."""
+        return bool(options.get("sync", False))
+
     @staticmethod
     def check_options(robot: str, options: dict) -> None:
         """The nested sections ``plant.mocap`` and ``plant.estimator`` are checked with the
@@ -160,6 +171,8 @@ class LcmPlant(Plant):
         self._cond = threading.Condition()
         self._state: robot_state_t | None = None
         self._received = 0.0
+        #: Per thread: the state it read last and when that state arrived (monotonic).
+        self._local = threading.local()
         self._states = 0
         self._lost = 0
         self._step_seq = 0
@@ -265,6 +278,9 @@ class LcmPlant(Plant):
             self._state, self._received = msg, received
             self._states += 1
             self._cond.notify_all()
+        if msg.damping and self._ready and self.damping_reason is None:
+            self.damp("the robot side reports damping (its command watchdog, a damping "
+                      "command, or its operator)")
 
     def _invalid(self, msg: robot_state_t) -> str | None:
         """Why a decoded state cannot be used (None: it can): the wrong joint count, a
@@ -331,6 +347,7 @@ class LcmPlant(Plant):
         with self._cond:
             msg = self._state
             base = self._base(msg)
+            self._local.state, self._local.received = msg, self._received
         qpos = np.zeros(self.model.nq)
         qvel = np.zeros(self.model.nv)
         qpos[0:3], qpos[3:7] = base.pos, base.quat
@@ -367,10 +384,21 @@ class LcmPlant(Plant):
         cmd.kd = clamp(kd, 0.0, lim.kd, "Kd", self.clamps).tolist()
         self._lcm.publish(self.channels[1], cmd.encode())
 
+    def state_age(self) -> float:
+        """Seconds since the state this thread read last arrived (NaN if it read none); 0 in
+        sync mode, where the simulation waits for the run."""
+        if self.sync:
+            return 0.0
+        return time.monotonic() - getattr(self._local, "received", np.nan)
+
     def _command(self) -> joint_command_t:
+        """A command stamped with the state it was computed from: the one this thread read
+        last (a thread that read none: the newest, e.g. the damping of a watchdog)."""
         cmd = joint_command_t()
-        with self._cond:
-            msg = self._state
+        msg = getattr(self._local, "state", None)
+        if msg is None:
+            with self._cond:
+                msg = self._state
         if msg is not None:
             cmd.utime, cmd.state_seq = msg.utime, msg.seq
         cmd.session = self.session

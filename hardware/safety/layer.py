@@ -10,8 +10,10 @@ applies the parts that make sense to any plant, simulated ones included.
   counted; :func:`clamp_command` is the last guard before the wire;
 - trips (each logged with its reason, each ending in damping, latched): stale state (no fresh
   state for ``state_timeout``), a silent controller (no command for ``command_timeout`` once
-  commands flowed), roll or pitch beyond ``max_tilt``, a joint faster than ``max_joint_speed``,
-  a non-finite measurement, the remote's e-stop buttons, SIGINT/SIGTERM;
+  commands flowed), a stale command (computed from a state older than ``max_command_age``
+  when it would first be sent: refused and counted), roll or pitch beyond ``max_tilt``, a
+  joint faster than ``max_joint_speed``, a non-finite measurement, the remote's e-stop
+  buttons, SIGINT/SIGTERM;
 - the startup ramp (``ramp_time``) from the measured pose to the home pose before MPC starts;
 - ``dry_run``: everything is computed and logged, no motion command is sent.
 """
@@ -29,8 +31,8 @@ from typing import ClassVar
 
 import numpy as np
 
+from hardware.lowlevel import MODE_OFF, POS_STOP, REMOTE_BUTTONS, VEL_STOP, MotorCommand
 from hardware.rotations import euler_zyx
-from hardware.unitree.lowlevel import MODE_OFF, POS_STOP, REMOTE_BUTTONS, VEL_STOP, MotorCommand
 from robots.info import RobotInfo
 from robots.limits import joint_limits
 
@@ -45,6 +47,7 @@ class SafetyConfig:
     RANGES: ClassVar[dict[str, dict[str, float]]] = {
         "state_timeout": {"min": 0.005, "max": 0.5},
         "command_timeout": {"gt": 0.0, "max": 5.0},
+        "max_command_age": {"min": 0.01, "max": 0.5},
         "max_tilt": {"gt": 0.0, "max": math.pi},
         "max_joint_speed": {"gt": 0.0, "max": 100.0},
         "max_target_speed": {"gt": 0.0, "max": 100.0},
@@ -58,6 +61,13 @@ class SafetyConfig:
     state_timeout: float = 0.03
     #: No command from the controller for this long, once commands flowed: damping.
     command_timeout: float = 0.1
+    #: A command computed from a state older than this (from the state's arrival to the
+    #: command's first send) is refused: damping. A first send normally carries a state at most
+    #: one state period (2 ms at 500 Hz) plus one command tick (2 ms) plus the feedback law's
+    #: compute (< 1 ms) old; 20 ms is ten state periods, six feedback periods (300 Hz): the
+    #: feedback loop missed several updates, and its state is nearly as old as
+    #: ``state_timeout`` allows (docs/reliability.md, Stale commands).
+    max_command_age: float = 0.02
     #: Roll or pitch beyond this: damping.
     max_tilt: float = 0.8
     #: A measured joint speed beyond this: damping.
@@ -90,6 +100,15 @@ class SafetyConfig:
         if unknown:
             raise ValueError(f"safety.estop_buttons: unknown buttons {unknown}; buttons: "
                              f"{', '.join(REMOTE_BUTTONS)}")
+
+
+def stale_command_reason(age: float, limit: float) -> str:
+    """The damping reason of a command refused for its age (s; NaN: the state it was
+    computed from is unknown, e.g. sent by a thread that read none)."""
+    if math.isnan(age):
+        return "stale command: computed from no known state (read a state before sending)"
+    return (f"stale command: computed from a state {age * 1e3:.0f} ms old (limit "
+            f"{limit * 1e3:.0f} ms)")
 
 
 class ClampLog:
@@ -246,8 +265,11 @@ def smoothstep(s: float) -> float:
 
 def install_estop(damp: Callable[[str], None]) -> None:
     """On SIGINT or SIGTERM: ``damp(reason)`` first, then raise KeyboardInterrupt so the program
-    takes its ordinary clean exit. Only the main thread can install signal handlers; elsewhere
-    (tests driving a plant from a worker thread) this does nothing."""
+    takes its ordinary clean exit. ``damp`` runs in the main thread at whatever point it was
+    interrupted, so it must take no lock that thread may hold. Only the main thread can install
+    signal handlers; elsewhere (tests driving a plant from a worker thread) this does nothing.
+    A signal ignored by whoever started the program (a shell's background job ignores SIGINT)
+    stays ignored."""
     if threading.current_thread() is not threading.main_thread():
         return
 
@@ -256,5 +278,6 @@ def install_estop(damp: Callable[[str], None]) -> None:
         damp(f"e-stop: {name}")
         raise KeyboardInterrupt(name)
 
-    signal.signal(signal.SIGINT, handler)
-    signal.signal(signal.SIGTERM, handler)
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        if signal.getsignal(sig) is not signal.SIG_IGN:  # a background job's SIGINT stays so
+            signal.signal(sig, handler)

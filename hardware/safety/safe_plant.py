@@ -3,11 +3,14 @@
 Hardware bridges enforce the whole layer themselves, inside their link thread; this wrapper
 gives a plant without one the parts that do not need a link: controls checked for finiteness
 and clamped to the robot's physical joint range (position actuators) or torque (motors)
-(:class:`hardware.safety.layer.JointLimits`), with the clamps logged; the tilt and joint-speed
-tripwires on every state read; e-stop on SIGINT/SIGTERM; dry run (controls computed and
-counted, none passed on). A wrapped plant that sends more than the controls (the LCM plant's
-gains) applies its own share of the section (:meth:`mpc.app.plants.plant_base.Plant.apply_safety`).
-Every trip puts the wrapped plant in damping.
+(:class:`hardware.safety.layer.JointLimits`), with the clamps logged; a control computed from a
+state older than ``max_command_age`` (the plant's
+:meth:`~mpc.app.plants.plant_base.Plant.state_age`: an LCM robot's) refused and counted; the
+tilt and joint-speed tripwires on every state read; e-stop on SIGINT/SIGTERM; dry run (controls
+computed and counted, none passed on). A wrapped plant that sends more than the controls (the
+LCM plant's gains) applies its own share of the section
+(:meth:`mpc.app.plants.plant_base.Plant.apply_safety`). Every trip puts the wrapped plant in
+damping.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from hardware.safety.layer import (
     SafetyConfig,
     clamp,
     install_estop,
+    stale_command_reason,
     tilt_trip,
 )
 from mpc.app.plants.plant_base import Plant, PlantState
@@ -35,7 +39,7 @@ class SafePlant(Plant):
 
     #: The options of ``safety:`` this wrapper applies to any plant it wraps.
     APPLIES: ClassVar[frozenset[str]] = frozenset({"max_tilt", "max_joint_speed", "dry_run",
-                                                  "in_simulation"})
+                                                  "in_simulation", "max_command_age"})
 
     def __init__(self, plant: Plant, robot: RobotInfo, safety: SafetyConfig, model):
         self.plant = plant
@@ -43,6 +47,8 @@ class SafePlant(Plant):
         self.realtime_only = plant.realtime_only
         self.clamps = ClampLog()
         self.withheld = 0
+        #: Controls refused for their age (see ``SafetyConfig.max_command_age``).
+        self.stale_commands = 0
         self._reason: str | None = None
         limits = JointLimits.of(robot, model, safety)
         if robot.control == "position":
@@ -81,9 +87,6 @@ class SafePlant(Plant):
     def actuator_forces(self) -> np.ndarray | None:
         return self.plant.actuator_forces()
 
-    def stats(self) -> dict:
-        return self.plant.stats()
-
     def read_state(self) -> PlantState:
         state = self.plant.read_state()
         if self.damping_reason is None:
@@ -110,6 +113,11 @@ class SafePlant(Plant):
         if not np.all(np.isfinite(ctrl)):
             self.damp("non-finite command from the controller")
             return
+        age = self.plant.state_age()
+        if self.damping_reason is None and not age <= self.safety.max_command_age:
+            self.stale_commands += 1
+            self.damp(stale_command_reason(age, self.safety.max_command_age))
+            return
         ctrl = clamp(ctrl, self.lo, self.hi, "control", self.clamps)
         if self.safety.dry_run:
             self.withheld += 1
@@ -127,6 +135,15 @@ class SafePlant(Plant):
 
     def step(self) -> None:
         self.plant.step()
+
+    def state_age(self) -> float:
+        return self.plant.state_age()
+
+    def stats(self) -> dict:
+        """The wrapped plant's counts and this layer's: controls refused for their age,
+        withheld (dry run)."""
+        return {**self.plant.stats(), "stale_commands": self.stale_commands,
+                "withheld": self.withheld}
 
     def close(self) -> None:
         self.plant.close()

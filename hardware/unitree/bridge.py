@@ -5,11 +5,15 @@ decodes them, feeds the base-state source, checks the trips (tilt, joint speed, 
 e-stop buttons), and at every tick (``rate`` Hz) checks the watchdogs (stale state, silent
 controller) and sends one command:
 
-- connecting: the safe state (legacy UDP robots only stream state to a client that sends);
-- ramp: from the joint angles measured at the start to the home pose over ``ramp_time``;
+- connecting: the safe state (legacy UDP robots only stream state to a client that sends;
+  DDS robots get nothing), from construction until :meth:`UnitreeBridge.ramp` is called: the
+  constructor only connects, so a controller stopped before it starts never moves the robot;
+- ramp: from the joint angles measured when :meth:`UnitreeBridge.ramp` is called to the home
+  pose over ``ramp_time``;
 - hold: the home pose, until the controller's first command;
 - run: the controller's latest command (joint targets with PD gains, or torques), the joints
-  the planner does not see held at home;
+  the planner does not see held at home; a command computed from a state older than
+  ``safety.max_command_age`` when it would first be sent is refused, counted, and damps;
 - damping (latched; every trip ends here): Kp 0, Kd ``damping_kd``, tau 0 on every motor.
 
 The link thread must get the interpreter within a fraction of its period, while the planner's
@@ -32,7 +36,7 @@ the stale-state watchdog, while a robot that stopped talking does.
 
 Subclasses provide the wire: :mod:`hardware.unitree.udp_plant` (A1, Go1),
 :mod:`hardware.unitree.dds_plant` (Go2, H1). A bridge runs its link thread in the process that
-builds it; the plants the configs name (:class:`hardware.unitree.link_process.UnitreePlant`)
+builds it; the plants the configs name (:class:`hardware.unitree.plant_base.UnitreePlant`)
 build it there, or by default in a child process out of reach of the planner's hold on the
 interpreter (``link_process``).
 """
@@ -45,13 +49,13 @@ import sys
 import threading
 import time as _time
 from collections import deque
-from pathlib import Path
 
 import numpy as np
 
 import robots
 from hardware.estimation.base_state import ImuSample
 from hardware.estimation.sources import make_source
+from hardware.lowlevel import LowState, MotorCommand, remote_bits, remote_mask
 from hardware.refusals import Refusals, tick_order
 from hardware.safety.layer import (
     ClampLog,
@@ -60,13 +64,14 @@ from hardware.safety.layer import (
     clamp_command,
     install_estop,
     smoothstep,
+    stale_command_reason,
     tilt_trip,
 )
 from hardware.unitree.legacy_packets import PacketError
-from hardware.unitree.lowlevel import LowState, MotorCommand, remote_bits, remote_mask
 from hardware.unitree.motor_map import MotorMap
 from hardware.unitree.udp_link import LinkError
 from mpc.app.plants.plant_base import Plant, PlantState
+from mpc.app.record.link_log import LinkLog
 from robots.info import RobotInfo
 
 log = logging.getLogger(__name__)
@@ -88,7 +93,7 @@ class UnitreeBridge(Plant):
     WIRE_LIMITS: tuple[float, float, float] | None = None
     #: Rows kept per log column while ``log_file`` is set: the newest ten minutes at 500 Hz
     #: (older rows are dropped), so a long run cannot exhaust the link process's memory.
-    log_rows = 300_000
+    log_rows = LinkLog.MAX_ROWS
 
     def __init__(self, robot: RobotInfo, *, servo_family: str, rate: float,
                  connect_timeout: float, kp: list[float] | None, kd: list[float] | None,
@@ -113,10 +118,12 @@ class UnitreeBridge(Plant):
         self.lock = threading.Lock()
         self.send_lock = threading.Lock()
         self.packet: bytes | None = None
+        self.packet_cmd: MotorCommand | None = None
         self.packet_key: object = None
         self.local = threading.local()
         self.phase = CONNECTING
-        self.damping_reason: str | None = None
+        self._damping_reason: str | None = None
+        #: A damping request not yet applied (see :meth:`request_damping`).
         self.damp_request: str | None = None
         self.damping_time = np.inf
         self.closed = False
@@ -133,7 +140,8 @@ class UnitreeBridge(Plant):
         self.ramp_from = self.map.home.copy()
         self.counts = {"states": 0, "bad_checksum": 0, "bad_packets": 0, "commands": 0,
                        "controller_commands": 0, "nonfinite_commands": 0,
-                       "refused_packets": 0, "duplicate": 0, "out_of_order": 0}
+                       "refused_packets": 0, "duplicate": 0, "out_of_order": 0,
+                       "stale_commands": 0}  # refused: computed from too old a state
         #: Refused packets, counted in ``counts`` under their reasons (module docstring).
         self.refused = Refusals(f"robot link {self.describe_peer()}", log, counts=self.counts)
         #: Tick of the newest accepted state, and the refusal total then.
@@ -141,9 +149,8 @@ class UnitreeBridge(Plant):
         self._refused_at_state = 0
         self.latencies: deque[float] = deque(maxlen=100_000)
         self.log_file = log_file
-        self.log: dict[str, deque] = {k: deque(maxlen=self.log_rows) for k in (
-            "state_t", "state_tick", "cmd_t", "cmd_crc", "cmd_tick", "cmd_phase", "est_tick",
-            "est_qpos", "est_qvel")}
+        #: What the link received and sent (:mod:`mpc.app.record.link_log`), with log_file.
+        self.log = LinkLog(self.log_rows, self.map.used)
         self._stop = threading.Event()
         self.thread = threading.Thread(target=self._link_loop, name="unitree-link", daemon=True)
         self.thread.start()
@@ -178,6 +185,13 @@ class UnitreeBridge(Plant):
     @property
     def timestep(self) -> float:
         return self.period
+
+    @property
+    def damping_reason(self) -> str | None:
+        """Why the robot is in damping, or will be at the link thread's next tick (a pending
+        :meth:`request_damping`); None while it is not."""
+        reason = self._damping_reason
+        return reason if reason is not None else self.damp_request
 
     def read_state(self) -> PlantState:
         with self.lock:
@@ -239,7 +253,7 @@ class UnitreeBridge(Plant):
             first = self.phase != DAMPING
             if first:
                 self.phase = DAMPING
-                self.damping_reason = reason
+                self._damping_reason = reason
                 self.damping_time = _time.monotonic()
         if first:
             log.log(logging.INFO if reason == RUN_ENDED else logging.ERROR, "damping: %s", reason)
@@ -247,17 +261,38 @@ class UnitreeBridge(Plant):
                 self._send(DAMPING, self._damping_command, _time.monotonic())
 
     def request_damping(self, reason: str) -> None:
-        """Damping at the link thread's next tick (within one period). Safe in a signal
-        handler, which may run while this thread holds the bridge's lock: it takes no lock."""
-        self.damp_request = reason
+        """Damping at the link thread's next tick (within one period), or at :meth:`close`
+        or :meth:`ramp` if they come first. Safe in a signal handler, which may run while its
+        thread holds the bridge's (non-reentrant) lock: it takes no lock."""
+        if self.damp_request is None:
+            self.damp_request = reason
+
+    def _apply_request(self) -> None:
+        """Damp now if damping was requested (the first request's reason is kept)."""
+        reason = self.damp_request
+        if reason is not None:
+            self.damp(reason)
 
     def prepare(self) -> None:
-        """E-stop on SIGINT/SIGTERM, then the startup ramp (skipped in a dry run)."""
-        install_estop(self.damp)
+        """E-stop on SIGINT/SIGTERM, then the startup ramp (skipped in a dry run). The
+        e-stop only requests damping: the handler runs in the main thread, which may hold the
+        bridge's lock at that moment."""
+        install_estop(self.request_damping)
         self.ramp()
 
     def ramp(self) -> None:
-        """Wait for the startup ramp to reach the home pose (skipped in a dry run)."""
+        """Start the startup ramp from the joint angles measured now and wait for it to reach
+        the home pose. A dry run holds at once (nothing is sent to the robot)."""
+        self._apply_request()
+        with self.lock:
+            if self.phase == CONNECTING:
+                if self.safety.dry_run:
+                    self.phase = HOLD
+                else:
+                    q = self.latest[1].q
+                    self.ramp_from = np.where(np.isin(np.arange(len(q)), self.map.used), q, 0.0)
+                    self.ramp_start = _time.monotonic()
+                    self.phase = RAMP
         if self.safety.dry_run:
             log.warning("dry run: nothing is sent to the robot; startup ramp skipped")
             return
@@ -275,6 +310,7 @@ class UnitreeBridge(Plant):
     def close(self) -> None:
         if self.closed:
             return
+        self._apply_request()  # a pending e-stop, not the run's end, is why it damps
         self.damp(RUN_ENDED)
         _time.sleep(0.1)  # let the robot see a steady stream of damping commands
         self.closed = True
@@ -346,10 +382,9 @@ class UnitreeBridge(Plant):
         self.last_tick = st.tick
         self._refused_at_state = self.refused.total()
         self.counts["states"] += 1
-        if self.log_file:
-            self.log["state_t"].append(now)
-            self.log["state_tick"].append(st.tick)
         m = self.map
+        if self.log_file:
+            self._log_state(now, st)
         if not (np.isfinite(np.concatenate((st.q[m.used], st.dq[m.used], st.quat,
                                             st.gyro))).all() and st.quat @ st.quat > 0.25):
             self.damp("non-finite or invalid robot state")
@@ -370,11 +405,6 @@ class UnitreeBridge(Plant):
         if self.shared is not None:
             self.shared.publish_state(self._plant_state((now, st, est)), now, st.tick,
                                       st.wireless_remote)
-        with self.lock:
-            if self.phase == CONNECTING:
-                self.phase = RAMP
-                self.ramp_start = now
-                self.ramp_from = np.where(np.isin(np.arange(len(st.q)), m.used), st.q, 0.0)
         reason = tilt_trip(st.quat, self.safety.max_tilt)
         speed = np.abs(st.dq[m.used])
         if reason is None and speed.max() > self.safety.max_joint_speed:
@@ -389,9 +419,7 @@ class UnitreeBridge(Plant):
             self.damp(reason)
 
     def _tick(self, now: float) -> None:
-        if self.damp_request is not None:
-            reason, self.damp_request = self.damp_request, None
-            self.damp(reason)
+        self._apply_request()
         if self.shared is not None:
             self.shared.poll(self)
         with self.lock:
@@ -420,7 +448,13 @@ class UnitreeBridge(Plant):
         elif phase == RUN:
             with self.lock:
                 ctrl, version = self.ctrl, self.counts["controller_commands"]
-            self._send((RUN, version), lambda: self.map.run_command(ctrl, self.kp, self.kd), now)
+                new, age = not self.ctrl_sent, now - self.ctrl_state_time
+            if new and not age <= self.safety.max_command_age:  # NaN (unknown state) too
+                self.counts["stale_commands"] += 1
+                self.damp(stale_command_reason(age, self.safety.max_command_age))
+            else:
+                self._send((RUN, version), lambda: self.map.run_command(ctrl, self.kp, self.kd),
+                           now)
         elif phase == HOLD:
             self._send(HOLD, lambda: self.map.hold_command(self.map.home), now)
         else:
@@ -456,9 +490,10 @@ class UnitreeBridge(Plant):
             if key is None or key != self.packet_key:
                 cmd = build()
                 broken = not cmd.finite()
-                self.packet = self._encode(clamp_command(cmd, self.limits, self.clamps))
+                self.packet_cmd = clamp_command(cmd, self.limits, self.clamps)
+                self.packet = self._encode(self.packet_cmd)
                 self.packet_key = key
-            packet = self.packet
+            packet, sent = self.packet, self.packet_cmd
             if packet is not None:
                 self._write(packet)
         if broken:  # the clamp damped the bad slots of this packet; now the whole robot
@@ -474,10 +509,7 @@ class UnitreeBridge(Plant):
             tick = self.ctrl_tick if self.phase == RUN else -1
             phase = self.phase
         if self.log_file:
-            self.log["cmd_t"].append(now)
-            self.log["cmd_crc"].append(self._packet_crc(packet))
-            self.log["cmd_tick"].append(tick if fresh else -1)
-            self.log["cmd_phase"].append(phase)
+            self._log_command(now, packet, sent, tick if fresh else -1, phase)
 
     # --- measurements -----------------------------------------------------------------------
     def stats(self) -> dict:
@@ -490,9 +522,17 @@ class UnitreeBridge(Plant):
         if lat.size:
             out["latency_ms_median"] = round(float(np.median(lat)), 3)
             out["latency_ms_p95"] = round(float(np.percentile(lat, 95)), 3)
+            out["latency_ms_max"] = round(float(lat.max()), 3)
         return out
 
+    def _log_state(self, now: float, st: LowState) -> None:
+        self.log.state(now, st)
+
+    def _log_command(self, now: float, packet: bytes, cmd: MotorCommand, tick: int,
+                     phase: str) -> None:
+        """The command ``cmd`` that left in ``packet`` (as clamped), with its time, checksum,
+        the tick of the state it was computed from and the phase."""
+        self.log.command(now, cmd, tick, phase, self._packet_crc(packet))
+
     def _write_log(self) -> None:
-        path = Path(self.log_file)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        np.savez(path, **{k: np.array(v) for k, v in self.log.items()})
+        self.log.write(self.log_file)

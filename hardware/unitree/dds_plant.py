@@ -18,12 +18,12 @@ import logging
 from typing import ClassVar
 
 from hardware.estimation.sources import check_spec
+from hardware.lowlevel import LowState, MotorCommand
 from hardware.safety.layer import SafetyConfig
 from hardware.unitree import sdk2_messages, sdk2_types
 from hardware.unitree.bridge import UnitreeBridge
 from hardware.unitree.dds_link import DdsLink, check_domain
-from hardware.unitree.link_process import UnitreePlant
-from hardware.unitree.lowlevel import LowState, MotorCommand
+from hardware.unitree.plant_base import UnitreePlant
 from robots.info import RobotInfo
 
 log = logging.getLogger(__name__)
@@ -54,12 +54,8 @@ class UnitreeDdsPlant(UnitreePlant):
 
     #: Bounds of the options, read by mpc.app.schema.check_kwargs (see mpc/app/schema.py).
     RANGES: ClassVar[dict[str, dict[str, float]]] = {
+        **UnitreePlant.RANGES,
         "domain_id": {"min": 0, "max": 232},
-        "rate": {"min": 50.0, "max": 2000.0},
-        "connect_timeout": {"gt": 0.0, "max": 60.0},
-        "kp": {"min": 0.0, "max": 1000.0},
-        "kd": {"min": 0.0, "max": 100.0},
-        "link_nice": {"min": -20, "max": 19},
     }
 
     def __init__(self, robot: RobotInfo, seed: int = 0, interface: str = "eth0",

@@ -31,8 +31,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hardware.lowlevel import HEAD, LEVEL_LOW, SLOTS, LowState, MotorCommand
 from hardware.unitree import crc
-from hardware.unitree.lowlevel import HEAD, LEVEL_LOW, SLOTS, LowState, MotorCommand
 
 MOTOR_CMD = np.dtype([("mode", "u1"), ("q", "<f4"), ("dq", "<f4"), ("tau", "<i2"),
                       ("kp", "<u2"), ("kd", "<u2"), ("reserve", "V12")])

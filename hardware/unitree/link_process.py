@@ -22,15 +22,17 @@ disappears: at once through the :class:`Lifeline` mutex the controller holds, an
 pipe and the parent's pid as a backstop. Both processes share CLOCK_MONOTONIC, so times cross
 the boundary unchanged.
 
-:class:`UnitreePlant`, the base of the plants the configs name, makes that choice explicitly:
-the bridge in a child process behind a :class:`LinkProcessPlant` (``link_process``, the
-default), or the bridge itself in this process (tests).
+The shared memory's layout is :mod:`hardware.unitree.shared_block`;
+:class:`hardware.unitree.plant_base.UnitreePlant`, the base of the plants the configs name,
+chooses the bridge in a child process behind a :class:`LinkProcessPlant` (``link_process``, the
+default) or the bridge itself in this process (tests).
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
-import ctypes
+import gc
 import importlib
 import logging
 import multiprocessing
@@ -46,197 +48,22 @@ import numpy as np
 
 import robots
 from hardware.safety.layer import install_estop
+from hardware.unitree.shared_block import Lifeline, SharedBlock
 from hardware.unitree.udp_link import LinkError
 from mpc.app.plants.plant_base import Plant, PlantState
+from mpc.app.runtime.signals import STOP_SIGNALS, held_signals
 from robots.info import RobotInfo
 
 log = logging.getLogger(__name__)
 
-REASON_BYTES = 256
-REMOTE_BYTES = 40
+#: How long a link process that is still starting gets to end after SIGTERM before it is
+#: killed: until the controller asks for the startup ramp it has sent nothing but damping, so
+#: killing it is safe; the wait lets it close its link with damping when it can.
+ABORT_WAIT = 0.5
 
 
 #: Shared memory of closed plants, kept mapped (see :meth:`LinkProcessPlant._shutdown`).
 _RETIRED: list[SharedMemory] = []
-
-#: Bytes reserved for the lifeline's pthread mutex (40 on x86-64 and aarch64 glibc).
-MUTEX_BYTES = 64
-_EOWNERDEAD = 130  # Linux
-
-
-class Lifeline:
-    """A robust, process-shared pthread mutex in the shared memory that a thread of the
-    controller's process holds for the whole run: when that process dies, however it dies, the
-    kernel releases the mutex as its threads exit (before it tears down the process's memory)
-    and wakes the link process waiting for it with EOWNERDEAD. Closing the controller's pipe
-    and reparenting its children come only after that teardown, 100-200 ms for a process as
-    large as ``mpc-run`` on a busy machine, longer than the command timeout; this comes at
-    once."""
-
-    def __init__(self, shm: SharedMemory, offset: int):
-        self._libc = ctypes.CDLL(None, use_errno=True)
-        cell = (ctypes.c_char * MUTEX_BYTES).from_buffer(shm.buf, offset)
-        self._mutex = ctypes.addressof(cell)
-        del cell  # no export is held, so the memory can always be closed: whoever closes it
-        # must know that no thread still uses the mutex (see LinkProcessPlant._shutdown)
-        self._release = threading.Event()
-        self._holder: threading.Thread | None = None
-
-    def initialize(self) -> None:
-        """Controller side, before the link process starts: a robust, process-shared mutex."""
-        attr = ctypes.create_string_buffer(64)
-        libc = self._libc
-        for call in (lambda: libc.pthread_mutexattr_init(attr),
-                     lambda: libc.pthread_mutexattr_setpshared(attr, 1),  # PROCESS_SHARED
-                     lambda: libc.pthread_mutexattr_setrobust(attr, 1),  # ROBUST
-                     lambda: libc.pthread_mutex_init(ctypes.c_void_p(self._mutex), attr)):
-            if call() != 0:
-                raise OSError("cannot set up the link process's lifeline mutex")
-        libc.pthread_mutexattr_destroy(attr)
-
-    def hold(self) -> None:
-        """Controller side: a thread takes the mutex and keeps it until :meth:`release`."""
-        locked = threading.Event()
-
-        def keep() -> None:
-            self._libc.pthread_mutex_lock(ctypes.c_void_p(self._mutex))
-            locked.set()
-            self._release.wait()
-            self._libc.pthread_mutex_unlock(ctypes.c_void_p(self._mutex))
-
-        self._holder = threading.Thread(target=keep, name="link-lifeline", daemon=True)
-        self._holder.start()
-        locked.wait()
-
-    def release(self) -> None:
-        """Controller side, once the link process has ended: let go of the mutex."""
-        self._release.set()
-        if self._holder is not None:
-            self._holder.join(timeout=1.0)
-
-    def watch(self, on_death) -> None:
-        """Link side: a thread waits for the mutex and calls ``on_death()`` if its holder's
-        process died (an ordinary release, at the end of a run, calls nothing)."""
-        def wait() -> None:
-            if self._libc.pthread_mutex_lock(ctypes.c_void_p(self._mutex)) == _EOWNERDEAD:
-                on_death()
-
-        threading.Thread(target=wait, name="link-lifeline", daemon=True).start()
-
-
-class SharedBlock:
-    """The shared-memory layout (float64 words): state block, control block, damping request.
-
-    state: seq, time (plant clock), receipt time (monotonic), tick, qpos[nq], qvel[nv]
-    control: seq, state receipt time, tick, ctrl[nu], planned stance[feet] (1 down, 0 swing,
-        NaN: no schedule)
-    damp: seq, then the reason as UTF-8 bytes
-    remote: the wireless-remote block of the latest state (written under the state's seq)
-    """
-
-    def __init__(self, shm: SharedMemory, nq: int, nv: int, nu: int, feet: int = 0):
-        self.shm = shm
-        self.nq, self.nv, self.nu, self.feet = nq, nv, nu, feet
-        words = np.ndarray((self.words(nq, nv, nu, feet),), np.float64, shm.buf)
-        s, c = 4 + nq + nv, 3 + nu + feet
-        self.state = words[:s]
-        self.control = words[s:s + c]
-        self.damp_seq = words[s + c:s + c + 1]
-        self.reason = np.ndarray((REASON_BYTES,), np.uint8, shm.buf,
-                                 offset=8 * (s + c + 1))
-        self.remote = np.ndarray((REMOTE_BYTES,), np.uint8, shm.buf,
-                                 offset=8 * (s + c + 1) + REASON_BYTES)
-        self._ctrl_seen = 0.0
-        self._damp_seen = 0.0
-
-    @staticmethod
-    def words(nq: int, nv: int, nu: int, feet: int = 0) -> int:
-        return 4 + nq + nv + 3 + nu + feet + 1
-
-    @classmethod
-    def size(cls, nq: int, nv: int, nu: int, feet: int = 0) -> int:
-        return cls.lifeline_offset(nq, nv, nu, feet) + MUTEX_BYTES
-
-    @classmethod
-    def lifeline_offset(cls, nq: int, nv: int, nu: int, feet: int = 0) -> int:
-        """Where the :class:`Lifeline` mutex lives (8-byte aligned, after the reason and the
-        remote's bytes)."""
-        return 8 * cls.words(nq, nv, nu, feet) + REASON_BYTES + REMOTE_BYTES
-
-    # --- child side (the bridge's link thread) ------------------------------------------------
-    def publish_state(self, state: PlantState, receipt: float, tick: int,
-                      remote: bytes = bytes(REMOTE_BYTES)) -> None:
-        b = self.state
-        b[0] += 1  # odd: being written
-        b[1], b[2], b[3] = state.time, receipt, tick
-        b[4:4 + self.nq] = state.qpos
-        b[4 + self.nq:] = state.qvel
-        self.remote[:] = np.frombuffer(bytes(remote), np.uint8)
-        b[0] += 1
-
-    def poll(self, bridge) -> None:
-        """Hand a new control or a damping request of the controller to ``bridge``."""
-        if self.damp_seq[0] != self._damp_seen:
-            self._damp_seen = self.damp_seq[0]
-            bridge.damp(bytes(self.reason).rstrip(b"\0").decode(errors="replace")
-                        or "damping requested by the controller")
-        c = self.read_control()
-        if c is not None:
-            stance = c[3 + self.nu:]
-            if self.feet:  # before the control: the estimator's prior for the coming states
-                bridge.set_planned_stance(None if np.isnan(stance).any() else stance > 0.5)
-            bridge.accept(c[3:3 + self.nu], float(c[1]), int(c[2]))
-
-    def read_control(self, tries: int = 3) -> np.ndarray | None:
-        """The controller's newest control block if it is new and whole, else None.
-
-        The sequence is read before and again after the copy: a write that began during the
-        copy changes it (or leaves it odd), and that copy may mix two controls, so it is thrown
-        away and the read retried (at worst the control waits for the next tick)."""
-        for _ in range(tries):
-            seq = self.control[0]
-            if seq == self._ctrl_seen:
-                return None
-            if seq % 2:
-                continue
-            c = self.control.copy()
-            if self.control[0] == seq:
-                self._ctrl_seen = seq
-                return c
-        return None
-
-    # --- controller side -----------------------------------------------------------------------
-    def read_state(self) -> tuple[PlantState, float, int]:
-        while True:
-            b = self.state.copy()
-            if b[0] % 2 == 0 and b[0] == self.state[0]:
-                qpos = b[4:4 + self.nq].copy()
-                qvel = b[4 + self.nq:].copy()
-                return PlantState(float(b[1]), qpos, qvel, np.zeros(0)), float(b[2]), int(b[3])
-
-    def read_remote(self) -> bytes:
-        """The wireless-remote block published with the latest state."""
-        while True:
-            seq = self.state[0]
-            block = self.remote.tobytes()
-            if seq % 2 == 0 and seq == self.state[0]:
-                return block
-
-    def write_control(self, ctrl: np.ndarray, receipt: float, tick: int,
-                      stance: np.ndarray | None = None) -> None:
-        c = self.control
-        c[0] += 1
-        c[1], c[2] = receipt, tick
-        c[3:3 + self.nu] = ctrl
-        c[3 + self.nu:] = np.nan if stance is None else stance
-        c[0] += 1
-
-    def request_damping(self, reason: str) -> None:
-        data = reason.encode()[:REASON_BYTES]
-        self.reason[:] = 0
-        self.reason[:len(data)] = np.frombuffer(data, np.uint8)
-        self.damp_seq[0] += 1
-
 
 class LinkProcessPlant(Plant):
     """The controller's side of a bridge running in a child process."""
@@ -251,17 +78,6 @@ class LinkProcessPlant(Plant):
         self.rate = float(options.get("rate", 500.0))
         feet = len(robot.feet)
         size = SharedBlock.size(model.nq, model.nv, model.nu, feet)
-        self.shm = SharedMemory(create=True, size=size)
-        self.block = SharedBlock(self.shm, model.nq, model.nv, model.nu, feet)
-        self.block.state[:] = 0.0
-        self.block.control[:] = 0.0
-        self.block.damp_seq[:] = 0.0
-        self.lifeline = Lifeline(self.shm, SharedBlock.lifeline_offset(model.nq, model.nv,
-                                                                        model.nu, feet))
-        self.lifeline.initialize()
-        self.lifeline.hold()
-        ctx = multiprocessing.get_context("spawn")
-        self.conn, child_conn = ctx.Pipe()
         self.pipe_lock = threading.Lock()
         self.local = threading.local()
         self._damping_reason: str | None = None
@@ -269,21 +85,58 @@ class LinkProcessPlant(Plant):
         self._stance: np.ndarray | None = None
         self.closed = False
         self.final_stats: dict = {}
-        target = f"{bridge_cls.__module__}:{bridge_cls.__name__}"
-        self.proc = ctx.Process(target=serve, name="unitree-link", daemon=True,
-                                args=(target, robot.name, options, self.shm.name, child_conn,
-                                      os.getpid()))
-        self.proc.start()
-        child_conn.close()
-        connect = float(options.get("connect_timeout", 3.0))
-        try:
-            self._expect("ready", connect + 60.0)  # the child imports and compiles first
+        #: The signal the link process got on its own (see Plant.interrupted_by).
+        self.interrupted_by: str | None = None
+        self.lifeline: Lifeline | None = None
+        self.conn = self.proc = None
+        self.shm = SharedMemory(create=True, size=size)
+        try:  # whatever interrupts the start (Ctrl-C included) leaves nothing behind
+            self._start(bridge_cls, robot, options, model, feet)
+        except KeyboardInterrupt as e:
+            self._abort(f"e-stop: {e}" if e.args else "e-stop: interrupted")
+            raise
         except BaseException:
             self._shutdown()
             raise
 
-    def _expect(self, what: str, timeout: float):
-        """Wait for message ``what`` from the child, handling trips meanwhile."""
+    def _start(self, bridge_cls: type, robot: RobotInfo, options: dict, model, feet: int
+               ) -> None:
+        """Shared memory and lifeline set up, the link process started and ready."""
+        self.block = SharedBlock(self.shm, model.nq, model.nv, model.nu, feet)
+        self.block.state[:] = 0.0
+        self.block.control[:] = 0.0
+        self.block.damp_seq[:] = 0.0
+        lifeline = Lifeline(self.shm, SharedBlock.lifeline_offset(model.nq, model.nv, model.nu,
+                                                                   feet))
+        lifeline.initialize()
+        lifeline.hold()
+        self.lifeline = lifeline
+        ctx = multiprocessing.get_context("spawn")
+        self.conn, child_conn = ctx.Pipe()
+        target = f"{bridge_cls.__module__}:{bridge_cls.__name__}"
+        self.proc = ctx.Process(target=serve, name="unitree-link", daemon=True,
+                                args=(target, robot.name, options, self.shm.name, child_conn,
+                                      os.getpid()))
+        # The child inherits this thread's signal mask: it starts with SIGINT and SIGTERM
+        # blocked and unblocks them once its own handlers are in place (see serve), so a
+        # Ctrl-C while it imports is neither lost nor a traceback.
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+        try:
+            self.proc.start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+            child_conn.close()
+        connect = float(options.get("connect_timeout", 3.0))
+        self._expect("ready", connect + 60.0)  # the child imports and compiles first
+        # A program that ends without closing the plant (an exception) closes it at its exit,
+        # before multiprocessing's exit handler, which would SIGTERM the link process (it only
+        # damps on a signal) and then wait for it forever.
+        atexit.register(self.close)
+
+    def _expect(self, what: str, timeout: float, errors: bool = True):
+        """Wait for message ``what`` from the child, handling trips meanwhile; an error it
+        reports raises, and a signal it got raises KeyboardInterrupt (or with ``errors``
+        false, while closing, both are only noted)."""
         deadline = _time.monotonic() + timeout
         while _time.monotonic() < deadline:
             if not self.conn.poll(0.01):
@@ -296,19 +149,32 @@ class LinkProcessPlant(Plant):
                 raise LinkError("the robot link process ended unexpectedly") from None
             if kind == what:
                 return rest
-            if kind == "error":
+            if kind == "error" and errors:
                 raise (LinkError if rest[1] else ValueError)(rest[0])
+            if kind == "interrupted" and errors:  # the link process got a signal too
+                raise KeyboardInterrupt(rest[0])
             self._handle(kind, rest)
         raise LinkError(f"the robot link process did not answer ({what}) within {timeout:g} s")
 
     def _handle(self, kind: str, rest: list) -> None:
-        if kind == "tripped" and self._damping_reason is None:
-            self._damping_reason = rest[0]
+        if kind == "interrupted":
+            self.interrupted_by = rest[0]
+            if self._damping_reason is None:
+                self._damping_reason = f"e-stop: {rest[0]}"
+        elif kind == "tripped" and self._damping_reason is None:
+            self._damping_reason = rest[0]  # logged there, forwarded here (events.log)
         elif kind == "closed":
             self.final_stats = rest[0]
         elif kind == "log":  # the link process's warning or error (see the module docstring)
             level, name, message = rest
             logging.getLogger(name).log(level, "%s", message)
+
+    def _ended(self) -> None:
+        """The link process ended unasked: the run's reason, logged here (where the run's
+        events.log is), since the link process could not say so itself."""
+        if self._damping_reason is None:
+            self._damping_reason = "the robot link process ended"
+            log.error("damping: the robot link process ended")
 
     def _drain(self) -> None:
         with self.pipe_lock:
@@ -317,15 +183,15 @@ class LinkProcessPlant(Plant):
                     kind, *rest = self.conn.recv()
                     self._handle(kind, rest)
             except (EOFError, OSError):
-                if self._damping_reason is None and not self.closed:
-                    self._damping_reason = "the robot link process ended"
+                if not self.closed:
+                    self._ended()
 
     @property
     def damping_reason(self) -> str | None:
         if not self.closed:
             self._drain()
             if self._damping_reason is None and not self.proc.is_alive():
-                self._damping_reason = "the robot link process ended"
+                self._ended()
         return self._damping_reason
 
     @property
@@ -376,75 +242,50 @@ class LinkProcessPlant(Plant):
         try:
             with self.pipe_lock:
                 self.conn.send(("close",))
-                self._expect("closed_done", 10.0)
-        except (LinkError, ValueError, OSError, EOFError):
+                # an error first (a ramp stopped by damping) does not end the wait
+                self._expect("closed_done", 10.0, errors=False)
+        except (LinkError, OSError, EOFError):
             pass
         self._shutdown()
         log.info("robot link closed: %s", self.final_stats)
 
-    def _shutdown(self) -> None:
+    def _abort(self, reason: str) -> None:
+        """Stop a link process interrupted while it starts (importing, connecting), at once:
+        damping requested through the shared memory (applied as soon as its bridge exists),
+        the pipe's close, and SIGTERM, which ends a child still connecting and damps one that
+        serves. Until the ramp is asked for it sends nothing but damping, so a child that has
+        not ended after :data:`ABORT_WAIT` is killed."""
+        with held_signals():  # the link process's own report of a Ctrl-C, a second Ctrl-C
+            if self._started():
+                self.block.request_damping(reason)
+                with contextlib.suppress(OSError, ValueError):
+                    self.conn.send(("close",))
+                with contextlib.suppress(OSError):
+                    self.proc.terminate()
+                log.warning("robot link stopped while starting: %s", reason)
+            self._shutdown(ABORT_WAIT)
+
+    def _started(self) -> bool:
+        return self.proc is not None and self.proc.pid is not None
+
+    def _shutdown(self, wait: float = 5.0) -> None:
         self.closed = True
-        self.proc.join(timeout=5.0)
-        if self.proc.is_alive():
-            self.proc.kill()
-        self.conn.close()
-        self.lifeline.release()
+        atexit.unregister(self.close)
+        if self._started():
+            self.proc.join(timeout=wait)
+            if self.proc.is_alive():
+                self.proc.kill()
+                self.proc.join(timeout=1.0)
+        if self.conn is not None:
+            self.conn.close()
+        if self.lifeline is not None:
+            self.lifeline.release()
         # Unlinked but left mapped until this process ends: a thread that outlives the run
         # (a planner iteration longer than the loop's join timeout, the lifeline's holder on a
         # starved machine) may still touch it, and unmapped memory would crash the process.
         _RETIRED.append(self.shm)
         with contextlib.suppress(FileNotFoundError):
             self.shm.unlink()
-
-
-class UnitreePlant(Plant):
-    """A Unitree hardware plant: the controller's side of a bridge (a
-    :class:`hardware.unitree.bridge.UnitreeBridge` subclass, built as ``bridge_cls(robot,
-    **options)``) that runs in a child process (``link_process``) or in this one. Subclasses
-    declare the options a config may set and pass them here."""
-
-    realtime_only = True
-
-    def __init__(self, bridge_cls: type, robot: RobotInfo, options: dict, link_process: bool,
-                 link_nice: int):
-        #: What this plant talks to: the bridge itself, or its proxy in this process.
-        self.bridge: Plant = (
-            LinkProcessPlant(bridge_cls, robot, {**options, "link_nice": link_nice})
-            if link_process else bridge_cls(robot, **options))
-
-    @property
-    def damping_reason(self) -> str | None:
-        return self.bridge.damping_reason
-
-    @property
-    def timestep(self) -> float:
-        return self.bridge.timestep
-
-    def read_state(self) -> PlantState:
-        return self.bridge.read_state()
-
-    def wireless_remote(self) -> bytes:
-        """The 40-byte wireless-remote block of the robot's latest state (sticks, buttons)."""
-        return self.bridge.wireless_remote()
-
-    def send(self, ctrl: np.ndarray) -> None:
-        self.bridge.send(ctrl)
-
-    def set_planned_stance(self, stance: np.ndarray | None) -> None:
-        self.bridge.set_planned_stance(stance)
-
-    def damp(self, reason: str) -> None:
-        self.bridge.damp(reason)
-
-    def prepare(self) -> None:
-        self.bridge.prepare()
-
-    def stats(self) -> dict:
-        return self.bridge.stats()
-
-    def close(self) -> None:
-        self.bridge.close()
-
 
 def serve(target: str, robot_name: str, options: dict, shm_name: str, conn, parent: int
           ) -> None:
@@ -454,11 +295,24 @@ def serve(target: str, robot_name: str, options: dict, shm_name: str, conn, pare
     with contextlib.suppress(PermissionError, OSError):
         os.nice(nice)
     holder: dict = {}
-    for sig in (signal.SIGINT, signal.SIGTERM):  # damp, but leave the ending to the controller
-        signal.signal(sig, lambda signum, _f: holder["bridge"].request_damping(
-            f"e-stop: {signal.Signals(signum).name}") if "bridge" in holder else None)
-    shm = SharedMemory(name=shm_name)
+
+    def on_signal(signum: int, _frame) -> None:
+        """Serving: damp (lock-free) and leave the ending to the controller. Starting: stop
+        at once; the bridge has sent nothing but damping (it ramps only when asked)."""
+        name = signal.Signals(signum).name
+        if "bridge" in holder:
+            holder.setdefault("signal", name)
+            holder["bridge"].request_damping(f"e-stop: {name}")
+        elif "interrupted" not in holder:  # once: a second signal must not break the exit
+            holder["interrupted"] = name
+            raise KeyboardInterrupt(name)
+
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, on_signal)
+    shm = None
     try:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)  # blocked since the spawn
+        shm = SharedMemory(name=shm_name)
         module, cls_name = target.split(":")
         cls = getattr(importlib.import_module(module), cls_name)
         model = robots.load_planning_model(robot_name)
@@ -479,9 +333,17 @@ def serve(target: str, robot_name: str, options: dict, shm_name: str, conn, pare
         forwarded = ForwardedLog.install()
         lifeline.watch(lambda: orphaned(bridge, forwarded))
         conn.send(("ready",))
-        _serve_loop(bridge, conn, parent, forwarded)
+        _serve_loop(bridge, conn, parent, forwarded, lambda: holder.get("signal"))
+    except KeyboardInterrupt as e:  # a signal while starting: a bridge being built closes
+        # itself at exit (atexit), with damping
+        with contextlib.suppress(OSError, EOFError):
+            conn.send(("interrupted", str(e)))
     finally:
-        shm.close()
+        if shm is not None:
+            shm.close()
+        # this process ends next: its teardown need not collect what it built (1-2 s on a
+        # busy machine, which the controller's close would wait for)
+        gc.freeze()
 
 
 class ForwardedLog(logging.Handler):
@@ -538,8 +400,25 @@ def orphaned(bridge, forwarded: ForwardedLog) -> None:
     bridge.damp("the controller's process is gone")
 
 
-def _serve_loop(bridge, conn, parent: int, forwarded: ForwardedLog) -> None:
+def _serve_loop(bridge, conn, parent: int, forwarded: ForwardedLog, signalled) -> None:
+    """Serve the controller until it closes the link or disappears. The first damping is
+    reported once: a trip with its reason, or, if this process got a signal (``signalled()``
+    names it), the signal, which interrupts the run as if the controller had got it."""
     reported = False
+
+    def report(error: str | None = None) -> None:
+        nonlocal reported
+        name = signalled()
+        if name is not None:
+            message = ("interrupted", name)
+        elif error is not None:
+            message = ("error", error, True)
+        else:
+            message = ("tripped", bridge.damping_reason)
+        if not reported or error is not None:
+            conn.send(message)
+        reported = True
+
     try:
         while True:
             if os.getppid() != parent:
@@ -547,8 +426,7 @@ def _serve_loop(bridge, conn, parent: int, forwarded: ForwardedLog) -> None:
                 break
             forwarded.forward(conn)
             if bridge.damping_reason is not None and not reported:
-                reported = True
-                conn.send(("tripped", bridge.damping_reason))
+                report()
             if not conn.poll(0.02):
                 continue
             kind, *_ = conn.recv()
@@ -556,8 +434,8 @@ def _serve_loop(bridge, conn, parent: int, forwarded: ForwardedLog) -> None:
                 try:
                     bridge.ramp()
                     conn.send(("prepared",))
-                except LinkError as e:
-                    conn.send(("error", str(e), True))
+                except LinkError as e:  # the ramp stopped: its answer is the reason
+                    report(str(e))
             elif kind == "close":
                 break
     except (EOFError, OSError):

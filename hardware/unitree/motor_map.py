@@ -14,7 +14,7 @@ import mujoco
 import numpy as np
 
 import robots
-from hardware.unitree.lowlevel import (
+from hardware.lowlevel import (
     MODE_FOC,
     MODE_SERVO,
     POS_STOP,

@@ -43,9 +43,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hardware.lowlevel import REMOTE_BUTTONS, remote_mask
 from hardware.refusals import INVALID, Refusals
-from hardware.unitree.lowlevel import REMOTE_BUTTONS, remote_mask
 from mpc.app.commands.command_base import CommandSource, VelocityCommand
+from mpc.app.commands.sticks import Arming, check_stick_options, dead_band
 
 log = logging.getLogger(__name__)
 
@@ -86,11 +87,6 @@ def encode_remote(buttons=(), lx: float = 0.0, ly: float = 0.0, rx: float = 0.0,
     return bytes(block)
 
 
-def dead_band(a: float, d: float) -> float:
-    """dz(a): zero within ``d`` of centre, then rescaled to reach ±1 at full deflection."""
-    return float(np.sign(a) * max(abs(a) - d, 0.0) / (1.0 - d))
-
-
 class RemoteCommand(CommandSource):
     name = "unitree_remote"
 
@@ -107,19 +103,13 @@ class RemoteCommand(CommandSource):
         self.dead_band = float(dead_band)
         self.estop_mask = remote_mask(estop_buttons)
         #: The sticks have been seen centred since the start (until then: zero command).
-        self.armed = False
-        self._warned = False
+        self.arming = Arming("remote", log)
         #: Blocks refused for their values.
         self.refused = Refusals("remote", log)
 
     @classmethod
     def check_options(cls, options: dict) -> None:
-        scale = np.asarray(options.get("scale", (1.0, 0.5, 1.0)), dtype=float)
-        if scale.shape != (3,) or np.any(scale < 0) or not np.all(np.isfinite(scale)):
-            raise ValueError("command.source.scale needs 3 values >= 0 (vx, vy, yaw rate at "
-                             "full stick)")
-        if not 0.0 <= float(options.get("dead_band", 0.08)) < 1.0:
-            raise ValueError("command.source.dead_band must be in [0, 1)")
+        check_stick_options(options)
         unknown = [b for b in options.get("estop_buttons", ()) if b not in REMOTE_BUTTONS]
         if unknown:
             raise ValueError(f"command.source.estop_buttons: unknown button(s) "
@@ -143,12 +133,7 @@ class RemoteCommand(CommandSource):
             return VelocityCommand(0.0, 0.0, 0.0, time)
         d = self.dead_band
         sticks = tuple(dead_band(a, d) for a in np.clip(raw, -1.0, 1.0))
-        if not self.armed:
-            self.armed = not any(sticks)
-            if not self.armed:
-                if not self._warned:
-                    self._warned = True
-                    log.warning("remote: a stick is off centre; centre the sticks to drive")
-                return VelocityCommand(0.0, 0.0, 0.0, time)
+        if not self.arming(sticks):
+            return VelocityCommand(0.0, 0.0, 0.0, time)
         sx, sy, sw = self.scale
         return VelocityCommand(sx * sticks[0], -sy * sticks[1], -sw * sticks[2], time)

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from hardware.lowlevel import HEAD, LEVEL_LOW, SLOTS, LowState, MotorCommand
 from hardware.unitree import crc
 from hardware.unitree.legacy_packets import PacketError
-from hardware.unitree.lowlevel import HEAD, LEVEL_LOW, SLOTS, LowState, MotorCommand
 from hardware.unitree.struct_layout import Layout
 
 U8, U16, U32, I16, I32, F32 = "u1", "<u2", "<u4", "<i2", "<i4", "<f4"

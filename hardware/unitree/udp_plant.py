@@ -13,11 +13,11 @@ import ipaddress
 from typing import ClassVar
 
 from hardware.estimation.sources import check_spec
+from hardware.lowlevel import LowState, MotorCommand
 from hardware.safety.layer import SafetyConfig
 from hardware.unitree import legacy_packets
 from hardware.unitree.bridge import UnitreeBridge
-from hardware.unitree.link_process import UnitreePlant
-from hardware.unitree.lowlevel import LowState, MotorCommand
+from hardware.unitree.plant_base import UnitreePlant
 from hardware.unitree.udp_link import UdpLink, check_addresses
 from robots.info import RobotInfo
 
@@ -47,13 +47,9 @@ class UnitreeUdpPlant(UnitreePlant):
 
     #: Bounds of the options, read by mpc.app.schema.check_kwargs (see mpc/app/schema.py).
     RANGES: ClassVar[dict[str, dict[str, float]]] = {
+        **UnitreePlant.RANGES,
         "robot_port": {"min": 1, "max": 65535},
         "local_port": {"min": 0, "max": 65535},
-        "rate": {"min": 50.0, "max": 2000.0},
-        "connect_timeout": {"gt": 0.0, "max": 60.0},
-        "kp": {"min": 0.0, "max": 1000.0},
-        "kd": {"min": 0.0, "max": 100.0},
-        "link_nice": {"min": -20, "max": 19},
     }
 
     def __init__(self, robot: RobotInfo, seed: int = 0, robot_ip: str = "192.168.123.10",

@@ -77,8 +77,6 @@ class RuntimeConfig:
                                        "planner's would in real time (0: at once)")
     policy_timeout: float = setting(0.5, gt=0.0, max=10.0,
                                     help="feedback damps after the policy is this old (s)")
-    stop_at_goal: bool = setting(False,
-                                 help="stop when the goal is reached and the robot is still")
 
 
 @dataclass
@@ -86,6 +84,8 @@ class OutputConfig:
     dir: str = setting("runs", help="parent folder of run directories")
     record_rate: float = setting(100.0, gt=0.0, max=10000.0,
                                 help="time series sample rate (Hz)")
+    mcap: bool = setting(True, help="also write run.mcap (ROS 2 messages; Foxglove opens it) "
+                         "when the ros2 extra is installed")
 
 
 @dataclass
@@ -96,9 +96,33 @@ class TelemetryConfig:
 
 
 @dataclass
+class Ros2Config:
+    """``ros2:``: the run as a ROS 2 participant over DDS (see docs/ros2.md)."""
+
+    enabled: bool = setting(False, help="publish the state, plan and status, take goals; on by "
+                            "itself with command.source.type ros2")
+    domain_id: int = setting(0, min=0, max=232, help="DDS domain (ROS_DOMAIN_ID)")
+    interface: str = setting("", help="network interface ('': cyclonedds' own configuration, "
+                             "CYCLONEDDS_URI if set)")
+    odom_frame: str = setting("odom", help="frame of /odom's pose and /tf's parent (REP-105)")
+    base_frame: str = setting("base_link", help="the robot's base frame (REP-105)")
+    odom_topic: str = setting("/odom", help="nav_msgs/Odometry")
+    joint_states_topic: str = setting("/joint_states", help="sensor_msgs/JointState")
+    tf_topic: str = setting("/tf", help="tf2_msgs/TFMessage, odom -> base_link")
+    path_topic: str = setting("/mpc/planned_path", help="nav_msgs/Path of the planned base")
+    status_topic: str = setting("/diagnostics", help="diagnostic_msgs/DiagnosticArray")
+    goal_topic: str = setting("/goal_pose", help="geometry_msgs/PoseStamped goals (goal mode)")
+    state_rate: float = setting(50.0, gt=0.0, max=1000.0,
+                                help="rate of /odom, /joint_states and /tf (Hz of plant time)")
+    path_rate: float = setting(10.0, gt=0.0, max=1000.0, help="rate of the planned path (Hz)")
+    status_rate: float = setting(1.0, gt=0.0, max=100.0, help="rate of the status (Hz)")
+
+
+@dataclass
 class CommandConfig:
     source: dict = setting({}, help="velocity command source {type: scripted | keyboard | lcm | "
-                           "unitree_remote, its options} for task.mode velocity ({}: none)")
+                           "unitree_remote | ros2 | gamepad, its options} for task.mode "
+                           "velocity ({}: none)")
     max_speed: list[float] = setting([1.0, 0.5, 1.0], min=0.0, max=10.0,
                                      help="limits of |vx|, |vy| (m/s) and |yaw rate| (rad/s)")
     max_accel: list[float] = setting([1.0, 1.0, 2.0], gt=0.0, max=50.0,
@@ -109,6 +133,8 @@ class CommandConfig:
 
 @dataclass
 class Config:
+    #: The robot's name. In a file, ``robot:`` is the name, or a mapping ``{name: go1,
+    #: overlay: FILE}`` that also names a model overlay (:mod:`robots.overlay`).
     robot: str
     description: str = ""
     task: dict = setting({})
@@ -120,13 +146,25 @@ class Config:
     output: OutputConfig = field(default_factory=OutputConfig)
     telemetry: TelemetryConfig = field(default_factory=TelemetryConfig)
     command: CommandConfig = field(default_factory=CommandConfig)
+    ros2: Ros2Config = field(default_factory=Ros2Config)
+    #: The model overlay's file (absolute; "" for none), from ``robot.overlay``.
+    overlay: str = ""
     #: Where it came from, for messages.
     source: str = "<config>"
 
     def to_dict(self) -> dict:
+        """The config as a file would state it (``robot`` a mapping when it has an overlay)."""
         d = dataclasses.asdict(self)
         d.pop("source")
+        overlay = d.pop("overlay")
+        if overlay:
+            d["robot"] = {"name": self.robot, "overlay": overlay}
         return d
+
+    @property
+    def robot_overlay(self) -> robots.Overlay | None:
+        """The model overlay (read and checked when the config was validated), or None."""
+        return getattr(self, "_overlay", None)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -191,6 +229,10 @@ def load_config(name: str, overrides: list[str] | None = None) -> Config:
     path = resolve_path(name)
     data = read_config_tree(path)
     apply_overrides(data, overrides or [], str(path))
+    if "robot" not in data:  # a config that dropped its extends says so
+        raise ConfigError(f"{path}: missing required key 'robot' (state it, or extend a "
+                          f"config that does: extends: NAME)")
+    robot_section(data, Path.cwd())  # --set robot=NAME, or robot.overlay relative to here
     return validate(data, str(path))
 
 
@@ -206,6 +248,7 @@ def read_config_tree(path: Path, _chain: tuple[Path, ...] = ()) -> dict:
     is not inherited: each file says what it is.
     """
     data = read_yaml(path)
+    robot_section(data, path.parent)
     parent = data.pop("extends", None)
     if parent is None:
         return data
@@ -227,6 +270,21 @@ def read_config_tree(path: Path, _chain: tuple[Path, ...] = ()) -> dict:
 
 #: Keys that select a plug-in class inside a section: a different choice replaces the section.
 SELECTORS = ("name", "type")
+#: Keys of the ``robot`` section in its mapping form.
+ROBOT_KEYS = ("name", "overlay")
+
+
+def robot_section(data: dict, folder: Path) -> None:
+    """``robot: NAME`` as the mapping ``{name: NAME}`` (so that a config extending another may
+    add an overlay to its robot), and a relative ``robot.overlay`` made absolute from
+    ``folder`` (the folder of the file that names it)."""
+    robot = data.get("robot")
+    if isinstance(robot, str):
+        data["robot"] = {"name": robot}
+    elif isinstance(robot, dict) and isinstance(robot.get("overlay"), str) and robot["overlay"]:
+        path = Path(robot["overlay"]).expanduser()
+        data["robot"] = {**robot, "overlay": str(path if path.is_absolute() else
+                                                 (folder / path).resolve())}
 
 
 def merge_sections(base: dict, over: dict) -> dict:
@@ -247,9 +305,19 @@ def merge_sections(base: dict, over: dict) -> dict:
 
 def validate(data: dict, source: str) -> Config:
     """Check the whole tree and return a typed :class:`Config`."""
-    cfg = build_dataclass(Config, data, source, prefix="", skip={"source"})
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: expected a mapping of sections at the top level")
+    name, overlay = _validate_robot(data.get("robot"), source)
+    data = {**data, "robot": name} if "robot" in data else data
+    cfg = build_dataclass(Config, data, source, prefix="", skip={"source", "overlay"})
     cfg.source = source
-    cfg.task = _validate_task(cfg, source)
+    cfg.task = _validate_task(cfg, source)  # the robot's name first
+    if overlay is not None:
+        cfg.overlay = overlay
+        try:
+            cfg._overlay = robots.load_overlay(overlay, cfg.robot)
+        except robots.OverlayError as e:
+            raise ConfigError(f"{source}: robot.overlay: {e}") from None
     cfg.derivatives = _validate_derivatives(cfg, source)
     cfg.plant = _validate_plant(cfg, source)
     cfg.safety = _validate_safety(cfg, source)
@@ -269,6 +337,12 @@ MAX_KNOTS = 1000
 WARN_KNOTS = 100
 #: Rollouts per line search or warm start above which an iteration is costly (a warning).
 WARN_CANDIDATES = 32
+#: Robots whose ``wasp`` tolerances must stay at or below a bound to control as well as ``fd``
+#: (closed-loop comparison, scripts/compare_backends.py; docs/derivatives_wasp.md): robot ->
+#: (bound, what was seen above it). Their shipped configs set it; a config above it warns.
+WASP_MAX_TOLERANCE = {
+    "h1": (0.05, "at 0.2 the H1 trot missed, in 1 of 3 runs, the goal fd reached"),
+}
 
 
 def check_consistency(cfg: Config) -> None:
@@ -317,6 +391,17 @@ def check_consistency(cfg: Config) -> None:
         if getattr(p, name) > WARN_CANDIDATES:
             log.warning("%s: planner.%s = %d: more rollouts per iteration than %d cost time "
                         "and rarely help", source, name, getattr(p, name), WARN_CANDIDATES)
+    if cfg.derivatives.get("backend") == "wasp" and cfg.robot in WASP_MAX_TOLERANCE:
+        bound, seen = WASP_MAX_TOLERANCE[cfg.robot]
+        defaults = inspect.signature(BACKENDS.get("wasp")).parameters
+        options = cfg.derivatives.get("wasp", {})
+        for key in ("tol_x", "tol_u"):
+            tol = options.get(key, defaults[key].default)
+            if tol > bound:
+                log.warning("%s: derivatives.wasp.%s = %g on the %s controls worse than fd (%s; "
+                            "docs/derivatives_wasp.md): use <= %g, as the %s configs do", source,
+                            key, tol, cfg.robot.upper(), seen, bound, cfg.robot.upper())
+                break
     cores = os.cpu_count() or 1
     if p.threads > cores:
         log.warning("%s: planner.threads = %d is more than this machine's %d cores: the "
@@ -332,6 +417,27 @@ def _plant_period(cfg: Config) -> tuple[float | None, str, float | None]:
             value = cfg.plant.get(key, params[key].default)
             return to_period(value), f"plant.{key}", value
     return None, "", None
+
+
+def _validate_robot(section, source: str) -> tuple[object, str | None]:
+    """(the robot's name, the overlay's path or None) of a ``robot`` value: a name, or a
+    mapping with ``name`` and ``overlay`` (a bare name is checked with the task)."""
+    if not isinstance(section, dict):
+        return section, None
+    for key in section:
+        if key not in ROBOT_KEYS:
+            raise unknown_key(source, "robot.", str(key), ROBOT_KEYS)
+    if "name" not in section:
+        raise ConfigError(f"{source}: missing required key 'robot.name'")
+    check_value(section["name"], str, source, "robot.name")
+    try:
+        robots.info(section["name"])
+    except ValueError as e:
+        raise ConfigError(f"{source}: robot.name: {e}") from None
+    overlay = section.get("overlay")
+    if overlay is not None:
+        check_value(overlay, str, source, "robot.overlay")
+    return section["name"], overlay or None
 
 
 # Open sections: checked against the keyword arguments of the class that consumes them.
@@ -400,7 +506,7 @@ def _validate_plant(cfg: Config, source: str) -> dict:
         raise ConfigError(f"{source}: plant.type: {e}") from None
     try:
         params = check_kwargs(cls, section, source, "plant.",
-                              exclude=("robot", "seed", "safety"))
+                              exclude=("robot", "seed", "safety", "overlay"))
     except ConfigError as e:
         if "type" in cfg.plant:
             raise
@@ -438,11 +544,16 @@ def _validate_command(cfg: Config, source: str) -> dict:
     if not velocity:
         raise ConfigError(f"{source}: 'command.source' is set but the task is not in velocity "
                           f"mode (set task.mode: velocity)")
+    _check_name(kind, source, "command.source.type")
     try:
         cls = COMMAND_SOURCES.get(kind)
     except ValueError as e:
         raise ConfigError(f"{source}: command.source.type: {e}") from None
-    params = check_kwargs(cls, section, source, "command.source.", exclude=("plant",))
+    except ImportError as e:  # a plug-in whose optional packages are not installed
+        package = (e.name or "?").split(".")[0]
+        raise ConfigError(f"{source}: command.source.type {kind} needs the Python package "
+                          f"{package!r}: pip install 'legged-mpc[{kind}]'") from None
+    params = check_kwargs(cls, section, source, "command.source.", exclude=("plant", "ros2"))
     try:
         cls.check_options(params)
         CommandFilter(cfg.command.max_speed, cfg.command.max_accel, cfg.command.timeout)

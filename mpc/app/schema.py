@@ -11,7 +11,9 @@ Bounds are one kind of thing everywhere: a mapping of ``min``/``max`` (inclusive
 class attribute ``RANGES = {"eps": {"gt": 0.0, "max": 1e-2}}`` keyed by keyword argument (a
 plain mapping, so plug-ins in lower layers need not import this module). A subclass that takes
 ``**kwargs`` and passes them to its base's ``__init__`` has its base's options too, and its
-``RANGES`` need only name its own (:func:`keyword_options`, :func:`option_ranges`). Bounds apply
+``RANGES`` need only name its own (:func:`keyword_options`, :func:`option_ranges`). A string
+option's entry may give its ``choices`` instead (``{"ground": {"choices": ("level", "fit")}}``).
+Bounds apply
 to every number of a value, so they also bound the elements of a list (``task.goal``,
 ``plant.kp``) or the values of a mapping (``task.weights``). Independently of bounds, no value
 anywhere may hold a NaN or an infinity: a config that does is never meaningful.

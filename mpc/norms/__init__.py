@@ -1,52 +1,37 @@
-"""Norms applied to residual terms, with first and second derivatives.
+"""The norms of the cost terms: one module per norm, and the table that registers them.
 
-For a residual r of dimension d and parameter p > 0:
+A task's stage cost is Σᵢ wᵢ nᵢ(rᵢ) over its terms (residual slice rᵢ, norm nᵢ with parameter
+pᵢ, weight wᵢ). Each norm module states its value n(r), gradient n'(r), Hessian n''(r) and a
+factor F of it, n'' = F Fᵀ (the Gauss-Newton whitening), and holds their compiled forms, which
+the two kernels inline by the term's norm code (:mod:`mpc.norms.dispatch`):
 
-    quadratic    n(r) = ½ rᵀr                      n' = r          n'' = I
-    l2           n(r) = √(rᵀr + p²) − p       n' = r / s     n'' = (I − r rᵀ/s²) / s
-    smooth_abs   n(r) = Σᵢ √(rᵢ² + p²) − p    n'ᵢ = rᵢ / sᵢ  n''ᵢᵢ = p² / sᵢ³
+* ``SEPARABLE``: whether n'' is diagonal, so that each row is whitened on its own;
+* ``value(residual, k, a, e, p)``: n(r) of r = residual[k, a:e], for the stage-cost kernel
+  (:mod:`mpc.norms.term_costs`);
+* for the Gauss-Newton kernel (:mod:`mpc.norms.gauss_newton`), the gradient rows w n'(r) and
+  the whitening of the Jacobians, J̃ = √w Fᵀ r_x (likewise for u): a separable norm gives them
+  row by row, ``gauss_newton_row(r, p, w, sw)`` -> (w n'ⱼ, √w Fⱼⱼ), the kernel scaling the row's
+  Jacobians; a coupled norm (F mixes its rows) for the whole term, ``gauss_newton_rows(residual,
+  t, a, e, p, w, sw, rx, ru, m0, grad, Jx, Ju, g, F)``.
 
-with s = √(rᵀr + p²) for l2 and sᵢ = √(rᵢ² + p²) for smooth_abs.
-
-All functions take r of shape (..., d) and broadcast over the leading dimensions.
+:data:`NORMS` registers the norms: a new norm is a module with these names, a line in the table, its
+branch in :mod:`mpc.norms.dispatch` and its numpy oracle in the tests. numba's disk cache is keyed
+on a kernel's own file, not on the norm modules it inlines: after editing a norm or the table,
+delete ``mpc/norms/__pycache__`` or the kernels keep the old code.
 """
 
 from __future__ import annotations
 
-import numpy as np
+from types import ModuleType
 
-NORMS = ("quadratic", "l2", "smooth_abs")
+from mpc.norms import l2, quadratic, smooth_abs
 
+#: The norms by name; a norm's code, on which the kernels dispatch, is its position here.
+NORMS: dict[str, ModuleType] = {
+    "quadratic": quadratic,
+    "l2": l2,
+    "smooth_abs": smooth_abs,
+}
 
-def value(norm: str, r: np.ndarray, p: float) -> np.ndarray:
-    if norm == "quadratic":
-        return 0.5 * np.sum(r * r, axis=-1)
-    if norm == "l2":
-        return np.sqrt(np.sum(r * r, axis=-1) + p * p) - p
-    if norm == "smooth_abs":
-        return np.sum(np.sqrt(r * r + p * p) - p, axis=-1)
-    raise ValueError(f"unknown norm {norm!r}")
-
-
-def gradient(norm: str, r: np.ndarray, p: float) -> np.ndarray:
-    if norm == "quadratic":
-        return r.copy()
-    if norm == "l2":
-        return r / np.sqrt(np.sum(r * r, axis=-1, keepdims=True) + p * p)
-    if norm == "smooth_abs":
-        return r / np.sqrt(r * r + p * p)
-    raise ValueError(f"unknown norm {norm!r}")
-
-
-def hessian(norm: str, r: np.ndarray, p: float) -> np.ndarray:
-    d = r.shape[-1]
-    eye = np.eye(d)
-    if norm == "quadratic":
-        return np.broadcast_to(eye, (*r.shape, d)).copy()
-    if norm == "l2":
-        s = np.sqrt(np.sum(r * r, axis=-1) + p * p)[..., None, None]
-        return (eye - r[..., :, None] * r[..., None, :] / (s * s)) / s
-    if norm == "smooth_abs":
-        s = np.sqrt(r * r + p * p)
-        return eye * (p * p / s**3)[..., None, :]
-    raise ValueError(f"unknown norm {norm!r}")
+#: Norm name -> code.
+CODES: dict[str, int] = {name: code for code, name in enumerate(NORMS)}

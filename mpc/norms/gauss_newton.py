@@ -1,22 +1,22 @@
 """Gauss-Newton cost derivatives of a whole horizon in one compiled call (see
 :mod:`mpc.planner.cost`).
 
-Per knot t and term i (rows rᵢ of the residual, weight wᵢ already divided by T, norm code
-:data:`NORM_CODES`), with the residual Jacobians r_x = R_s C_t, r_u = R_s D_t:
+Per knot t and term i (rows rᵢ of the residual, weight wᵢ already divided by T, norm code of
+:data:`mpc.norms.CODES`), with the residual Jacobians r_x = R_s C_t, r_u = R_s D_t:
 
     gᵢ = wᵢ nᵢ'(rᵢ),    J̃_xᵢ = √wᵢ Fᵢᵀ r_xᵢ,    J̃_uᵢ = √wᵢ Fᵢᵀ r_uᵢ     (Fᵢ Fᵢᵀ = nᵢ''(rᵢ))
 
     ℓ_x = r_xᵀ g    ℓ_u = r_uᵀ g    ℓ_xx = J̃_xᵀ J̃_x    ℓ_uu = J̃_uᵀ J̃_u    ℓ_ux = J̃_uᵀ J̃_x
 
-The factors: quadratic F = I; smooth-abs F = diag(p / sⱼ^{3/2}) with sⱼ = √(rⱼ² + p²);
-l2 F = (I − c ĝ ĝᵀ)/√s with s = √(rᵀr + p²), ĝ = r/s and c = (1 − √(1 − ĝᵀĝ))/ĝᵀĝ
-(c → ½ as ĝ → 0), for which (I − c ĝ ĝᵀ)² = I − ĝ ĝᵀ.
+with gᵢ and F from the norm modules of :mod:`mpc.norms`: a separable norm's row by row
+(``gauss_newton_row``, the kernel scales the row's Jacobians), a coupled norm's for the whole
+term (``gauss_newton_rows``).
 
 Only rows that contribute are kept: terms of zero weight are skipped, and so are rows of a
-quadratic or smooth-abs term that read no sensor (a zero row of R_s). The Jacobian rows are
-sparse in practice (a residual reads a few sensors, a sensor depends on a few coordinates: about
-10% of r_x is nonzero for the quadrupeds), so the products J̃ᵀJ̃ are accumulated row by row over
-each row's nonzeros when that takes clearly fewer operations than the dense product (BLAS).
+separable norm's term that read no sensor (a zero row of R_s). The Jacobian rows are sparse in
+practice (a residual reads a few sensors, a sensor depends on a few coordinates: about 10% of
+r_x is nonzero for the quadrupeds), so the products J̃ᵀJ̃ are accumulated row by row over each
+row's nonzeros when that takes clearly fewer operations than the dense product (BLAS).
 """
 
 from __future__ import annotations
@@ -24,8 +24,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-#: Integer codes of the norms for the kernel.
-NORM_CODES = {"quadratic": 0, "l2": 1, "smooth_abs": 2}
+from mpc.norms.dispatch import SEPARABLE, gauss_newton_row, gauss_newton_rows
 
 #: The products J_aᵀ J_b are accumulated row by row over the rows' nonzero spans when
 #: Σ_rows span_a·span_b ≤ m·n_a·n_b / SPARSE_RATIO (m rows), else taken densely (BLAS): per
@@ -124,8 +123,9 @@ def gauss_newton_horizon(residual, Rs, C, D, starts, dims, codes, params, weight
                 continue
             a = starts[i]
             e = a + dims[i]
-            p = params[i]
             code = codes[i]
+            p = params[i]
+            separable = SEPARABLE[code]
             sw = np.sqrt(w)
             m0 = m
             for j in range(a, e):
@@ -153,49 +153,21 @@ def gauss_newton_horizon(residual, Rs, C, D, starts, dims, codes, params, weight
                             rx[m, c] += gk * C[t, k, c]
                         for c in range(nu):
                             ru[m, c] += gk * D[t, k, c]
-                r = residual[t, j]
-                if code == 1:  # l2 couples the rows of its term: keep all, finish below
+                if not separable:  # a coupled norm whitens the term's rows together, below
                     m += 1
                     continue
+                r = residual[t, j]
                 if n == 0 and np.isfinite(r):
                     continue  # a zero row of r_x, r_u adds nothing (a non-finite r still must)
-                if code == 0:  # quadratic
-                    grad[m] = w * r
-                    f = sw
-                else:  # smooth_abs
-                    s = np.sqrt(r**2 + p * p)
-                    grad[m] = w * r / s
-                    f = sw * p / s**1.5
+                grad[m], f = gauss_newton_row(code, r, p, w, sw)
                 for c in range(nx):
                     Jx[m, c] = f * rx[m, c]
                 for c in range(nu):
                     Ju[m, c] = f * ru[m, c]
                 m += 1
-            if code == 1:  # l2: J̃ = F r over the term's rows m0 : m
-                d = e - a
-                ss = 0.0
-                for j in range(a, e):
-                    ss += residual[t, j] * residual[t, j]
-                s = np.sqrt(ss + p * p)
-                g2 = 0.0
-                for q in range(d):
-                    g[q] = residual[t, a + q] / s
-                    g2 += g[q] * g[q]
-                    grad[m0 + q] = w * g[q]
-                cf = (1.0 - np.sqrt(max(1.0 - g2, 0.0))) / g2 if g2 > 1e-12 else 0.5
-                scale = sw / np.sqrt(s)
-                for q in range(d):
-                    for o in range(d):
-                        F[q, o] = ((1.0 if q == o else 0.0) - cf * (g[q] * g[o])) * scale
-                Jx[m0:m] = 0.0
-                Ju[m0:m] = 0.0
-                for q in range(d):
-                    for o in range(d):
-                        fqo = F[q, o]
-                        for c in range(nx):
-                            Jx[m0 + q, c] += fqo * rx[m0 + o, c]
-                        for c in range(nu):
-                            Ju[m0 + q, c] += fqo * ru[m0 + o, c]
+            if not separable:  # F mixes the rows: all kept, also those that read no sensor
+                gauss_newton_rows(code, residual, t, a, e, p, w, sw, rx, ru, m0, grad, Jx, Ju,
+                                  g, F)
         # ℓ_x = r_xᵀ g, ℓ_u = r_uᵀ g
         lxt = lx[t]
         lut = lu[t]

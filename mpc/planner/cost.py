@@ -9,9 +9,10 @@ weight wᵢ), with residual Jacobians r_x, r_u:
     ℓ_ux = Σᵢ wᵢ r_uᵢᵀ nᵢ''(rᵢ) r_xᵢ
 
 each divided by T. Every norm Hessian here is positive semidefinite with an explicit factor
-n'' = F Fᵀ, so with the whitened Jacobians J̃ = √w Fᵀ r_x (and likewise for u) the second
-derivatives are plain products, ℓ_xx = J̃_xᵀ J̃_x, ℓ_ux = J̃_uᵀ J̃_x, computed for the whole
-horizon in one compiled call (:mod:`mpc.norms.gauss_newton`).
+n'' = F Fᵀ (each norm module of :mod:`mpc.norms` gives its own), so with the whitened Jacobians
+J̃ = √w Fᵀ r_x (and likewise for u) the second derivatives are plain products,
+ℓ_xx = J̃_xᵀ J̃_x, ℓ_ux = J̃_uᵀ J̃_x, computed for the whole horizon in one compiled call
+(:mod:`mpc.norms.gauss_newton`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mpc import norms
 from mpc.norms.gauss_newton import gauss_newton_horizon
 from mpc.tasks.task_base import Task, term_table
 
@@ -58,27 +58,3 @@ def gauss_newton(task: Task, residual: np.ndarray, Rs: np.ndarray, C: np.ndarray
         out.lx, out.lu, out.lxx, out.luu, out.lux)
     return out
 
-
-def gauss_newton_reference(task: Task, residual: np.ndarray, rx: np.ndarray,
-                           ru: np.ndarray) -> CostDerivatives:
-    """Plain numpy version of :func:`gauss_newton` on the residual Jacobians rx = Rs C,
-    ru = Rs D (the test oracle)."""
-    T = residual.shape[0]
-    nx, nu = rx.shape[2], ru.shape[2]
-    lx = np.zeros((T, nx))
-    lu = np.zeros((T, nu))
-    lxx = np.zeros((T, nx, nx))
-    luu = np.zeros((T, nu, nu))
-    lux = np.zeros((T, nu, nx))
-    for term, s in zip(task.terms, task.term_slices, strict=False):
-        w = term.weight / T
-        r, jx, ju = residual[:, s], rx[:, s], ru[:, s]
-        g = norms.gradient(term.norm, r, term.param)
-        H = norms.hessian(term.norm, r, term.param)
-        jxT, juT = jx.transpose(0, 2, 1), ju.transpose(0, 2, 1)
-        lx += w * np.einsum("tdi,td->ti", jx, g)
-        lu += w * np.einsum("tdi,td->ti", ju, g)
-        lxx += w * (jxT @ H @ jx)
-        luu += w * (juT @ H @ ju)
-        lux += w * (juT @ H @ jx)
-    return CostDerivatives(lx, lu, lxx, luu, lux)

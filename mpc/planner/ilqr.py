@@ -157,6 +157,7 @@ class ILQR(Planner):
         timings = stats.timings
         tic = _time.perf_counter()
         self.task.update(float(time), qpos, qvel)
+        self.task.pose_ground(self.model)  # the planning model's floor: the task's ground
         self._shift_provider(float(time))
 
         # 1. nominal: previous policy under several feedback scalings; a single candidate is

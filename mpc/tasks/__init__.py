@@ -12,6 +12,7 @@ TASKS: Registry[Task] = Registry("task", {
     "quadruped_biped": "mpc.tasks.quadruped_biped:QuadrupedBiped",
     "humanoid_flat": "mpc.tasks.humanoid:HumanoidFlat",
     "turn_then_walk": "mpc.tasks.examples.turn_then_walk:TurnThenWalk",
+    "joint_excitation": "mpc.tasks.excitation:JointExcitation",
 })
 
 __all__ = ["TASKS", "CostTerm", "Task", "make_task"]

@@ -61,6 +61,7 @@ class HumanoidFlat(LeggedTask):
     GAITS = BIPED_GAITS
     BASE_SENSORS = ("pos", "zaxis", "xaxis")
     FOOT_SENSORS = ("pos", "zaxis")
+    GROUND_TERMS = ("upright", "feet_upright", "gait")
 
     #: Bounds of its own options and of those whose bounds differ from
     #: :class:`mpc.tasks.legged.LeggedTask`'s.
@@ -119,10 +120,13 @@ class HumanoidFlat(LeggedTask):
 
     def affine_feet_upright(self, model: mujoco.MjModel, G: np.ndarray,
                             c: np.ndarray) -> None:
-        """(z_L)_xy, (z_R)_xy: zero with the soles flat."""
+        """(z_L)_xy − n_xy, (z_R)_xy − n_xy: zero with the soles flat on the ground (n its
+        normal)."""
+        n = self.ground.normal
         for i, foot in enumerate(self.robot.feet):
             z = self.sensor(f"{foot}_zaxis")
             G[2 * i : 2 * i + 2, z.start : z.start + 2] = np.eye(2)
+            c[2 * i : 2 * i + 2] = -n[:2]
 
     def affine_balance(self, model: mujoco.MjModel, G: np.ndarray, c: np.ndarray) -> None:
         """None: the balance residual is not affine (:meth:`residual`)."""

@@ -61,6 +61,7 @@ import mujoco
 import numpy as np
 
 from mpc.tasks.gait import Gait, GaitClock, SpeedGait, step_height
+from mpc.tasks.ground import GroundFit, up_axis
 from mpc.tasks.task_base import CostTerm, Task, weighted_terms
 from mpc.tasks.velocity import VELOCITY_MODE_RANGES, VelocityMode, VelocityReference
 from robots.info import RobotInfo
@@ -104,7 +105,7 @@ class LeggedTask(VelocityMode, Task):
 
     #: Bounds of the options, read by mpc.app.schema.check_kwargs (see mpc/app/schema.py);
     #: a subclass's RANGES add to these and replace those it names.
-    RANGES: ClassVar[dict[str, dict[str, float]]] = {
+    RANGES: ClassVar[dict[str, dict]] = {
         "goal": {"min": -1000.0, "max": 1000.0},  # m, also every waypoint's x and y
         "hold_time": {"min": 0.0, "max": 86400.0},
         "height": {"gt": 0.0, "max": 2.0},
@@ -115,8 +116,15 @@ class LeggedTask(VelocityMode, Task):
         "effort_scale": {"gt": 0.0, "max": 100.0},
         "waypoint_tolerance": {"gt": 0.0, "max": 10.0},
         "weights": {"min": 0.0, "max": 1e6},
+        "slope_follow": {"min": 0.0, "max": 1.0},
+        "ground_prior": {"gt": 0.0, "max": 10.0},
+        "ground": {"choices": ("level", "fit")},
         **VELOCITY_MODE_RANGES,
     }
+    #: Terms whose affine part depends on :attr:`ground`: rebuilt when it changes.
+    GROUND_TERMS: ClassVar[tuple[str, ...]] = ("upright", "gait")
+    #: A foot slower than this (m/s) in its planned stance stands: its foothold counts.
+    STANCE_SPEED: ClassVar[float] = 0.25
 
     def __init__(self, robot: RobotInfo, gait: str = "trot", goal=(0.0, 0.0),
                  hold_time: float = 0.0, height: float = 0.25,
@@ -125,7 +133,8 @@ class LeggedTask(VelocityMode, Task):
                  effort_scale: float = 0.02, waypoint_tolerance: float = 0.15,
                  weights: dict | None = None, mode: str = "goal", lead: float = 0.2,
                  cadence_gain: float = 1.0, max_cadence: float = 3.5, lift_gain: float = 0.03,
-                 max_lift: float = 0.08, hip_radius: float = 0.25, stand_speed: float = 0.05):
+                 max_lift: float = 0.08, hip_radius: float = 0.25, stand_speed: float = 0.05,
+                 ground: str = "level", ground_prior: float = 0.01, slope_follow: float = 0.5):
         """``gait``: a name of :attr:`GAITS`, its ``duty``, ``cadence`` (Hz) and
         ``step_height`` (m) replaced where given. ``goal``: [x, y] or waypoints [[x, y], ...];
         ``hold_time`` (s): hold the start position until then. ``height`` (m): the base over
@@ -133,8 +142,18 @@ class LeggedTask(VelocityMode, Task):
         (default: :meth:`resting_foot_height`). ``effort_scale`` σ. ``weights``: term name ->
         weight. ``mode``: one of :attr:`MODES`; ``lead`` (m) bounds the velocity mode's
         position reference around the base; ``cadence_gain`` … ``stand_speed``: its
-        speed-adapted gait timing (:class:`mpc.tasks.gait.SpeedGait`)."""
+        speed-adapted gait timing (:class:`mpc.tasks.gait.SpeedGait`). ``ground``: ``level``
+        (the default: the plane z = 0, fixed) or ``fit`` (blind terrain: the plane under the
+        standing feet, :mod:`mpc.tasks.ground`, with slope prior ``ground_prior`` λ in m²);
+        ``slope_follow``: the fraction of the fitted ground's tilt the upright target
+        follows."""
         super().__init__(robot)
+        if ground not in ("level", "fit"):
+            raise ValueError(f"unknown ground {ground!r}; choose from level, fit")
+        self.ground_mode = ground
+        self.ground_prior = float(ground_prior)
+        self.slope_follow = float(slope_follow)
+        self.ground_fit: GroundFit | None = None
         if mode not in self.MODES:
             raise ValueError(f"unknown mode {mode!r}; choose from {', '.join(self.MODES)}")
         self.mode = mode
@@ -166,6 +185,7 @@ class LeggedTask(VelocityMode, Task):
         #: Where the base stood when the current stage began (a stage without a goal).
         self.stage_start: np.ndarray | None = None
         self.clock = GaitClock(self.gait.cadence)
+        self._ground_started = False
         #: Gait timing in force (duty, cadence, lift): the gait's, or speed-adapted.
         self.timing = (self.gait.duty, self.gait.cadence, self.gait.amplitude)
         self.speed_gait = SpeedGait(cadence_gain, max_cadence, lift_gain, max_lift,
@@ -257,11 +277,70 @@ class LeggedTask(VelocityMode, Task):
             build(model, G[rows], c[rows])
         #: r = G s + c − target(t) (see the module docstring).
         self.G, self.c = G, c
+        self._model = model
+        self._kin = mujoco.MjData(model)
+        self._foot_sites = [model.site(f).id for f in self.robot.feet]
+        self._site_vel = np.zeros(6)
+        if self.ground_mode == "fit":
+            self.ground_fit = GroundFit(len(self.robot.feet), self.ground_prior)
+
+    @property
+    def posable_ground(self) -> bool:
+        """With ``ground: fit`` the ground follows the footholds."""
+        return self.ground_mode == "fit"
+
+    def _rebuild(self, names: tuple[str, ...]) -> None:
+        """Rebuild the affine rows of the terms ``names`` (those the task has)."""
+        rows = self.rows
+        for name in names:
+            if name in rows:
+                self.G[rows[name]] = 0.0
+                self.c[rows[name]] = 0.0
+                getattr(self, f"affine_{name}")(self._model, self.G[rows[name]],
+                                                self.c[rows[name]])
+
+    def feet(self, qpos: np.ndarray, qvel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """World positions (nfeet, 3) and speeds (nfeet,) of the foot sites at a state,
+        through the planning model's kinematics."""
+        m, d = self._model, self._kin
+        d.qpos[:], d.qvel[:] = qpos, qvel
+        mujoco.mj_kinematics(m, d)
+        mujoco.mj_comPos(m, d)
+        mujoco.mj_comVel(m, d)
+        speed = np.empty(len(self._foot_sites))
+        for i, site in enumerate(self._foot_sites):
+            mujoco.mj_objectVelocity(m, d, mujoco.mjtObj.mjOBJ_SITE, site, self._site_vel, 0)
+            speed[i] = np.linalg.norm(self._site_vel[3:])
+        return d.site_xpos[self._foot_sites].copy(), speed
+
+    def update_ground(self, time: float, qpos: np.ndarray, qvel: np.ndarray) -> None:
+        """Refit :attr:`ground` to the feet that stand at this state (support feet in planned
+        stance and slower than :attr:`STANCE_SPEED`; all feet at the first call) and rebuild
+        the terms that depend on it (:attr:`GROUND_TERMS`). A foot outside
+        :attr:`support_feet` (a quadruped's lifted pair on two legs) holds still in the air
+        without a swing target: it is no foothold."""
+        if self.ground_fit is None:
+            return
+        points, speed = self.feet(qpos, qvel)
+        if self._ground_started:
+            points[:, 2] -= self.foot_height
+            stance = self.planned_stance(time) & (speed < self.STANCE_SPEED)
+            support = np.zeros(len(stance), bool)
+            support[list(self.support_feet)] = True
+            self.ground = self.ground_fit.observe(points, stance & support)
+        else:
+            # The start may be a keyframe whose feet touch the ground without sinking in: the
+            # ground is taken a foot radius below them, never above where they are.
+            points[:, 2] -= max(self.foot_height, self.robot.foot_radius)
+            self.ground = self.ground_fit.reset(points)
+            self._ground_started = True
+        self._rebuild(self.GROUND_TERMS)
 
     # --- the terms' affine parts: G and c are the term's rows ---------------------------
     def affine_upright(self, model: mujoco.MjModel, G: np.ndarray, c: np.ndarray) -> None:
+        """z − u: u the vertical turned toward the ground's normal by ``slope_follow``."""
         G[:, self.sensor("base_zaxis")] = np.eye(3)
-        c[2] = -1.0
+        c[:] = -up_axis(self.ground, self.slope_follow)
 
     def affine_height(self, model: mujoco.MjModel, G: np.ndarray, c: np.ndarray) -> None:
         G[0, self.sensor("base_pos").start + 2] = 1.0
@@ -274,8 +353,13 @@ class LeggedTask(VelocityMode, Task):
         G[:, _block(self.sensor("base_pos"), 2)] = np.eye(2)
 
     def affine_gait(self, model: mujoco.MjModel, G: np.ndarray, c: np.ndarray) -> None:
-        for i, foot in enumerate(self.robot.feet):  # mask and step target at evaluation
-            G[i, self.sensor(f"{foot}_pos").start + 2] = 1.0
+        """f_z − g(f_x, f_y): the foot's height over the ground (mask, ρ and step target at
+        evaluation)."""
+        g = self.ground
+        for i, foot in enumerate(self.robot.feet):
+            start = self.sensor(f"{foot}_pos").start
+            G[i, start : start + 3] = (-g.a1, -g.a2, 1.0)
+            c[i] = -g.a0
 
     def affine_balance(self, model: mujoco.MjModel, G: np.ndarray, c: np.ndarray) -> None:
         fall_time = np.sqrt(2 * self.height / GRAVITY)
@@ -422,6 +506,7 @@ class LeggedTask(VelocityMode, Task):
             self.reference.advance(time, qpos, self._command)
             self.timing = self.speed_gait.timing(self.gait, self._command)
         self.clock.set_cadence(self.timing[1], time)
+        self.update_ground(time, qpos, qvel)
         if self.velocity_mode:
             return
         if self.stages is None:

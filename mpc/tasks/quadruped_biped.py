@@ -105,13 +105,15 @@ class QuadrupedBiped(QuadrupedFlat):
 
     # --- safety ----------------------------------------------------------------------------
     def fall_reason(self, qpos: np.ndarray) -> str | None:
-        """Fallen: base below the robot's fall height, or the body tilted more than the robot's
-        fall tilt from every posture on the way up, i.e. from every up axis cos θ z + sin θ s x
-        with θ ∈ [0, 90°] (four legs at θ = 0, two legs at 90°). With a = z·e_z and
-        b = s x·e_z the highest of them has vertical component √(a² + b²) when a, b ≥ 0,
+        """Fallen: base below the robot's fall height over the ground, or the body tilted more
+        than the robot's fall tilt from every posture on the way up, i.e. from every up axis
+        cos θ z + sin θ s x with θ ∈ [0, 90°] (four legs at θ = 0, two legs at 90°). With
+        a = z·e_z and b = s x·e_z the highest of them has vertical component √(a² + b²) when
+        a, b ≥ 0,
         else max(a, b)."""
-        if qpos[2] < self.robot.fall_height:
-            return f"base height {qpos[2]:.3f} m < {self.robot.fall_height} m"
+        height = self.ground.above(qpos[0:3])
+        if height < self.robot.fall_height:
+            return f"base height {height:.3f} m over the ground < {self.robot.fall_height} m"
         axes = base_axes(qpos)
         a, b = axes[2, 2], self.sign * axes[2, 0]
         best = np.hypot(a, b) if a >= 0 and b >= 0 else max(a, b)

@@ -23,8 +23,8 @@ import numpy as np
 
 import robots
 from mpc import norms
-from mpc.norms.gauss_newton import NORM_CODES
 from mpc.norms.term_costs import term_costs
+from mpc.tasks.ground import GroundPlane, add_ground_body, ground_body, pose
 from robots.collision import ground_contacts_only
 from robots.info import RobotInfo
 
@@ -49,7 +49,7 @@ def term_table(terms: list[CostTerm]) -> tuple[np.ndarray, ...]:
     parameter and weight of each."""
     dims = np.array([t.dim for t in terms], dtype=np.int64)
     return (np.concatenate([[0], np.cumsum(dims)[:-1]]).astype(np.int64), dims,
-            np.array([NORM_CODES[t.norm] for t in terms], dtype=np.int64),
+            np.array([norms.CODES[t.norm] for t in terms], dtype=np.int64),
             np.array([t.param for t in terms], dtype=np.float64),
             np.array([t.weight for t in terms], dtype=np.float64))
 
@@ -80,6 +80,17 @@ class Task(ABC):
         self.waypoints: np.ndarray = np.empty((0, 2))
         self._sensor_slices: dict[str, slice] = {}
         self._term_key: tuple[CostTerm, ...] | None = None
+        #: The ground the task believes in (:mod:`mpc.tasks.ground`): the level floor at 0
+        #: unless a task estimates it (in :meth:`update`). The planning model's floor follows
+        #: it (:meth:`pose_ground`), and so does :meth:`fall_reason`.
+        self.ground = GroundPlane()
+        self._ground_body = -1
+
+    @property
+    def posable_ground(self) -> bool:
+        """Whether :attr:`ground` may leave the level floor at 0 (the task estimates it), so
+        the planning model needs a floor that :meth:`pose_ground` can move."""
+        return False
 
     # --- model -----------------------------------------------------------------------------
     @abstractmethod
@@ -87,12 +98,18 @@ class Task(ABC):
         """Add the sensors the residual reads to the robot's model specification."""
 
     def planning_model(self, timestep: float, self_collision: bool = False,
-                       impratio: float | None = None) -> mujoco.MjModel:
+                       impratio: float | None = None,
+                       overlay: robots.Overlay | None = None) -> mujoco.MjModel:
         """The robot's planning model (H1: legs only) with this task's sensors, stepping at
         ``timestep``; without contacts between the robot's own bodies unless
         ``self_collision``; with the robot model's friction impedance ratio unless
-        ``impratio`` is given."""
-        spec = mujoco.MjSpec.from_file(str(robots.planning_model_path(self.robot.name)))
+        ``impratio`` is given; with the robot's model ``overlay`` (:mod:`robots.overlay`)
+        applied. If the task estimates the ground (:attr:`posable_ground`), its floor plane sits
+        on a body of its own (:func:`mpc.tasks.ground.add_ground_body`) that
+        :meth:`pose_ground` moves; otherwise the floor is the robot model's, fixed at 0."""
+        spec = robots.planning_spec(self.robot.name, overlay)
+        if self.posable_ground:
+            add_ground_body(spec)
         spec.option.timestep = timestep
         if impratio is not None:
             spec.option.impratio = impratio
@@ -111,6 +128,14 @@ class Task(ABC):
             adr, dim = model.sensor_adr[i], model.sensor_dim[i]
             self._sensor_slices[name] = slice(adr, adr + dim)
         self.nsensordata = model.nsensordata
+        self._ground_body = ground_body(model)
+
+    def pose_ground(self, model: mujoco.MjModel) -> None:
+        """Move the floor of ``model`` (the planning model this task is bound to) onto
+        :attr:`ground`. Called by the planner after :meth:`update`, when nothing steps the
+        model."""
+        if self._ground_body >= 0:
+            pose(model, self._ground_body, self.ground)
 
     def sensor(self, name: str) -> slice:
         """Slice of sensor ``name`` in ``sensordata``."""
@@ -159,10 +184,12 @@ class Task(ABC):
     # --- safety ----------------------------------------------------------------------------
     def fall_reason(self, qpos: np.ndarray) -> str | None:
         """Why the robot counts as fallen at ``qpos`` (planning-model layout), or None. The
-        robot's criterion: base below its fall height or its z-axis tilted beyond its fall
-        tilt. Tasks whose goal posture is tilted (a quadruped on two legs) override this."""
-        if qpos[2] < self.robot.fall_height:
-            return f"base height {qpos[2]:.3f} m < {self.robot.fall_height} m"
+        robot's criterion: base below its fall height over the ground under it
+        (:attr:`ground`) or its z-axis tilted beyond its fall tilt from the vertical. Tasks
+        whose goal posture is tilted (a quadruped on two legs) override this."""
+        height = self.ground.above(qpos[0:3])
+        if height < self.robot.fall_height:
+            return f"base height {height:.3f} m over the ground < {self.robot.fall_height} m"
         angle = float(np.arccos(np.clip(base_axes(qpos)[2, 2], -1.0, 1.0)))
         if angle > self.robot.fall_tilt:
             return f"tilt {np.degrees(angle):.0f} deg"

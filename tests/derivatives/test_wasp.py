@@ -9,7 +9,7 @@ import pytest
 
 import derivatives
 from common.trajectory import Trajectory
-from derivatives.provider_base import Linearization
+from derivatives.provider_base import Linearization, load_knot
 from derivatives.wasp.update import agrees, replace_column
 from tests.conftest import floating_box_model, trotting_data
 
@@ -174,7 +174,7 @@ def test_agreement_test(a, b, tol, expected):
 def test_slowly_varying_states_take_fewer_simulations_than_fd_within_stated_error(a1_task, rng):
     """A1 in the air (no contacts) with friction loss removed, so the dynamics are smooth,
     drifting in position, velocity and control: after the cold call every call stops at the
-    first test (1 + Σ p_min = 22 simulations instead of 49) and [A B] stays within 0.2 % of
+    first test (1 + Σ p_min = 18 simulations instead of 49) and [A B] stays within 0.2 % of
     forward FD (measured ≤ 0.06 %; the drift changes [A B] by ~0.05 % per call)."""
     _, planning = a1_task
     model = copy.copy(planning)
@@ -189,7 +189,7 @@ def test_slowly_varying_states_take_fewer_simulations_than_fd_within_stated_erro
                                                   rng.standard_normal(model.nu)))
     provider = derivatives.make_provider("wasp", model, threads=1)
     warm = 1 + int(provider.p_min.sum())
-    assert warm == 22
+    assert warm == 18
     errors, simulations = [], []
     for k in range(30):
         s = k / 30
@@ -249,10 +249,11 @@ def test_zero_jvp_neither_loops_forever_nor_forces_a_sweep_every_call():
 
 def test_state_and_sensor_parts_of_a_jvp_are_tested_apart():
     """Heavy body on slide joints with actuator-force sensors: a ctrl JVP is ~1e-5 next state
-    and ~1 sensor. Pressing the x joint into its limit takes B's x column nearly to zero while
-    the sensors stay as they were (the same with y); tested as one vector the sensors would
+    and ~1 sensor. Pressing the y and z joints into their limits takes B's y and z columns
+    nearly to zero while the sensors stay as they were; tested as one vector the sensors would
     hide that (the JVP's angle and norm move by less than 1e-5), tested apart the change is
-    seen and the ctrl block measures more than its p_min JVPs."""
+    seen: the ctrl JVPs along y and z both fail the test, and the round robin goes on to x,
+    which agrees. Every column is fresh or unchanged, so B is exact."""
     model = mujoco.MjModel.from_xml_string("""
 <mujoco>
   <option gravity="0 0 0"/>
@@ -281,14 +282,69 @@ def test_state_and_sensor_parts_of_a_jvp_are_tested_apart():
     _, sims = wasp_jacobians(provider, d)
     assert sims == full_sweep(model)
     _, sims = wasp_jacobians(provider, d)
-    assert sims == 1 + state_blocks + 1  # same state: the first ctrl test passes
-    d.qpos[:2] = 0.105  # x and y into their limits
+    assert sims == 1 + state_blocks + 1  # same state: the first ctrl test (x) passes
+    d.qpos[1:] = 0.105  # y and z into their limits
     (_, B, _, _), sims = wasp_jacobians(provider, d)
     _, B_ref, _, D_ref = fd_jacobians(model, d)
-    assert B_ref[model.nv, 0] < 0.1 * B_ref[model.nv + 2, 2]  # the limits took the x, y forces
+    nv = model.nv
+    for j in (1, 2):  # the limits took the y, z forces
+        assert B_ref[nv + j, j] < 0.1 * B_ref[nv, 0]
     np.testing.assert_allclose(D_ref, np.eye(3), atol=1e-6)  # the sensors did not notice
-    assert sims > 1 + state_blocks + 1
+    assert sims == 1 + state_blocks + 3
     np.testing.assert_allclose(B, B_ref, rtol=0, atol=1e-3 * np.abs(B_ref).max())
+
+
+SLIDES = """
+<mujoco>
+  <option gravity="0 0 0"/>
+  <worldbody>
+    <body>
+      <joint name="x" type="slide" axis="1 0 0" limited="true" range="-.1 .1"/>
+      <joint name="y" type="slide" axis="0 1 0"/>
+      <joint name="z" type="slide" axis="0 0 1"/>
+      <geom type="sphere" size=".1" mass="2"/>
+    </body>
+  </worldbody>
+  <actuator>
+    <motor joint="x" ctrlrange="-1 1"/><motor joint="y" ctrlrange="-1 1"/>
+    <motor joint="z" ctrlrange="-1 1"/>
+  </actuator>
+  <sensor><jointpos joint="x"/><jointpos joint="y"/><jointvel joint="z"/></sensor>
+</mujoco>"""
+
+
+def test_a_change_in_one_input_s_column_stays_in_that_column():
+    """Three decoupled slide joints; pressing x into its limit changes only the x columns of
+    [A B] (and C, D). With the default directions the estimate's error stays there: every
+    other column is exact while the x columns are stale. (Random dense directions would
+    spread the stale x part over every column: in a legged robot, the change a touchdown makes
+    to the stance legs' and the base's columns would leak into the swing legs'.)"""
+    model = mujoco.MjModel.from_xml_string(SLIDES)
+    d = mujoco.MjData(model)
+    d.qvel[:] = [0.1, -0.2, 0.3]
+    d.ctrl[:] = [0.5, 0.2, -0.3]
+    # one JVP per block and call (p_min = 1, a test that always passes): columns go stale
+    provider = derivatives.make_provider("wasp", model, frac_x=1 / 3, frac_u=1 / 3,
+                                         tol_x=10.0, tol_u=10.0, threads=1)
+    wasp_jacobians(provider, d)  # cold: full sweep
+    wasp_jacobians(provider, d)  # warm, same state: the round robin moves on
+    before = fd_jacobians(model, d)
+    d.qpos[0] = 0.105  # x into its limit
+    out, _ = wasp_jacobians(provider, d)
+    after = fd_jacobians(model, d)
+    nv = model.nv
+    x_inputs = [0, nv]  # qpos x, qvel x (and ctrl x in B, D)
+    for got, old, new in zip(out, before, after, strict=True):
+        if not new.size:
+            continue
+        x_cols = x_inputs if new.shape[1] == 2 * nv else [0]
+        others = [c for c in range(new.shape[1]) if c not in x_cols]
+        changed = np.abs(new - old).max(axis=0)
+        assert changed[others].max() <= 1e-7 * np.abs(new).max()  # only x columns changed
+        np.testing.assert_allclose(got[:, others], new[:, others], rtol=0,
+                                   atol=1e-6 * np.abs(new).max())
+    A, A_new = out[0], after[0]
+    assert np.abs(A[:, 0] - A_new[:, 0]).max() > 0.1 * np.abs(A_new).max()  # x stayed stale
 
 
 # --- the horizon: shift, reset, threads, each knot once --------------------------------------
@@ -300,7 +356,7 @@ def test_shift_moves_caches_with_the_knots_and_reset_forgets(a1_task, rng):
                          ("time", "qpos", "qvel", "act", "ctrl", "sensordata", "warmstart")))
     later = Trajectory(*(getattr(traj, f)[k:].copy() for f in
                          ("time", "qpos", "qvel", "act", "ctrl", "sensordata", "warmstart")))
-    provider = derivatives.make_provider("wasp", model, threads=1)
+    provider = derivatives.make_provider("wasp", model, threads=1, full_first=0)
     out = Linearization.allocate(model, T)
     provider.horizon(first, range(T), out)
     assert provider.last_simulations == T * full_sweep(model)
@@ -310,12 +366,15 @@ def test_shift_moves_caches_with_the_knots_and_reset_forgets(a1_task, rng):
     provider.shift(k)
     for now, then in zip((cache.F, cache.D, cache.filled, cache.pointer), before, strict=True):
         np.testing.assert_array_equal(now[: T - k], then[k:])
-        assert not now[T - k :].any()
-    # The knots that moved down see the states they were computed at: they stop at p_min;
-    # the k new knots at the end are cold and sweep.
+        for t in range(T - k, T):  # the knots that entered start from the last one kept
+            np.testing.assert_array_equal(now[t], then[T - 1])
+    # The knots that moved down see the states they were computed at: they stop at p_min.
+    # The k new knots are warm (their neighbour's JVPs): no full sweep among them.
     warm = 1 + int(provider.p_min.sum())
-    provider.horizon(later, range(T), out)
-    assert provider.last_simulations == (T - k) * warm + k * full_sweep(model)
+    sims = np.zeros(T, dtype=np.int64)
+    provider._run(0, np.arange(T), later, cache, out, sims)
+    assert np.all(sims[: T - k] == warm)
+    assert np.all(sims[T - k :] < full_sweep(model))
 
     provider.reset()
     assert not cache.filled.any() and not cache.D.any()
@@ -328,10 +387,34 @@ def test_shift_moves_caches_with_the_knots_and_reset_forgets(a1_task, rng):
         np.testing.assert_array_equal(getattr(out, name), getattr(expected, name))
 
 
+def test_the_first_knots_are_differenced_in_full_in_every_call(a1_task, rng):
+    """The first knots set the feedback gains the robot follows until the next plan: knots
+    t < full_first are forward differences in full (``mjd_transitionFD``'s, to rounding) in
+    every call, warm or not, while the later knots reuse their caches."""
+    _, model = a1_task
+    T, full = 6, 2
+    data = trotting_data(model, rng)
+    first = rollout(model, data, T)
+    data.qvel[:] += 0.05 * rng.standard_normal(model.nv)
+    second = rollout(model, data, T)
+    provider = derivatives.make_provider("wasp", model, threads=1, full_first=full)
+    out = Linearization.allocate(model, T)
+    provider.horizon(first, range(T), out)
+    provider.horizon(second, range(T), out)  # warm: knots full.. stop early
+    assert np.all(provider._simulations[:full] == full_sweep(model))
+    assert np.all(provider._simulations[full:T] < full_sweep(model))
+    d = mujoco.MjData(model)
+    for t in range(full):
+        load_knot(d, second, t)
+        for got, want in zip((out.A[t], out.B[t], out.C[t], out.D[t]),
+                             fd_jacobians(model, d), strict=True):
+            np.testing.assert_allclose(got, want, rtol=0, atol=1e-12 * np.abs(want).max())
+
+
 def test_cache_grows_to_the_longest_horizon_and_keeps_what_it_has(a1_task, rng):
     _, model = a1_task
     traj = rollout(model, trotting_data(model, rng), 6)
-    provider = derivatives.make_provider("wasp", model, threads=1)
+    provider = derivatives.make_provider("wasp", model, threads=1, full_first=0)
     short = Trajectory(*(getattr(traj, f)[:4].copy() for f in
                          ("time", "qpos", "qvel", "act", "ctrl", "sensordata", "warmstart")))
     provider.horizon(short, range(4), Linearization.allocate(model, 4))

@@ -71,6 +71,21 @@ def assert_stale_state_damps_within_50_ms(fake: FakeRobot, plant) -> None:
                            f"tripped after {(plant.damping_time - stopped) * 1e3:.1f} ms)")
 
 
+def link_pid(pid: int) -> int | None:
+    """The pid of the link process (a multiprocessing child) that process ``pid`` (a
+    controller, mpc-run) started, or None. Other children (the resource tracker, programs its
+    imports run) are told apart by their command line."""
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return None
+    for child in children:
+        with contextlib.suppress(OSError):
+            if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes():
+                return int(child)
+    return None
+
+
 def start_fake_process(args: list[str]) -> subprocess.Popen:
     """``mpc-fake-robot`` in a process of its own, at raised priority where allowed: it stands
     in for hardware with a processor of its own."""

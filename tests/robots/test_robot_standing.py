@@ -13,9 +13,10 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 import pytest
+from standing_oracle import contact_forces, standing_torques
 
 import robots
-from robots.statics import contact_forces, resting_site_heights, standing_torques
+from robots.statics import resting_site_heights
 
 DURATION = 1.0
 H1_CONTACTS = ("left_heel", "left_toe", "right_heel", "right_toe")

@@ -33,6 +33,10 @@ class Plant(ABC):
     realtime_only: bool = False
     #: Why the plant is in damping (latched by :meth:`damp`), or None.
     damping_reason: str | None = None
+    #: The signal (``"SIGINT"``, ``"SIGTERM"``) that a process of the plant's own got and
+    #: damped for (a robot's link process: a terminal's Ctrl-C reaches it too), or None: the
+    #: run then ends as if interrupted by that signal.
+    interrupted_by: str | None = None
     #: The simulation's MuJoCo model (None for a real robot): what a viewer can show.
     model: mujoco.MjModel | None = None
     #: Options of the ``safety:`` section this plant applies itself when the safety layer's
@@ -73,6 +77,15 @@ class Plant(ABC):
         """Enter the safe state (motor damping) and log ``reason``; latched: later
         :meth:`send` calls are ignored."""
 
+    @classmethod
+    def steps_on_request(cls, options: dict) -> bool:
+        """Whether the plant that ``options`` (its config section) describe advances only
+        when :meth:`step` asks: a simulation, or a simulated robot behind a link that steps on
+        request. Only such a plant can run in lockstep: with one on its own clock the feedback
+        law would run in the planner's thread, several updates back to back after each plan
+        and none during an iteration."""
+        return not cls.realtime_only
+
     @staticmethod  # noqa: B027
     def check_options(robot: str, options: dict) -> None:
         """Check the config's plant options beyond their types (addresses, a network
@@ -93,6 +106,12 @@ class Plant(ABC):
         """Which feet (bool, task foot order) the gait schedule of the policy in force wants
         down now, or None; a plant that estimates its base state hands it to its estimator
         as the contact prior. Others ignore it."""
+
+    def state_age(self) -> float:
+        """Seconds since the state that the calling thread read last (:meth:`read_state`)
+        arrived on this computer, NaN if it read none: a command computed from it is that old.
+        A simulation stepped by the run returns 0 (its states are never late)."""
+        return 0.0
 
     def stats(self) -> dict:
         """What the plant counted (a robot link: states accepted, messages refused by reason,

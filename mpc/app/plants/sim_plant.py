@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections import deque
 from typing import ClassVar
 
 import mujoco
@@ -35,6 +36,10 @@ class SimPlant(Plant):
     ``terrain`` (:mod:`mpc.app.plants.terrain`: a shipped name, a mapping or a list) is built into
     the simulated world only; the planner keeps its level floor. Loose slabs are free bodies after
     the robot's: states report the robot's coordinates only.
+
+    ``overlay`` (:mod:`robots.overlay`, the config's ``robot.overlay``) is applied to the
+    simulated robot's model, and its transport delay holds every control back by that many
+    plant steps (rounded) before it reaches the actuators.
     """
 
     #: Bounds of the options, read by mpc.app.schema.check_kwargs (see mpc/app/schema.py).
@@ -50,8 +55,8 @@ class SimPlant(Plant):
 
     def __init__(self, robot: RobotInfo, seed: int = 0, timestep: float = 0.002,
                  init_noise: float = 0.0, keyframe: str = "home",
-                 terrain: TerrainSpec = None):
-        spec = mujoco.MjSpec.from_file(str(robots.model_path(robot.name)))
+                 terrain: TerrainSpec = None, overlay: robots.Overlay | None = None):
+        spec = robots.model_spec(robot.name, overlay)
         spec.option.timestep = timestep
         self.terrain = terrain_mod.build(spec, terrain, list(robot.feet))
         goal = spec.worldbody.add_body(name="goal", mocap=True, pos=[0, 0, 0.02])
@@ -79,6 +84,9 @@ class SimPlant(Plant):
                        if robot.locked_joints else None)
         self.lock = threading.Lock()
         self.damping_reason: str | None = None
+        #: Controls on their way to the actuators (the overlay's delay; empty: none).
+        self.delay_steps = round(overlay.delay / timestep) if overlay is not None else 0
+        self._in_flight: deque[np.ndarray] = deque()
         # A foot touches the ground when any geom of its site's body touches a geom of
         # anything but the robot (the floor, the terrain, a loose slab).
         sites = [mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_SITE, f) for f in robot.feet]
@@ -104,10 +112,20 @@ class SimPlant(Plant):
             self.damp("non-finite command")
             return
         with self.lock:
-            if self.damping_reason is None and self.locked is not None:
-                self.data.ctrl[self.locked.ctrl] = ctrl
-            elif self.damping_reason is None:
-                self.data.ctrl[:] = ctrl
+            if self.damping_reason is not None:
+                return
+            if self.delay_steps:
+                self._in_flight.append((self.data.time + self.delay_steps * self.timestep,
+                                        ctrl.copy()))
+            else:
+                self._apply(ctrl)
+
+    def _apply(self, ctrl: np.ndarray) -> None:
+        """Controls to the actuators (lock held)."""
+        if self.locked is not None:
+            self.data.ctrl[self.locked.ctrl] = ctrl
+        else:
+            self.data.ctrl[:] = ctrl
 
     def damp(self, reason: str) -> None:
         with self.lock:
@@ -129,9 +147,15 @@ class SimPlant(Plant):
                 self.data.ctrl[:] = self.data.qpos[self._act_qpos]
             elif self.damping_reason is not None:
                 self.data.ctrl[:] = 0.0
-            elif self.locked is not None:
-                self.data.ctrl[self.locked.locked_ctrl] = self.locked.hold_torques(
-                    self.data.qpos, self.data.qvel)
+            else:
+                # the delayed controls whose time has come (a small tolerance: times are sums
+                # of timesteps)
+                due = self.data.time + 0.5 * self.timestep
+                while self._in_flight and self._in_flight[0][0] <= due:
+                    self._apply(self._in_flight.popleft()[1])
+                if self.locked is not None:
+                    self.data.ctrl[self.locked.locked_ctrl] = self.locked.hold_torques(
+                        self.data.qpos, self.data.qvel)
             mujoco.mj_step(self.model, self.data)
 
     def foot_contacts(self) -> np.ndarray:

@@ -2,6 +2,9 @@
 
 Times are seconds since the first recorded state, so runs overlay. Run directories written
 before a series was recorded still load; the figures leave out (and say so) what is missing.
+A run that did not close (killed, or its machine lost power) has no timeseries.npz and maybe
+no summary.json: its series are read from the incremental record it wrote while it ran
+(:mod:`mpc.app.record.store`), up to its last second, and :attr:`Run.closed` is False.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import numpy as np
 import yaml
 
 import robots
+from mpc.app.record.store import INCREMENTAL, read_record
 from robots.info import RobotInfo
 
 #: Event kinds, by the first pattern their message matches (checked in this order).
@@ -65,6 +69,8 @@ class Run:
     summary: dict
     series: dict[str, np.ndarray]
     events: list[Event] = field(default_factory=list)
+    #: False for a run read from its incremental record (it did not close).
+    closed: bool = True
 
     @property
     def label(self) -> str:
@@ -73,7 +79,7 @@ class Run:
 
     @property
     def robot(self) -> RobotInfo:
-        return robots.info(self.config["robot"])
+        return robots.info(robot_name(self.config))
 
     @property
     def mode(self) -> str:
@@ -114,26 +120,38 @@ def load_run(path: str | Path) -> Run:
     d = Path(path)
     if not d.is_dir():
         raise RunDirError(f"{d}: no such directory")
-    npz, cfg_file = d / "timeseries.npz", d / "config.yaml"
-    missing = [p.name for p in (npz, cfg_file) if not p.is_file()]
+    npz, cfg_file, partial = d / "timeseries.npz", d / "config.yaml", d / INCREMENTAL
+    closed = npz.is_file() or not (partial / "schema.json").is_file()
+    missing = [p.name for p in (npz, cfg_file) if not p.is_file() and (p != npz or closed)]
     if missing:
         raise RunDirError(f"{d}: not a run directory (no {' or '.join(missing)})")
+    source = npz if closed else partial
     try:
-        with np.load(npz) as z:
-            series = {k: z[k] for k in z.files}
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as e:
-        raise RunDirError(f"{npz}: unreadable ({e})") from None
+        if closed:
+            with np.load(npz) as z:
+                series = {k: z[k] for k in z.files}
+        else:
+            series = read_record(partial)
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError) as e:
+        raise RunDirError(f"{source}: unreadable ({e})") from None
     if not len(series.get("state_time", ())):
-        raise RunDirError(f"{npz}: no state samples recorded")
+        raise RunDirError(f"{source}: no state samples recorded")
     try:
         config = yaml.safe_load(cfg_file.read_text())
         summary_file = d / "summary.json"
         summary = json.loads(summary_file.read_text()) if summary_file.is_file() else {}
     except (yaml.YAMLError, json.JSONDecodeError) as e:
         raise RunDirError(f"{d}: unreadable config.yaml or summary.json ({e})") from None
-    if not isinstance(config, dict) or config.get("robot") not in robots.ROBOTS:
+    if not isinstance(config, dict) or robot_name(config) not in robots.ROBOTS:
         raise RunDirError(f"{cfg_file}: no known robot in the config")
-    return Run(d, config, summary, series, _events(d, series))
+    return Run(d, config, summary, series, _events(d, series), closed)
+
+
+def robot_name(config: dict) -> object:
+    """The robot's name in a recorded config: ``robot`` itself, or its ``name`` when it is the
+    mapping form (a run with a model overlay)."""
+    robot = config.get("robot")
+    return robot.get("name") if isinstance(robot, dict) else robot
 
 
 def _events(d: Path, series: dict[str, np.ndarray]) -> list[Event]:

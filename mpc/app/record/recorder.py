@@ -11,12 +11,16 @@ import numpy as np
 import yaml
 
 from mpc.app.observers.observer_base import Observer, PlanReport, StateReport
+from mpc.app.record.atomic import write_atomic
+from mpc.app.record.signal_safe import SignalSafeHandler
+from mpc.app.record.store import INCREMENTAL, RecordWriter, write_npz
+from mpc.app.record.store import remove as remove_record
 from mpc.planner.planner_base import PHASES
 from mpc.tasks.task_base import body_velocity
 
 
 class RunRecorder(Observer):
-    """Collects samples during a run and writes them at the end.
+    """Records the run: its samples on disk while it runs, the public files when it closes.
 
     Besides the fixed series, the optional fields of the reports (planned contacts, actuator
     forces, the goal, ...) are recorded when present; a session gives each one at every
@@ -26,93 +30,114 @@ class RunRecorder(Observer):
     (damping, falls, discarded iterations) are kept with the simulated time of the latest
     recorded state: the log's own timestamps are wall-clock, which a lockstep run does not
     follow.
+
+    Nothing of the run is kept in memory beyond a second of samples: they go to the run
+    directory's incremental record (:mod:`mpc.app.record.store`) once a second, which readers fall
+    back to when a run was killed before it closed. :meth:`close` writes summary.json and
+    timeseries.npz from it, each atomically, then removes it. ``config.yaml`` is written
+    (atomically) here; ``events.log`` takes every log line of level INFO and above at once.
+    The run directory must not hold an incremental record already (another run's).
     """
 
     def __init__(self, run_dir: Path, config: dict, term_names: list[str],
                  path_sensors: list[slice] | None = None):
         self.dir = Path(run_dir)
         self.dir.mkdir(parents=True, exist_ok=True)
-        (self.dir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+        self.store = RecordWriter(self.dir / INCREMENTAL, {"term_names": list(term_names),
+                                                           "phase_names": list(PHASES)})
+        write_atomic(self.dir / "config.yaml", yaml.safe_dump(config, sort_keys=False))
         self.term_names = term_names
-        self.states: dict[str, list] = {k: [] for k in ("time", "qpos", "qvel", "ctrl",
-                                                          "contacts")}
-        self.plans: dict[str, list] = {k: [] for k in (
-            "time", "ok", "cost", "stage_cost", "term_costs", "timings", "mu", "alpha",
-            "simulations", "wall_time")}
         self.path_sensors = path_sensors or []
-        self.events: dict[str, list] = {"time": [], "level": [], "message": []}
         #: Simulated time of the latest recorded state, stamped on logged events.
         self.now = float("nan")
-        self._handler = _EventLog(self.dir / "events.log", self)
-        self._handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: "
-                                                     "%(message)s"))
+        events = _EventLog(self.dir / "events.log", self)
+        events.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: "
+                                              "%(message)s"))
+        # the e-stop logs from a signal handler, which may interrupt a line being written
+        self._handler = SignalSafeHandler(events)
         logging.getLogger().addHandler(self._handler)
         logging.getLogger().setLevel(logging.INFO)
 
     def on_state(self, report: StateReport) -> None:
-        s = self.states
-        s["time"].append(report.time)
-        s["qpos"].append(np.array(report.qpos))
-        s["qvel"].append(np.array(report.qvel))
-        s["ctrl"].append(np.array(report.ctrl))
-        s["contacts"].append(np.array(report.contacts, dtype=bool))
-        _append(s, "wall_time", report.wall_time)
-        _append(s, "feedback_steps", report.feedback_steps)
-        _append(s, "planned_contacts", None if report.planned_contacts is None
-                else np.array(report.planned_contacts, dtype=bool))
-        _append(s, "actuator_force", None if report.actuator_force is None
-                else np.array(report.actuator_force))
-        self.now = report.time
+        row = {"time": float(report.time), "qpos": np.array(report.qpos),
+               "qvel": np.array(report.qvel), "ctrl": np.array(report.ctrl),
+               "contacts": np.array(report.contacts, dtype=bool)}
+        _put(row, "wall_time", None if report.wall_time is None else float(report.wall_time))
+        _put(row, "feedback_steps", None if report.feedback_steps is None
+             else int(report.feedback_steps))
+        _put(row, "planned_contacts", None if report.planned_contacts is None
+             else np.array(report.planned_contacts, dtype=bool))
+        _put(row, "actuator_force", None if report.actuator_force is None
+             else np.array(report.actuator_force))
         if report.command is not None:
-            _append(s, "command", np.array(report.command))
-            _append(s, "velocity", body_velocity(report.qpos, report.qvel))
+            row["command"] = np.array(report.command)
+            row["velocity"] = body_velocity(report.qpos, report.qvel)
+        self.store.add("state", row)  # one append: a sample is recorded whole or not at all
+        self.now = report.time
 
     def on_plan(self, report: PlanReport) -> None:
-        stats, wall_time = report.stats, report.wall_time
-        p = self.plans
-        p["time"].append(stats.time)
-        p["ok"].append(stats.status == "ok")
-        p["cost"].append(stats.cost)
-        p["stage_cost"].append(stats.stage_cost)
+        stats = report.stats
         terms = stats.term_costs if len(stats.term_costs) else np.full(len(self.term_names),
                                                                         np.nan)
-        p["term_costs"].append(terms)
-        p["timings"].append([stats.timings.get(k, np.nan) for k in PHASES])
-        p["mu"].append(stats.mu)
-        p["alpha"].append(stats.alpha)
-        p["simulations"].append(stats.simulations)
-        p["wall_time"].append(wall_time)
-        _append(p, "goal", None if report.goal is None else np.array(report.goal)[:2])
+        row = {"time": float(stats.time), "ok": stats.status == "ok",
+               "cost": float(stats.cost), "stage_cost": float(stats.stage_cost),
+               "term_costs": np.array(terms, dtype=float),
+               "timings": np.array([stats.timings.get(k, np.nan) for k in PHASES], dtype=float),
+               "mu": float(stats.mu), "alpha": float(stats.alpha),
+               "simulations": int(stats.simulations), "wall_time": float(report.wall_time)}
+        _put(row, "goal", None if report.goal is None else np.array(report.goal)[:2])
         if self.path_sensors and report.nominal is not None:
             data = report.nominal.sensordata[::2]
             base, *feet = (data[:, sl] for sl in self.path_sensors)
-            _append(p, "base_path", base.astype(np.float32))
-            _append(p, "foot_paths", np.stack(feet).astype(np.float32))
+            row["base_path"] = base.astype(np.float32)
+            row["foot_paths"] = np.stack(feet).astype(np.float32)
+        self.store.add("plan", row)
 
     def event(self, level: str, message: str) -> None:
         """A warning or error, at the time of the latest recorded state."""
-        self.events["time"].append(self.now)
-        self.events["level"].append(level)
-        self.events["message"].append(message)
+        self.store.event(self.now, level, message)
+
+    def abandon(self) -> None:
+        """The run was never started (its session failed while being built): stop writing
+        and logging to the run directory, leaving what is there."""
+        try:
+            self.store.close()
+        finally:
+            logging.getLogger().removeHandler(self._handler)
+            self._handler.close()
 
     def close(self, summary: dict) -> None:
-        """Write the time series and the summary."""
-        arrays = {f"state_{k}": np.array(v) for k, v in self.states.items()}
-        arrays.update({f"plan_{k}": np.array(v) for k, v in self.plans.items()})
-        arrays.update({f"event_{k}": np.array(v, dtype=float if k == "time" else str)
-                       for k, v in self.events.items()})
-        arrays["term_names"] = np.array(self.term_names)
-        arrays["phase_names"] = np.array(PHASES)
-        np.savez_compressed(self.dir / "timeseries.npz", **arrays)
-        (self.dir / "summary.json").write_text(strict_json(summary, indent=2) + "\n")
-        logging.getLogger().removeHandler(self._handler)
-        self._handler.close()
+        """Write summary.json and timeseries.npz (each atomically; the second from the
+        incremental record, which is then removed). Each is tried whatever happened to the
+        other; the first failure is raised after both, and the incremental record then
+        stays for the readers."""
+        failures: list[BaseException] = []
+        try:
+            try:
+                self.store.close()
+            except Exception as e:
+                failures.append(e)
+            try:
+                write_atomic(self.dir / "summary.json", strict_json(summary, indent=2) + "\n")
+            except Exception as e:
+                failures.append(e)
+            try:
+                write_npz(self.store.folder, self.dir / "timeseries.npz")
+            except Exception as e:
+                failures.append(e)
+            else:
+                remove_record(self.store.folder)
+        finally:
+            logging.getLogger().removeHandler(self._handler)
+            self._handler.close()
+        if failures:
+            raise failures[0]
 
 
-def _append(series: dict[str, list], key: str, value) -> None:
-    """Append ``value`` to the optional series ``key`` (created on first use), unless None."""
+def _put(row: dict, key: str, value) -> None:
+    """Put the optional series ``key`` in ``row``, unless ``value`` is None."""
     if value is not None:
-        series.setdefault(key, []).append(value)
+        row[key] = value
 
 
 class _EventLog(logging.FileHandler):

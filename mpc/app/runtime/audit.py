@@ -4,9 +4,9 @@ the robot walks, on a worker that never delays a plan.
 Every ``every``-th planner iteration, :meth:`DerivativeAudit.offer` (planner thread) copies one
 knot, chosen at random among the knots the provider linearized, with the planner's A, B for it,
 and hands it to a worker thread at the lowest priority (niceness 19). The worker recomputes
-(A*, B*) by centered ``mjd_transitionFD`` on its own ``MjData`` of a copy of the planning model
-whose solver is tightened (Newton, tolerance 1e-12: at the usual 1e-8 the differences themselves
-are off by percent), and records the relative Frobenius errors
+(A*, B*) by the oracle of :mod:`derivatives.oracle` (centered ``mjd_transitionFD`` on a copy of
+the planning model whose solver is tightened: Newton, tolerance 1e-12; at the usual 1e-8 the
+differences themselves are off by percent), and records the relative Frobenius errors
 
     e_A = ‖A − A*‖ / ‖A*‖,   e_B = ‖B − B*‖ / ‖B*‖,   e = max(e_A, e_B).
 
@@ -23,14 +23,14 @@ the kink): it is logged with the state, which is saved under ``audit/`` in the r
 from the next iteration on. Non-smooth knots are counted apart. If the worker is still busy
 when a knot is due, that knot is skipped (counted): the audit samples, it never queues.
 
-At the end the checks go to ``audit.csv`` and ``audit.png`` (when matplotlib is installed)
-in the run directory, and their statistics to the summary.
+Each check goes to ``audit.csv`` in the run directory as it finishes (flushed: a killed run
+keeps its checks), its statistics to counters of bounded size; at the end ``audit.png`` (when
+matplotlib is installed) plots the checks, and the statistics go to the summary.
 """
 
 from __future__ import annotations
 
 import contextlib
-import copy
 import csv
 import json
 import logging
@@ -46,8 +46,11 @@ import numpy as np
 
 import robots
 from common.trajectory import Trajectory
+from derivatives.oracle import Knot, centered_fd, is_smooth, oracle_model, relative_error
 from derivatives.provider_base import Linearization
 from mpc.app.config import AuditSettings
+from mpc.app.record.atomic import atomic_output
+from mpc.app.runtime.tally import Tally
 from mpc.tasks import make_task
 
 log = logging.getLogger(__name__)
@@ -57,47 +60,11 @@ COLUMNS = ("iteration", "time", "knot", "err_A", "err_B", "err", "smooth", "seco
 
 
 @dataclass(frozen=True)
-class _Knot:
-    """What the worker needs of one planner knot (copies)."""
+class _Knot(Knot):
+    """A :class:`Knot` with where it came from."""
 
-    iteration: int
-    knot: int
-    time: float
-    qpos: np.ndarray
-    qvel: np.ndarray
-    act: np.ndarray
-    ctrl: np.ndarray
-    warmstart: np.ndarray
-    A: np.ndarray
-    B: np.ndarray
-
-
-def oracle_model(model: mujoco.MjModel) -> mujoco.MjModel:
-    """A copy of ``model`` with the Newton solver converged to 1e-12."""
-    m = copy.copy(model)
-    m.opt.solver = mujoco.mjtSolver.mjSOL_NEWTON
-    m.opt.tolerance = 1e-12
-    m.opt.ls_tolerance = 1e-12
-    m.opt.iterations = 1000
-    m.opt.ls_iterations = 200
-    return m
-
-
-def relative_error(x: np.ndarray, ref: np.ndarray) -> float:
-    """‖x − ref‖_F / ‖ref‖_F (‖x − ref‖_F if ref is zero)."""
-    den = float(np.linalg.norm(ref))
-    num = float(np.linalg.norm(x - ref))
-    return num / den if den > 0 else num
-
-
-def _signature(m: mujoco.MjModel, d: mujoco.MjData) -> tuple:
-    """Contact set and constraint states at the solver's solution (``efc_state`` after
-    ``mj_forward`` is not that state when islands are on: recomputed from jar)."""
-    mujoco.mj_forward(m, d)
-    jar = d.efc_J.reshape(d.nefc, m.nv) @ d.qacc - d.efc_aref
-    mujoco.mj_constraintUpdate(m, d, jar, None, 0)
-    geoms = tuple(tuple(int(g) for g in d.contact[i].geom) for i in range(d.ncon))
-    return geoms, tuple(int(s) for s in d.efc_state)
+    iteration: int = 0
+    knot: int = 0
 
 
 class DerivativeAudit:
@@ -117,8 +84,18 @@ class DerivativeAudit:
         self._rng = np.random.default_rng(seed)
         self._queue: queue.Queue[_Knot | None] = queue.Queue(maxsize=1)
         self._lock = threading.Lock()
-        #: Finished checks, rows of :data:`COLUMNS`.
-        self.rows: list[tuple] = []
+        self.dir.mkdir(parents=True, exist_ok=True)
+        #: Finished checks, one row of :data:`COLUMNS` each, appended as they finish.
+        # open for the whole run (closed in close())
+        self._csv = open(self.dir / "audit.csv", "w", newline="")  # noqa: SIM115
+        self._rows = csv.writer(self._csv)
+        self._rows.writerow(COLUMNS)
+        self._csv.flush()
+        self.checks = 0
+        self._last = self._worst = float("nan")
+        self._worst_smooth: float | None = None
+        self.non_smooth = 0
+        self._errors, self._seconds = Tally(), Tally()
         self.skipped = 0
         self.disagreements = 0
         #: Set by the worker when a disagreement asks the run to switch to fd.
@@ -138,10 +115,7 @@ class DerivativeAudit:
                 self.skipped += 1
             return
         t = int(self._rng.choice(knots))
-        self._queue.put_nowait(_Knot(iteration, t, float(nominal.time[t]), nominal.qpos[t].copy(),
-                                     nominal.qvel[t].copy(), nominal.act[t].copy(),
-                                     nominal.ctrl[t].copy(), nominal.warmstart[t].copy(),
-                                     lin.A[t].copy(), lin.B[t].copy()))
+        self._queue.put_nowait(_Knot.of(nominal, lin, t, iteration=iteration, knot=t))
 
     # --- worker -------------------------------------------------------------------------------
     def _work(self) -> None:
@@ -155,20 +129,6 @@ class DerivativeAudit:
             except Exception:  # an audit must never take the run down
                 log.exception("derivative audit of knot %d failed", k.knot)
 
-    def _load(self, k: _Knot) -> mujoco.MjData:
-        d = self._data
-        d.time = k.time
-        d.qpos[:], d.qvel[:], d.act[:], d.ctrl[:] = k.qpos, k.qvel, k.act, k.ctrl
-        d.qacc_warmstart[:] = k.warmstart
-        return d
-
-    def _differences(self, k: _Knot, eps: float) -> tuple[np.ndarray, np.ndarray]:
-        m = self.model
-        nx = 2 * m.nv + m.na
-        A, B = np.zeros((nx, nx)), np.zeros((nx, m.nu))
-        mujoco.mjd_transitionFD(m, self._load(k), eps, True, A, B, None, None)
-        return A, B
-
     def _check(self, k: _Knot) -> None:
         start = _time.perf_counter()
         s = self.settings
@@ -178,7 +138,7 @@ class DerivativeAudit:
         # 100 eps and keeps the best agreement
         err, err_a, err_b, best = np.inf, np.inf, np.inf, None
         for eps in (s.eps, 10 * s.eps, 100 * s.eps):
-            A, B = self._differences(k, eps)
+            A, B = centered_fd(self.model, k.load(self._data), eps)
             errors = relative_error(k.A, A), relative_error(k.B, B)
             if max(errors) < err:
                 (err_a, err_b), err, best = errors, max(errors), (A, B)
@@ -193,39 +153,36 @@ class DerivativeAudit:
                 log.info("derivative audit: knot %d at t=%.3f s is %.1e off but its contact "
                          "set changes within ±%.0e (non-smooth; not a disagreement)", k.knot,
                          k.time, err, s.eps)
+        seconds = _time.perf_counter() - start
         with self._lock:
-            self.rows.append((k.iteration, k.time, k.knot, err_a, err_b, err, int(smooth),
-                              _time.perf_counter() - start))
+            self._rows.writerow((k.iteration, k.time, k.knot, err_a, err_b, err, int(smooth),
+                                 seconds))
+            self._csv.flush()
+            self.checks += 1
+            self._last = err
+            self._worst = err if self.checks == 1 else max(self._worst, err)
+            if smooth:
+                self._worst_smooth = err if self._worst_smooth is None else max(
+                    self._worst_smooth, err)
+            else:
+                self.non_smooth += 1
+            self._errors.add(err)
+            self._seconds.add(seconds)
 
     def _smooth(self, k: _Knot) -> bool:
         """True if ±eps in every state and control coordinate keeps the contact set and the
         constraint states."""
-        m, eps = self.model, self.settings.eps
-        base = _signature(m, self._load(k))
-        d = self._data
-        for i in range(2 * m.nv + m.nu):
-            for sign in (1.0, -1.0):
-                self._load(k)
-                if i < m.nv:
-                    dq = np.zeros(m.nv)
-                    dq[i] = sign * eps
-                    mujoco.mj_integratePos(m, d.qpos, dq, 1.0)
-                elif i < 2 * m.nv:
-                    d.qvel[i - m.nv] += sign * eps
-                else:
-                    d.ctrl[i - 2 * m.nv] += sign * eps
-                if _signature(m, d) != base:
-                    return False
-        return True
+        return is_smooth(self.model, k.load(self._data), self.settings.eps)
 
     def _disagreement(self, k: _Knot, A: np.ndarray, B: np.ndarray, err_a: float,
                       err_b: float) -> None:
         folder = self.dir / "audit"
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"disagreement_{k.iteration:06d}_knot{k.knot:02d}.npz"
-        np.savez(path, time=k.time, qpos=k.qpos, qvel=k.qvel, act=k.act, ctrl=k.ctrl,
-                 warmstart=k.warmstart, A=k.A, B=k.B, A_fd=A, B_fd=B, err_A=err_a, err_B=err_b,
-                 eps=self.settings.eps, meta=json.dumps(self.meta))
+        with atomic_output(path) as f:
+            np.savez(f, time=k.time, qpos=k.qpos, qvel=k.qvel, act=k.act, ctrl=k.ctrl,
+                     warmstart=k.warmstart, A=k.A, B=k.B, A_fd=A, B_fd=B, err_A=err_a,
+                     err_B=err_b, eps=self.settings.eps, meta=json.dumps(self.meta))
         with self._lock:
             self.disagreements += 1
             switch = self.settings.switch_to_fd and not self.switch_requested
@@ -243,13 +200,12 @@ class DerivativeAudit:
     def latest(self) -> tuple[int, float, float, int] | None:
         """(checks, last error, worst error, disagreements), or None before the first check."""
         with self._lock:
-            if not self.rows:
+            if not self.checks:
                 return None
-            errors = [r[5] for r in self.rows]
-            return len(errors), errors[-1], max(errors), self.disagreements
+            return self.checks, self._last, self._worst, self.disagreements
 
     def close(self, timeout: float = 30.0) -> dict:
-        """Stop the worker (after the check in progress), write ``audit.csv`` and
+        """Stop the worker (after the check in progress), close ``audit.csv``, plot it in
         ``audit.png``, return the statistics for the summary."""
         try:
             self._queue.put(None, timeout=timeout)
@@ -257,27 +213,24 @@ class DerivativeAudit:
             log.warning("derivative audit worker did not finish")
         self._worker.join(timeout)
         with self._lock:
-            rows = list(self.rows)
-        with open(self.dir / "audit.csv", "w", newline="") as f:
-            writer = csv.writer(f)
-            writer.writerow(COLUMNS)
-            writer.writerows(rows)
-        errors = np.array([r[5] for r in rows])
-        smooth = np.array([r[6] for r in rows], dtype=bool)
+            self._csv.close()
+            stats = {
+                "every": self.settings.every,
+                "threshold": self.settings.threshold,
+                "checks": self.checks,
+                "skipped": self.skipped,
+                "median_error": self._errors.median(),
+                "worst_error": self._worst if self.checks else None,
+                "worst_smooth_error": self._worst_smooth,
+                "non_smooth": self.non_smooth,
+                "disagreements": self.disagreements,
+                "switched_to_fd": self.switch_requested,
+                "check_ms_median": None if not self.checks else self._seconds.median() * 1e3,
+            }
+        with open(self.dir / "audit.csv", newline="") as f:
+            rows = [tuple(float(v) for v in r) for r in list(csv.reader(f))[1:]]
         _plot(self.dir / "audit.png", rows, self.settings.threshold)
-        return {
-            "every": self.settings.every,
-            "threshold": self.settings.threshold,
-            "checks": len(rows),
-            "skipped": self.skipped,
-            "median_error": float(np.median(errors)) if len(rows) else None,
-            "worst_error": float(errors.max()) if len(rows) else None,
-            "worst_smooth_error": float(errors[smooth].max()) if smooth.any() else None,
-            "non_smooth": int((~smooth).sum()),
-            "disagreements": self.disagreements,
-            "switched_to_fd": self.switch_requested,
-            "check_ms_median": float(np.median([r[7] for r in rows]) * 1e3) if rows else None,
-        }
+        return stats
 
 
 def _plot(path: Path, rows: list[tuple], threshold: float) -> None:
@@ -302,7 +255,8 @@ def _plot(path: Path, rows: list[tuple], threshold: float) -> None:
     ax.set_title("derivative audit against centered finite differences")
     ax.legend(loc="upper right", fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    with atomic_output(path) as f:
+        fig.savefig(f, format="png", dpi=100)
     plt.close(fig)
 
 
@@ -313,8 +267,10 @@ def load_state(path: str | Path) -> tuple[mujoco.MjModel, mujoco.MjData, dict]:
     meta = json.loads(str(saved.pop("meta")))
     task_params = dict(meta["task"])
     task = make_task(task_params.pop("name"), robots.info(meta["robot"]), **task_params)
-    m = task.planning_model(meta["timestep"], meta["self_collision"],
-                            meta["impratio"])
+    overlay = meta.get("overlay")  # the planning model's overlay, as a mapping
+    m = task.planning_model(meta["timestep"], meta["self_collision"], meta["impratio"],
+                            None if overlay is None else
+                            robots.Overlay.from_mapping(overlay, str(path), robots.ROBOTS))
     d = mujoco.MjData(m)
     d.time = float(saved["time"])
     d.qpos[:], d.qvel[:], d.act[:], d.ctrl[:] = (saved["qpos"], saved["qvel"], saved["act"],

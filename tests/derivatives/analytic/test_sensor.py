@@ -56,7 +56,7 @@ def test_every_supported_sensor_type(seed):
     m, d = zoo_state(seed)
     assert set(m.sensor_type) == set(SUPPORTED)
     C, D = analytic_cd(m, d)
-    _, _, C_ref, D_ref = verify.centered_fd(m, d)
+    _, _, C_ref, D_ref = verify.centered_fd(m, d, sensors=True)
     for i, rows in rows_by_sensor(m):
         name = mujoco.mjtSensor(m.sensor_type[i]).name
         scale = max(1.0, np.abs(C_ref[rows]).max())
@@ -82,7 +82,7 @@ def test_task_sensors_on_the_a1_planning_model(a1_task, state):
     m = verify.oracle_model(planning)
     d = verify.reference_state(m, state)
     C, D = analytic_cd(m, d)
-    _, _, C_ref, D_ref = verify.centered_fd(m, d)
+    _, _, C_ref, D_ref = verify.centered_fd(m, d, sensors=True)
     assert verify.relative_error(C, C_ref) <= TOLERANCE
     assert verify.relative_error(D, D_ref) <= TOLERANCE
 

@@ -2,13 +2,17 @@
 push on its base."""
 
 import numpy as np
+import pytest
 
 import robots
 from hardware.estimation.base_state import ImuSample
 from hardware.estimation.sources import make_source
+from hardware.fake.estimated_plant import EstimatedSimPlant
 from hardware.fake.robot import FakeRobotSim
 from hardware.fake.sensors import SensorSpec
-from hardware.unitree.lowlevel import MotorCommand
+from hardware.lowlevel import MotorCommand
+from mpc.app.config import load_config
+from mpc.app.run import run
 
 
 def test_height_and_velocity_follow_the_truth():
@@ -46,3 +50,36 @@ def test_height_and_velocity_follow_the_truth():
     assert np.sqrt(np.mean(np.square(errors_v))) < 0.05
     np.testing.assert_allclose(est.quat, sim.data.qpos[3:7], atol=1e-3)
     np.testing.assert_allclose(est.angvel, sim.data.qvel[3:6], atol=1e-6)
+
+
+
+class _TruthInTheLoop(EstimatedSimPlant):
+    """The simulation's truth closes the loop; the estimator runs beside it on the sensors."""
+
+    def read_state(self):
+        return self.true_state()
+
+
+@pytest.mark.slow
+def test_walking_up_a_ramp_the_height_follows_the_truth(tmp_path):
+    """The A1 trotting up a 10° ramp (0.26 m of rise) on the true state, the planner on its
+    fitted ground: the odometry beside it with ``ground: carried`` carries the height from
+    foothold to foothold, within 12 cm of the truth (measured: 9.4 cm; its integrated height
+    drifts, the Kalman filter's is within 3 cm, test_kalman.py). The feet's depth below the
+    base alone, as on a level floor (the default), was 22 cm off."""
+    cfg = load_config("configs/a1_trot.yaml", ["runtime.mode=lockstep", "runtime.duration=4.5",
+                                               "task.ground=fit"])
+    plant = _TruthInTheLoop(robots.info("a1"), seed=0, terrain="ramp_up_10",
+                            base_state={"type": "leg_odometry", "ground": "carried"})
+    dz = []
+    step = plant.step
+
+    def record() -> None:
+        step()
+        dz.append(plant.source.estimate().pos[2] - plant.data.qpos[2])
+
+    plant.step = record
+    summary = run(cfg, out=tmp_path, plant=plant)
+    assert not summary["fell"]
+    assert plant.data.qpos[2] > 0.2 + 0.27  # on the plateau at the top
+    assert np.max(np.abs(dz)) < 0.12

@@ -12,10 +12,13 @@ from pathlib import Path
 
 import lcm
 import numpy as np
+import pytest
 
 from hardware.lcm.lcm_types import joint_command_t, planner_telemetry_t, robot_state_t
 from hardware.lcm.telemetry import TelemetryPublisher
 from mpc.app.config import load_config
+from mpc.app.errors import UserError
+from mpc.app.run import check_mode
 from mpc.app.runtime.lockstep import run_lockstep
 from mpc.app.runtime.session import Session
 
@@ -129,3 +132,13 @@ def test_telemetry_of_a_planner_run_recorded_by_lcm_logger(udpm_url, tmp_path):
     assert last.foot_names == list(session.robot.feet)
     assert np.array(last.foot_pos).shape == (4, nominal.horizon, 3)
     assert last.base_pos[0][2] > 0.2  # the A1's base stands about 0.27 m high
+
+
+def test_lockstep_over_lcm_needs_sync():
+    """A robot behind LCM runs on its own clock: lockstep is refused, unless ``plant.sync``
+    makes it a simulation stepped over LCM (scripts/mocap_closed_loop.py --mode lockstep)."""
+    with pytest.raises(UserError, match=r"plant\.type lcm drives a robot on its own clock"):
+        check_mode(load_config("configs/a1_lcm_mocap.yaml", ["runtime.mode=lockstep"]))
+    check_mode(load_config("configs/a1_lcm_mocap.yaml", ["runtime.mode=lockstep",
+                                                         "plant.sync=true",
+                                                         "plant.mocap.clock=stream"]))

@@ -132,16 +132,20 @@ def test_lockstep_state_commands_and_damping(sync_robot):
 
 
 def test_robot_damps_when_commands_stop(sync_robot):
+    """The robot side's own command watchdog damps; its damping flag then ends the run on the
+    controller's side too (a robot that no longer obeys must not be commanded on)."""
     plant = sync_robot.plant(sync=True)
     try:
         plant.read_state()
         plant.send(CROUCH)
         for _ in range(20):  # 40 ms: within the robot's 50 ms command timeout
             plant.step()
-        assert plant.health()["robot_damping"] == 0
+        assert plant.health()["robot_damping"] == 0 and plant.damping_reason is None
         for _ in range(10):
             plant.step()
         assert plant.health()["robot_damping"] == 1
+        assert plant.damping_reason == ("the robot side reports damping (its command "
+                                        "watchdog, a damping command, or its operator)")
     finally:
         plant.close()
 

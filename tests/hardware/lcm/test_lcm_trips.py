@@ -17,8 +17,11 @@ import lcm
 import numpy as np
 from test_lcm_plant import ROOT, FakeRobotProcess, robot_home_ctrl
 
+import robots
 from hardware.lcm.lcm_types import joint_command_t
 from hardware.lcm.plant import DEFAULT_URL
+from hardware.safety.layer import SafetyConfig
+from hardware.safety.safe_plant import SafePlant
 
 
 class CommandListener:
@@ -93,7 +96,10 @@ def test_frozen_robot_process_means_damping_within_the_state_timeout(udpm_url):
 
 
 def test_stopped_mocap_stream_means_damping_within_the_pose_age_limit(udpm_url):
-    robot = FakeRobotProcess(udpm_url, False, "--mocap-stop-at", "1.0")
+    # its own command timeout loose: a busy machine may pause this test's commands for 50 ms,
+    # and the robot's damping would end the run first
+    robot = FakeRobotProcess(udpm_url, False, "--mocap-stop-at", "1.0", "--command-timeout",
+                             "0.5")
     plant = robot.plant(max_pose_age=0.1)
     listener = CommandListener(udpm_url, robot.channels["COMMAND"])
     try:
@@ -170,7 +176,8 @@ def test_mpc_run_ends_cleanly_when_the_robot_process_freezes(udpm_url, tmp_path)
             "plant.state_channel": robot.channels["STATE"],
             "plant.command_channel": robot.channels["COMMAND"],
             "plant.mocap.command_port": robot.command_port,
-            "plant.mocap.data_port": robot.data_port}
+            "plant.mocap.data_port": robot.data_port,
+            "safety.max_command_age": 0.5}  # this test is not about it: a busy machine
     args = [a for k, v in sets.items() for a in ("--set", f"{k}={v}")]
     proc = subprocess.Popen(
         [sys.executable, "-m", "mpc.app.cli", "configs/a1_lcm_mocap.yaml", "--quiet", "--duration",
@@ -198,3 +205,64 @@ def test_mpc_run_ends_cleanly_when_the_robot_process_freezes(udpm_url, tmp_path)
     print(f"\nmpc-run, LCM robot frozen: damping published after {damped * 1e3:.0f} ms, "
           f"exit after {(ended - frozen) * 1e3:.0f} ms")
     assert damped < 0.1 + 0.1  # the default state_timeout, the watch period and load
+
+
+def test_commands_carry_the_state_they_were_computed_from(udpm_url):
+    """A command is stamped with the state its thread read, not the newest one when it is
+    sent: the robot side's latency and freshness figures depend on it."""
+    robot = FakeRobotProcess(udpm_url, False, "--command-timeout", "0.5")
+    plant = robot.plant(state_timeout=1.0, max_pose_age=2.0)
+    listener = CommandListener(udpm_url, robot.channels["COMMAND"])
+    try:
+        state = plant.read_state()
+        time.sleep(0.05)  # some 25 newer states arrive meanwhile
+        newest = plant._state.utime
+        plant.send(robot_home_ctrl())
+        assert wait_for_command(listener, 1.0)
+    finally:
+        listener.close()
+        plant.close()
+        close_robot(robot)
+    cmd = listener.got[0][1]
+    assert cmd.utime == round(state.time * 1e6) < newest, (cmd.utime, state.time, newest)
+
+
+def test_a_command_from_an_old_state_is_refused_and_damps(udpm_url):
+    """The safety layer around the LCM plant refuses a command computed from a state older
+    than ``safety.max_command_age`` (by the state's arrival on this computer): damping
+    instead, counted. The limit is loose: a robot process starved by other work on this
+    machine has sent states 250 ms late."""
+    robot = FakeRobotProcess(udpm_url, False, "--command-timeout", "5.0")
+    lcm_plant = robot.plant(state_timeout=1.0, max_pose_age=2.0)
+    plant = SafePlant(lcm_plant, robots.info("a1"), SafetyConfig(max_command_age=0.5),
+                      robots.load_model("a1"))
+    listener = CommandListener(udpm_url, robot.channels["COMMAND"])
+    home = robot_home_ctrl()
+    try:
+        for _ in range(10):  # fresh: obeyed
+            plant.read_state()
+            plant.send(home)
+            time.sleep(0.005)
+        assert plant.damping_reason is None
+        plant.read_state()
+        time.sleep(1.0)  # a stalled controller
+        sent = time.monotonic()
+        plant.send(home)
+        reason = plant.damping_reason
+        time.sleep(0.05)
+    finally:
+        listener.close()
+        plant.close()
+        close_robot(robot)
+    assert re.fullmatch(r"stale command: computed from a state \d+ ms old \(limit 500 ms\)",
+                        reason or ""), reason
+    assert plant.stats()["stale_commands"] == 1
+    after = [m for t, m in listener.got if t > sent]
+    assert after and all(m.damping for m in after)  # the stale command never went out
+
+
+def wait_for_command(listener: CommandListener, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while not listener.got and time.monotonic() < deadline:
+        time.sleep(0.005)
+    return bool(listener.got)

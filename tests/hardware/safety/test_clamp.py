@@ -18,11 +18,11 @@ from hypothesis import strategies as st
 import robots
 from hardware.lcm.lcm_types import joint_command_t
 from hardware.lcm.plant import LcmPlant, model_gains
+from hardware.lowlevel import MODE_FOC, MODE_OFF, MODE_SERVO, POS_STOP, SLOTS, VEL_STOP
+from hardware.lowlevel import MotorCommand as Cmd
 from hardware.safety.layer import ClampLog, CommandLimits, SafetyConfig, clamp_command
 from hardware.safety.safe_plant import SafePlant
 from hardware.unitree import legacy_packets, sdk2_messages
-from hardware.unitree.lowlevel import MODE_FOC, MODE_OFF, MODE_SERVO, POS_STOP, SLOTS, VEL_STOP
-from hardware.unitree.lowlevel import MotorCommand as Cmd
 from hardware.unitree.motor_map import MotorMap
 
 FAMILY = {"a1": "legacy", "go1": "legacy", "go2": "go2", "h1": "h1"}
@@ -236,6 +236,8 @@ def test_lcm_gains_are_held_to_the_safety_maxima(lcm_pair):
     plant.kp, plant.kd = np.full(12, 1000.0), np.full(12, 100.0)
     safe = SafePlant(plant, robots.info("a1"), SafetyConfig(max_kp=120.0, max_kd=4.0),
                      robots.load_planning_model("a1"))
+    # no robot sends states here: the command counts as fresh (its age is not the point)
+    plant.state_age = lambda: 0.0
     safe.send(np.zeros(12))
     msg = listener.next()
     assert max(msg.kp) == 120.0 and max(msg.kd) == 4.0

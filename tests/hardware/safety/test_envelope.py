@@ -12,17 +12,16 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
 
 from hardware.lcm.plant import LcmPlant
 from hardware.safety.envelope import ENVELOPE, Bounds, Rule, markdown_table
 from hardware.safety.layer import SafetyConfig
-from mpc.app.config import load_config, shipped_configs
+from mpc.app.config import load_config, read_config_tree, shipped_configs
 from mpc.app.schema import ConfigError
 
 ROOT = Path(__file__).resolve().parents[3]
-HARDWARE = [name for name, _ in shipped_configs()
-            if yaml.safe_load((ROOT / "configs" / f"{name}.yaml").read_text())
+HARDWARE = [name for name, _ in shipped_configs()  # as they resolve: a plant may be inherited
+            if read_config_tree(ROOT / "configs" / f"{name}.yaml")
             .get("plant", {}).get("type", "sim") != "sim"]
 #: The config each row is tried on: one whose plant has the key and applies it.
 CONFIG_OF = {"plant.state_timeout": "a1_lcm_mocap", "plant.max_pose_age": "a1_lcm_mocap",

@@ -26,7 +26,8 @@ def udp_bridge():
     made = []
 
     def connect(fake: FakeRobot, prepare: bool = True, **options):
-        options.setdefault("safety", SafetyConfig(ramp_time=0.3, state_timeout=0.5))
+        options.setdefault("safety", SafetyConfig(ramp_time=0.3, state_timeout=0.5,
+                                                  max_command_age=0.5))
         plant = UnitreeUdpPlant(fake.robot, robot_ip="127.0.0.1", robot_port=fake.port,
                                 local_port=free_udp_port(), link_process=False, **options).bridge
         made.append(plant)

@@ -17,8 +17,8 @@ import struct
 
 import numpy as np
 
+from hardware.lowlevel import LowState, MotorCommand
 from hardware.unitree import legacy_packets as lp
-from hardware.unitree.lowlevel import LowState, MotorCommand
 
 # Facts from the v3.3 header (sizes in bytes, in declaration order; #pragma pack(1)).
 HEADER = [("levelFlag", 1), ("commVersion", 2), ("robotID", 2), ("SN", 4), ("bandWidth", 1)]

@@ -23,7 +23,7 @@ from hardware.unitree.dds_plant import DdsBridge, UnitreeDdsPlant
 from hardware.unitree.udp_link import LinkError
 
 # Tests of other behaviour tolerate a loaded machine; the stale-state tests tighten this.
-FAST = dict(ramp_time=0.4, state_timeout=0.5)
+FAST = dict(ramp_time=0.4, state_timeout=0.5, max_command_age=0.5)
 
 
 def dds_bridge(name: str, domain: int, **options) -> DdsBridge:
@@ -87,14 +87,15 @@ def test_bad_state_checksums_are_dropped_and_counted(fake_robot):
 
 def test_h1_legs_by_torque_upper_body_held_torques_clamped(fake_robot, caplog):
     fake = fake_robot("h1", "dds", start="standing", gantry=True)
-    plant = dds_bridge("h1", fake_domain(fake), safety=SafetyConfig(ramp_time=0.2,
-                                                                    state_timeout=0.5))
+    plant = dds_bridge("h1", fake_domain(fake), safety=SafetyConfig(
+        ramp_time=0.2, state_timeout=0.5, max_command_age=0.5))
     try:
         plant.prepare()
         m = plant.map
         ctrl = np.zeros(plant.model.nu)
         ctrl[3] = 500.0  # left knee: limit 300 N m
         t = time.monotonic()
+        plant.read_state()  # a command is computed from a state
         plant.send(ctrl)
         time.sleep(0.05)
         legs, locked = m.actuator_slots, m.locked
@@ -121,6 +122,7 @@ def test_dry_run_creates_no_command_writer(fake_robot):
     plant = dds_bridge("go2", fake_domain(fake), safety=SafetyConfig(dry_run=True, **FAST))
     try:
         plant.prepare()
+        plant.read_state()  # a command is computed from a state
         plant.send(plant.map.home[plant.map.actuator_slots])
         time.sleep(0.2)
         assert plant.link.writer is None

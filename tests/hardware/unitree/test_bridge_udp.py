@@ -63,10 +63,12 @@ def test_nan_from_the_controller_never_reaches_the_wire(fake_robot, udp_bridge):
     fake = fake_robot("a1")
     plant = udp_bridge(fake)
     ctrl = plant.map.home[plant.map.actuator_slots].copy()
+    plant.read_state()  # a command is computed from a state
     plant.send(ctrl)
     time.sleep(0.05)
     ctrl[4] = np.nan
     t_nan = time.monotonic()
+    plant.read_state()  # a command is computed from a state
     plant.send(ctrl)
     assert plant.damping_reason.startswith("non-finite")
     time.sleep(0.05)
@@ -79,12 +81,14 @@ def test_nan_from_the_controller_never_reaches_the_wire(fake_robot, udp_bridge):
 
 def test_out_of_range_targets_and_gains_are_clamped_and_logged(fake_robot, udp_bridge, caplog):
     fake = fake_robot("a1")
-    limits = SafetyConfig(ramp_time=0.3, state_timeout=0.5, max_kp=120.0, max_kd=4.0)
+    limits = SafetyConfig(ramp_time=0.3, state_timeout=0.5, max_command_age=0.5, max_kp=120.0,
+                          max_kd=4.0)
     plant = udp_bridge(fake, kp=[400.0], kd=[20.0], safety=limits)
     m = plant.map
     ctrl = m.home[m.actuator_slots].copy()
     ctrl[2] = -3.5  # FR calf, range -2.7 .. -0.916
     with caplog.at_level(logging.WARNING, logger="hardware.safety.layer"):
+        plant.read_state()  # a command is computed from a state
         plant.send(ctrl)
         assert wait_for(lambda: plant.stats()["clamps"].get("Kp", 0) > 0, 2.0)
         time.sleep(0.05)
@@ -101,8 +105,10 @@ def test_out_of_range_targets_and_gains_are_clamped_and_logged(fake_robot, udp_b
 
 def test_silent_controller_means_damping(fake_robot, udp_bridge):
     fake = fake_robot("a1")
-    limits = SafetyConfig(ramp_time=0.2, state_timeout=0.5, command_timeout=0.05)
+    limits = SafetyConfig(ramp_time=0.2, state_timeout=0.5, max_command_age=0.5,
+                          command_timeout=0.05)
     plant = udp_bridge(fake, safety=limits)
+    plant.read_state()  # a command is computed from a state
     plant.send(plant.map.home[plant.map.actuator_slots])
     assert wait_for(lambda: plant.damping_reason is not None, 1.0)
     assert plant.damping_reason.startswith("controller silent")
@@ -133,7 +139,9 @@ def test_tilt_tripwire(fake_robot, udp_bridge):
 
 def test_dry_run_sends_no_motion(fake_robot, udp_bridge):
     fake = fake_robot("a1")
-    plant = udp_bridge(fake, safety=SafetyConfig(dry_run=True, state_timeout=0.5))
+    plant = udp_bridge(fake, safety=SafetyConfig(dry_run=True, state_timeout=0.5,
+                                                 max_command_age=0.5))
+    plant.read_state()  # a command is computed from a state
     plant.send(plant.map.home[plant.map.actuator_slots])
     time.sleep(0.2)
     c = commands(fake)
@@ -151,7 +159,7 @@ def test_unanswered_address_is_a_clear_error():
 
 def test_the_link_runs_in_a_child_process_unless_link_process_is_false(fake_robot):
     fake = fake_robot("go1")
-    safety = SafetyConfig(ramp_time=0.3, state_timeout=0.5)
+    safety = SafetyConfig(ramp_time=0.3, state_timeout=0.5, max_command_age=0.5)
     for link_process, kind in ((True, LinkProcessPlant), (False, UdpBridge)):
         plant = UnitreeUdpPlant(fake.robot, robot_ip="127.0.0.1", robot_port=fake.port,
                                 local_port=free_udp_port(), link_process=link_process,

@@ -32,7 +32,7 @@ from hardware.safety.layer import SafetyConfig
 from hardware.unitree.udp_plant import UnitreeUdpPlant
 plant = UnitreeUdpPlant(robots.info("a1"), robot_ip="127.0.0.1", robot_port=int(sys.argv[1]),
                         local_port=int(sys.argv[2]),
-                        safety=SafetyConfig(ramp_time=0.2, state_timeout=0.5))
+                        safety=SafetyConfig(ramp_time=0.2, state_timeout=0.5, max_command_age=0.5))
 plant.prepare()
 home = plant.read_state().qpos[7:]
 print("running", flush=True)
@@ -87,8 +87,9 @@ def test_mpc_run_killed_leaves_the_robot_in_damping(fake_robot, tmp_path):
 
 def test_killed_controller_damping_time_over_repeats(fake_robot):
     """Five controller processes in turn, each killed while commanding the robot: the median
-    and the worst time from SIGKILL to damping at the robot."""
-    fake = fake_robot("a1")
+    and the worst time from SIGKILL to damping at the robot. Hanging: five stand-ups of 0.2 s
+    from where the last damping dropped it once flipped the robot over on a busy machine."""
+    fake = fake_robot("a1", gantry=True)
     delays = []
     for _ in range(5):
         proc = subprocess.Popen([sys.executable, "-c", CONTROLLER, str(fake.port),
@@ -113,3 +114,37 @@ def test_killed_controller_damping_time_over_repeats(fake_robot):
           f"max {ms.max():.1f} ms over {len(ms)}")
     assert np.median(ms) < COMMAND_TIMEOUT * 1e3
     assert ms.max() < LOADED_BOUND * 1e3
+
+
+#: A controller that fails with its plant open (its link process serving, the ramp done).
+FAILING = """
+import sys
+import robots
+from hardware.safety.layer import SafetyConfig
+from hardware.unitree.udp_plant import UnitreeUdpPlant
+plant = UnitreeUdpPlant(robots.info("a1"), robot_ip="127.0.0.1", robot_port=int(sys.argv[1]),
+                        local_port=int(sys.argv[2]),
+                        safety=SafetyConfig(ramp_time=0.2, state_timeout=0.5))
+plant.prepare()
+print("failing", flush=True)
+raise RuntimeError("the controller fails without closing its plant")
+"""
+
+
+def test_a_controller_that_fails_with_its_plant_open_exits_and_damps(fake_robot):
+    """Its plant closes at its exit (damping, the link process ended); before, multiprocessing's
+    exit handler sent the link process SIGTERM, on which it only damps, and waited for it
+    forever."""
+    fake = fake_robot("a1")
+    proc = subprocess.Popen([sys.executable, "-c", FAILING, str(fake.port), str(free_udp_port())],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "failing", proc.communicate()
+        failed = time.monotonic()
+        _out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 1 and "the controller fails" in err, err
+    assert wait_for(lambda: first_damping(fake, failed, 3.0) < np.inf, 2.0), err
+    assert np.all(commands(fake, first_damping(fake, failed, 3.0) - 1e-9)["kp"] == 0)

@@ -18,7 +18,7 @@ from unitree_helpers import ROOT, domain_id, free_udp_port, start_fake_process
 # busy 2-core machine (there a planner iteration has taken over a second and the feedback loop
 # has paused for half a second); the watchdogs' own timing is tested elsewhere.
 TOLERANT = ["task.gait=stand", "safety.state_timeout=0.5", "safety.command_timeout=2.0",
-            "runtime.policy_timeout=3.0", "safety.ramp_time=1.0"]
+            "safety.max_command_age=0.5", "runtime.policy_timeout=3.0", "safety.ramp_time=1.0"]
 
 
 @pytest.mark.parametrize("robot", ["a1", "go2"])
@@ -58,6 +58,7 @@ def test_mpc_run_drives_a_fake_robot(robot, tmp_path):
     assert delivered.mean() > 0.99
     mpc = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert not mpc["fell"] and mpc["planner_iterations"] > 0
+    assert mpc["stale_commands"] == 0  # counted by the link, reported in the summary
     # the link process's counts, as it closed: what it took and what it refused, by reason
     link = mpc["plant"]
     assert link["states"] > 100 and link["damping_reason"] == "run ended", link

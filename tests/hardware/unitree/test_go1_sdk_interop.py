@@ -10,8 +10,8 @@ import numpy as np
 from unitree_helpers import free_udp_port, wait_for
 from unitree_legged_sdk import robot_interface  # a test dependency: missing, the module fails
 
+from hardware.lowlevel import MotorCommand
 from hardware.unitree import legacy_packets as lp
-from hardware.unitree.lowlevel import MotorCommand
 
 
 def random_command(rng) -> MotorCommand:

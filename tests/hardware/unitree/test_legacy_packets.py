@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
+from hardware.lowlevel import POS_STOP, VEL_STOP, LowState, MotorCommand, remote_block
 from hardware.unitree import legacy_packets as lp
-from hardware.unitree.lowlevel import POS_STOP, VEL_STOP, LowState, MotorCommand, remote_block
 
 
 def random_command(rng) -> MotorCommand:

@@ -13,7 +13,7 @@ from unitree_helpers import ROOT, wait_for
 
 from hardware.safety.layer import SafetyConfig
 from hardware.unitree.bridge import UnitreeBridge
-from hardware.unitree.link_process import MUTEX_BYTES, Lifeline, SharedBlock
+from hardware.unitree.shared_block import MUTEX_BYTES, Lifeline, SharedBlock
 
 #: A wide control block: the copy takes microseconds, so a concurrent write lands inside it
 #: often; every value a writer puts in one control is the same number, so a mix shows.
@@ -24,7 +24,7 @@ import sys, time
 import numpy as np
 from multiprocessing import resource_tracker
 from multiprocessing.shared_memory import SharedMemory
-from hardware.unitree.link_process import MUTEX_BYTES, Lifeline, SharedBlock
+from hardware.unitree.shared_block import MUTEX_BYTES, Lifeline, SharedBlock
 shm = SharedMemory(name=sys.argv[1])
 resource_tracker.unregister(shm._name, "shared_memory")  # the test owns (and unlinks) it
 block = SharedBlock(shm, {nq}, {nv}, {nu})
@@ -133,14 +133,15 @@ def test_bridge_logs_keep_only_the_newest_rows(fake_robot, udp_bridge, monkeypat
     assert np.all(np.diff(t) >= 0) and time.monotonic() - t[-1] < 1.0
     plant.close()
     saved = np.load(path)
-    assert all(len(saved[k]) == 200 for k in saved.files)
+    assert all(len(saved[k]) == 200 for k in saved.files if k != "slots")
+    assert saved["cmd_q"].shape == (200, 12) and saved["state_q"].shape == (200, 12)
 
 
 HOLDER = """
 import sys, time
 from multiprocessing import resource_tracker
 from multiprocessing.shared_memory import SharedMemory
-from hardware.unitree.link_process import Lifeline
+from hardware.unitree.shared_block import Lifeline
 shm = SharedMemory(name=sys.argv[1])
 resource_tracker.unregister(shm._name, "shared_memory")  # the test owns (and unlinks) it
 lifeline = Lifeline(shm, 0)

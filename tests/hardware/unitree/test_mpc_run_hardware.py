@@ -1,7 +1,10 @@
 """``mpc-run`` on hardware configs, as a user runs it, against a fake robot on loopback: bad
 input gives one line and exit 2; SIGINT ends in damping and a clean exit; a safety trip ends
-the run with its reason; a dry run sends no motion."""
+the run with its reason, in its events; a dry run sends no motion."""
 
+import json
+import os
+import re
 import signal
 import subprocess
 import sys
@@ -9,7 +12,17 @@ import time
 
 import numpy as np
 import pytest
-from unitree_helpers import ROOT, commands, domain_id, first_damping, free_udp_port, wait_for
+from unitree_helpers import (
+    ROOT,
+    commands,
+    domain_id,
+    first_damping,
+    free_udp_port,
+    link_pid,
+    wait_for,
+)
+
+from mpc.app.record.reader import load_run
 
 #: ``mpc-run`` as this interpreter runs it, whichever environment the tests run in.
 MPC_RUN = [sys.executable, "-m", "mpc.app.cli"]
@@ -26,7 +39,8 @@ def at_fake(fake, tmp_path, *sets: str) -> list[str]:
     out = ["--out", str(tmp_path / "run"), "--set", "plant.robot_ip=127.0.0.1",
            "--set", f"plant.robot_port={fake.port}", "--set", f"plant.local_port={free_udp_port()}",
            "--set", "safety.ramp_time=0.5", "--set", "safety.state_timeout=0.5",
-           "--set", "runtime.policy_timeout=2.0", "--set", "safety.command_timeout=0.5"]
+           "--set", "runtime.policy_timeout=2.0", "--set", "safety.command_timeout=0.5",
+           "--set", "safety.max_command_age=0.5"]
     for s in sets:
         out += ["--set", s]
     return out
@@ -59,6 +73,16 @@ def one_line_error(proc: subprocess.Popen, timeout: float = 400) -> str:
      "slip_gat"),
     (["configs/a1_trot.yaml", "--set", "plant.type=sim_estimated", "--set",
       "plant.sensors={gyro_noise: -2}"], "sensors.gyro_noise must be a finite number >= 0"),
+    # lockstep would run the feedback law in the planner's thread against a robot's clock
+    (["configs/go1_hw.yaml", "--mode", "lockstep"],
+     "'runtime.mode' lockstep needs a plant stepped by the run (a simulation, or plant.sync "
+     "with an LCM simulation); plant.type unitree_udp drives a robot on its own clock"),
+    (["configs/go2_hw.yaml", "--set", "runtime.mode=lockstep"],
+     "plant.type unitree_dds drives a robot on its own clock: use realtime"),
+    (["configs/a1_lcm_mocap.yaml", "--mode", "lockstep"],
+     "plant.type lcm drives a robot on its own clock: use realtime"),
+    (["configs/go1_hw.yaml", "--set", "safety.max_command_age=0.001"],
+     "'safety.max_command_age' must be >= 0.01"),
 ])
 def test_bad_input_is_one_line(args, message, tmp_path):
     line = one_line_error(mpc_run(*args, "--out", str(tmp_path / "run")))
@@ -89,10 +113,14 @@ def test_fake_robot_bad_input_is_one_line():
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_signal_damps_then_exits_cleanly(fake_robot, tmp_path, sig):
-    fake = fake_robot("go1")
+    # hanging: a fall (a loaded machine) would end the run, and a signal while a run closes
+    # is ignored (mpc.app.runtime.signals); sent once the control loop records states
+    fake = fake_robot("go1", gantry=True)
     proc = mpc_run("configs/go1_hw.yaml", "--duration", "60", *at_fake(fake, tmp_path))
+    states = tmp_path / "run" / "incremental" / "state.bin"
     try:
-        assert wait_for(lambda: fake.stood or proc.poll() is not None, 400.0, 0.05)
+        assert wait_for(lambda: (states.is_file() and states.stat().st_size > 0)
+                        or proc.poll() is not None, 400.0, 0.05)
         time.sleep(1.0)
         assert proc.poll() is None, proc.communicate()
         sent = time.monotonic()
@@ -109,6 +137,45 @@ def test_signal_damps_then_exits_cleanly(fake_robot, tmp_path, sig):
     assert len(after["t"]) > 0 and np.all(after["kp"] == 0), err  # nothing but damping after
 
 
+@pytest.mark.parametrize("first, second", [("link", None), ("link", "mpc-run"),
+                                           ("mpc-run", "mpc-run")])
+def test_a_signal_to_either_process_interrupts_the_run_and_a_second_one_waits(
+        fake_robot, tmp_path, first, second):
+    """A terminal's Ctrl-C reaches mpc-run's link process too, which damps at once and reports
+    the signal: the run ends interrupted by it, whichever process hears it first. A signal that
+    reaches mpc-run while it closes (the same Ctrl-C arriving late, or a second one) does not
+    cut the close short: the record is complete."""
+    # hanging, standing: on a busy machine no fall ends the run first
+    fake = fake_robot("go1", gantry=True)
+    proc = mpc_run("configs/go1_hw.yaml", "--duration", "60",
+                   *at_fake(fake, tmp_path, "task.gait=stand"))
+    states = tmp_path / "run" / "incremental" / "state.bin"
+    try:  # sent once the control loop records states: the run has started
+        assert wait_for(lambda: (states.is_file() and states.stat().st_size > 0)
+                        or proc.poll() is not None, 400.0, 0.05)
+        time.sleep(1.0)
+        link = link_pid(proc.pid)
+        assert proc.poll() is None and link is not None, proc.communicate()
+        sent = time.monotonic()
+        os.kill(link if first == "link" else proc.pid, signal.SIGINT)
+        if second is not None:  # while mpc-run closes: after the robot's damping began
+            assert wait_for(lambda: first_damping(fake, sent, 3.0) < np.inf, 2.0)
+            time.sleep(0.1)
+            proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "e-stop: SIGINT" in err, err
+    assert "before the run started" not in err, err
+    assert first_damping(fake, sent, 3.0) - sent < 0.5, err
+    run = tmp_path / "run"
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["interrupted"] is True and summary["damping_reason"] == "e-stop: SIGINT"
+    assert "interrupted by SIGINT" in (run / "events.log").read_text()
+
+
 def test_safety_trip_ends_the_run_with_its_reason(fake_robot, tmp_path):
     fake = fake_robot("a1")
     proc = mpc_run("configs/a1_hw.yaml", "--duration", "60", *at_fake(fake, tmp_path))
@@ -122,6 +189,13 @@ def test_safety_trip_ends_the_run_with_its_reason(fake_robot, tmp_path):
     assert proc.returncode == 1, err
     assert "mpc-run: the robot was put in damping: stale state" in err
     assert "Traceback" not in err
+    # the trip came from the link process: it is in the run's events, at its time
+    trips = [e for e in load_run(tmp_path / "run").events
+             if e.kind == "damping" and "stale state" in e.message]
+    assert len(trips) == 1 and trips[0].level == "ERROR" and np.isfinite(trips[0].time), trips
+    # logged by the bridge in the link process, forwarded to mpc-run's log
+    assert re.search(r"ERROR hardware\.unitree\.bridge: damping: stale state",
+                     (tmp_path / "run" / "events.log").read_text())
 
 
 def test_dry_run_computes_but_sends_no_motion(fake_robot, tmp_path):
@@ -150,7 +224,8 @@ def test_dds_config_against_fake_process(tmp_path):
                        f"plant.domain_id={domain}", "--set",
                        "plant.release_motion_service=false", "--set", "plant.connect_timeout=20",
                        "--set", "safety.state_timeout=0.5", "--set", "runtime.policy_timeout=2",
-                       "--set", "safety.command_timeout=0.5")
+                       "--set", "safety.command_timeout=0.5",
+                       "--set", "safety.max_command_age=0.5")
         _out, err = proc.communicate(timeout=400)
     finally:
         fake.send_signal(signal.SIGINT)

@@ -20,12 +20,12 @@ from hardware.fake.netfaults import (
     FaultyDdsLink,
     UdpFaultProxy,
 )
+from hardware.lowlevel import LowState, MotorCommand
 from hardware.safety.layer import SafetyConfig
 from hardware.unitree import legacy_packets as lp
 from hardware.unitree import sdk2_messages as sm
 from hardware.unitree.dds_plant import UnitreeDdsPlant
 from hardware.unitree.legacy_packets import PacketError
-from hardware.unitree.lowlevel import LowState, MotorCommand
 from hardware.unitree.udp_plant import UnitreeUdpPlant
 
 # Loose (the robot's is 30 ms; its timing is tested in test_bridge_udp/dds): fake robot and

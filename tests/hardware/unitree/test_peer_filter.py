@@ -24,7 +24,7 @@ INTRUDER = """
 import math, socket, sys, time
 import numpy as np
 from hardware.unitree import legacy_packets
-from hardware.unitree.lowlevel import SLOTS, LowState, MotorCommand
+from hardware.lowlevel import SLOTS, LowState, MotorCommand
 fmt = legacy_packets.FORMATS["a1"]
 robot, controller, n = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 cmd = MotorCommand(mode=np.full(SLOTS, 0x0A, np.uint8), q=np.zeros(SLOTS), dq=np.zeros(SLOTS),

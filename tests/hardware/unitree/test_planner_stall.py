@@ -15,7 +15,7 @@ from mpc.planner.policy import Policy
 def test_last_plan_is_held_until_it_expires_then_damping(fake_robot, udp_bridge):
     fake = fake_robot("a1")
     plant = udp_bridge(fake, safety=SafetyConfig(ramp_time=0.2, state_timeout=0.5,
-                                                 command_timeout=0.2))
+                                                 max_command_age=0.5, command_timeout=0.2))
     layout = ModelLayout.of(plant.model)
     Policy.hold(layout, 0.0, *[np.zeros(n) for n in (layout.nq, layout.nv, layout.na,
                                                       layout.nu)]).action(

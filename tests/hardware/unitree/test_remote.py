@@ -7,7 +7,7 @@ import struct
 
 import pytest
 
-from hardware.unitree.lowlevel import remote_bits, remote_block
+from hardware.lowlevel import remote_bits, remote_block
 from hardware.unitree.remote import RemoteCommand, dead_band, decode_remote, encode_remote
 
 

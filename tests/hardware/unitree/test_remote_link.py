@@ -6,8 +6,8 @@ from multiprocessing.shared_memory import SharedMemory
 
 import numpy as np
 
-from hardware.unitree.link_process import SharedBlock
 from hardware.unitree.remote import decode_remote, encode_remote
+from hardware.unitree.shared_block import SharedBlock
 from mpc.app.plants.plant_base import PlantState
 
 

@@ -4,11 +4,11 @@ CRC over the C image."""
 import numpy as np
 import pytest
 
+from hardware.lowlevel import LowState, MotorCommand, remote_block
 from hardware.unitree import crc
 from hardware.unitree import sdk2_messages as sm
 from hardware.unitree import sdk2_types as st
 from hardware.unitree.legacy_packets import PacketError
-from hardware.unitree.lowlevel import LowState, MotorCommand, remote_block
 
 
 def test_c_image_and_cdr_sizes():

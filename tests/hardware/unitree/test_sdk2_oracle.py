@@ -22,12 +22,12 @@ from unitree_sdk2py.idl.unitree_go.msg.dds_ import LowState_ as SdkLowState
 from unitree_sdk2py.utils.crc import CRC
 
 import robots
+from hardware.lowlevel import LowState, MotorCommand, remote_block
 from hardware.safety.layer import SafetyConfig
 from hardware.unitree import sdk2_messages as sm
 from hardware.unitree import sdk2_types as st
 from hardware.unitree.dds_plant import UnitreeDdsPlant
 from hardware.unitree.legacy_packets import PacketError
-from hardware.unitree.lowlevel import LowState, MotorCommand, remote_block
 from hardware.unitree.udp_link import LinkError
 
 _INTS = {"uint8": (0, 255), "byte": (0, 255), "int8": (-128, 127), "uint16": (0, 65535),

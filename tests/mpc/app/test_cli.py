@@ -4,9 +4,12 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
+
+from mpc.app import cli
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -117,3 +120,70 @@ def test_velocity_mode_bad_input_is_one_line(tmp_path):
                                "command.source={type: unitree_remote}", "--mode", "lockstep",
                                "--duration", "0.1", "--out", str(tmp_path / "r")),
                        "needs a Unitree robot plant")
+
+
+def test_without_a_viewer_glfw_is_not_loaded(tmp_path):
+    """Nothing is drawn without --viewer, so MuJoCo is told not to load GLFW, whose import
+    probes each library in a Python subprocess: a Ctrl-C at that moment printed that
+    subprocess's traceback (and the link process inherits the setting)."""
+    env = {k: v for k, v in os.environ.items() if k != "MUJOCO_GL"}
+    probe = ("import sys\nfrom mpc.app.cli import main\n"
+             f"code = main(['configs/a1_trot.yaml', '--mode', 'lockstep', '--duration', '0.02', "
+             f"'--quiet', '--out', {str(tmp_path / 'run')!r}])\n"
+             "print(code, 'glfw' in sys.modules)")
+    res = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         cwd=REPO, env=env, timeout=600)
+    assert res.stdout.strip().splitlines()[-1] == "0 False", res.stdout + res.stderr
+
+
+#: mpc-run's entry point as its console script calls it (no arguments), after ``setup``.
+AS_PROGRAM = ("import sys\n{setup}\nfrom mpc.app.cli import main\n"
+              "sys.argv = ['mpc-run', *{args!r}]\nmain()\n")
+
+
+def run_as_program(setup: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", AS_PROGRAM.format(setup=setup, args=args)],
+                          capture_output=True, text=True, cwd=REPO, timeout=120)
+
+
+def test_mpc_run_does_not_wait_for_busy_threads_at_its_exit():
+    """A Ctrl-C while a first run compiles leaves pool workers compiling kernels that will
+    never be used; the interpreter's exit would join them (over 100 s was seen)."""
+    setup = ("import time\nfrom concurrent.futures import ThreadPoolExecutor\n"
+             "ThreadPoolExecutor(1).submit(time.sleep, 60)")
+    start = time.monotonic()
+    res = run_as_program(setup, "--list")
+    assert res.returncode == 0 and "a1_trot" in res.stdout, res.stderr
+    assert time.monotonic() - start < 30
+
+
+def test_the_exit_status_is_mpc_runs_own():
+    """CPython exits by SIGINT after a KeyboardInterrupt that passed through exec()'d code
+    (numba's generated code while kernels compile), even one the program caught: mpc-run
+    ends with its own status."""
+    setup = "try:\n    exec('raise KeyboardInterrupt')\nexcept KeyboardInterrupt:\n    pass"
+    res = run_as_program(setup, "configs/nope.yaml")
+    assert res.returncode == 2, (res.returncode, res.stderr)
+    assert res.stderr.strip() == "mpc-run: error: config file not found: configs/nope.yaml"
+
+
+def test_a_signal_while_an_extension_module_initializes_is_an_interrupt(monkeypatch, capsys):
+    """A SIGINT while ``import mujoco`` initializes its extension surfaces as ImportError
+    ("initialization failed") caused by the KeyboardInterrupt: the signal storm's run 1 in 6
+    ended with that traceback and exit code 1."""
+    def importing(argv):
+        try:
+            raise KeyboardInterrupt("SIGINT")
+        except KeyboardInterrupt as e:
+            raise ImportError("initialization failed") from e
+
+    monkeypatch.setattr(cli, "_main", importing)
+    assert cli.main(["a1_trot"]) == cli.EXIT_INTERRUPTED
+    assert capsys.readouterr().err == "mpc-run: interrupted by SIGINT before the run started\n"
+
+    def broken(argv):
+        raise ImportError("no module named x")
+
+    monkeypatch.setattr(cli, "_main", broken)
+    with pytest.raises(ImportError, match="no module named x"):
+        cli.main(["a1_trot"])

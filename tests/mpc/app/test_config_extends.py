@@ -96,17 +96,35 @@ def _leaves(node: dict, prefix: str = "") -> dict:
     return out
 
 
+def _without(node: dict, dotted: str) -> dict:
+    """``node`` with the leaf at ``dotted`` removed (an emptied section stays, empty)."""
+    head, _, rest = dotted.partition(".")
+    out = dict(node)
+    if rest:
+        out[head] = _without(out[head], rest)
+    else:
+        del out[head]
+    return out
+
+
 def repeated_keys(path) -> list[str]:
-    """Keys a config file sets to the value the config it extends already gives them."""
-    from mpc.app.config import read_yaml
+    """Keys of a config file without which it would resolve to the same configuration.
+
+    A key is repeated when the file resolves the same without it: it sets what the config it
+    extends already gives. A key inside a section that selects another class (``plant.type``)
+    is not, since that section replaces the inherited one whole.
+    """
+    from mpc.app.config import merge_sections, read_yaml
 
     own = read_yaml(path)
     parent = own.pop("extends", None)
     if parent is None:
         return []
-    inherited = _leaves(read_config_tree(path.parent / parent))
-    return sorted(k for k, v in _leaves(own).items()
-                  if k != "description" and k in inherited and inherited[k] == v)
+    base = read_config_tree(path.parent / parent)
+    base.pop("description", None)
+    resolved = merge_sections(base, own)
+    return sorted(k for k in _leaves(own) if k != "description"
+                  and merge_sections(base, _without(own, k)) == resolved)
 
 
 def test_no_shipped_config_repeats_what_it_extends():

@@ -20,14 +20,15 @@ import yaml
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from mpc.app.config import load_config
+from mpc.app.config import load_config, read_config_tree
 from mpc.app.schema import ConfigError
 
 REPO = Path(__file__).resolve().parents[3]
 CONFIGS = sorted((REPO / "configs").glob("*.yaml"))
-#: Simulated configs: a subprocess run of a hardware config would wait for a robot.
+#: Simulated configs (as they resolve, ``extends`` followed): a subprocess run of a hardware
+#: config would wait for a robot.
 SIM_CONFIGS = [p for p in CONFIGS
-               if yaml.safe_load(p.read_text()).get("plant", {}).get("type", "sim") == "sim"]
+               if read_config_tree(p).get("plant", {}).get("type", "sim") == "sim"]
 
 #: Examples per test; docs/reliability.md quotes them.
 IN_PROCESS_EXAMPLES = 300
@@ -58,9 +59,13 @@ def _paths(node, prefix=()) -> list[tuple]:
 
 @st.composite
 def mutated(draw, configs=CONFIGS):
-    """(config text, the dotted keys that were mutated)."""
+    """(config text, the dotted keys that were mutated).
+
+    The config as resolved (``extends`` followed) is mutated, so that the text stands alone
+    where the test writes it; bad ``extends`` values have their own tests
+    (test_config_extends.py)."""
     path = draw(st.sampled_from(configs))
-    data = yaml.safe_load(path.read_text())
+    data = read_config_tree(path)
     keys = []
     for _ in range(draw(st.integers(1, 2))):
         if not _paths(data):  # everything deleted

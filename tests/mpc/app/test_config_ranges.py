@@ -148,6 +148,22 @@ def test_costly_but_legal_value_warns_in_one_line(overrides, expected, caplog):
     assert "\n" not in warnings[0]
 
 
+def test_wasp_above_the_h1_s_tolerance_warns_in_one_line(caplog):
+    """At the default tolerance 0.2 wasp lost the H1 trot's goal in 1 of 3 runs, at 0.05 it
+    matched fd (docs/derivatives_wasp.md): the H1 configs set 0.05, and a config that raises
+    it says so; wasp on the quadrupeds, and the H1 configs as shipped, do not warn."""
+    with caplog.at_level(logging.WARNING, logger="mpc.app.config"):
+        load_config("h1_trot", ["derivatives.backend=wasp", "derivatives.wasp.tol_u=0.2"])
+    warnings = [r.getMessage() for r in caplog.records if r.name == "mpc.app.config"]
+    assert len(warnings) == 1 and "derivatives.wasp.tol_u = 0.2 on the H1" in warnings[0]
+    assert "\n" not in warnings[0]
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="mpc.app.config"):
+        for name in ("a1_trot", "go1_trot", "go2_trot", "h1_trot", "h1_stand", "h1_velocity"):
+            load_config(name, ["derivatives.backend=wasp"])
+    assert not [r for r in caplog.records if r.name == "mpc.app.config"]
+
+
 def test_default_values_do_not_warn(caplog):
     with caplog.at_level(logging.WARNING, logger="mpc.app.config"):
         load_config("a1_trot")

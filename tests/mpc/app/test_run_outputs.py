@@ -66,10 +66,10 @@ def test_an_error_while_building_the_run_goes_to_error_log(monkeypatch, tmp_path
 
 def test_a_user_error_while_building_the_run_goes_to_error_log_too(monkeypatch, tmp_path,
                                                                     capsys):
-    def unreachable(cfg):
+    def unreachable(cfg, run_dir=None):
         raise OSError("no robot answers at 192.168.123.10")
 
-    monkeypatch.setattr(assembly, "build_plant", unreachable)
+    monkeypatch.setattr(assembly, "make_plant", unreachable)
     out = tmp_path / "run"
     assert cli.main([*LOCKSTEP, "--out", str(out)]) == 2
     assert capsys.readouterr().err.strip() == \

@@ -1,6 +1,6 @@
 """The Gauss-Newton kernel on sparse Jacobians (its row-by-row products) against numpy.
 
-The dense case (every product through BLAS) is checked in tests/mpc/test_cost.py.
+The dense case (every product through BLAS) is checked in tests/mpc/planner/test_cost.py.
 """
 
 from itertools import pairwise
@@ -8,9 +8,10 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from norm_oracles import gauss_newton_reference
 
 from mpc.norms.gauss_newton import _spans, _sparse_gram, _sparse_product
-from mpc.planner.cost import gauss_newton, gauss_newton_reference
+from mpc.planner.cost import gauss_newton
 
 
 def sparse(rng, shape, density):

@@ -80,5 +80,6 @@ def test_keyboard_steps_a_latched_setpoint_fresh_only_while_the_viewer_beats():
 
 
 def test_registry_names_every_source():
-    assert COMMAND_SOURCES.available() == ["keyboard", "lcm", "scripted", "unitree_remote"]
+    assert COMMAND_SOURCES.available() == ["gamepad", "keyboard", "lcm", "ros2", "scripted",
+                                           "unitree_remote"]
     assert COMMAND_SOURCES.get("scripted") is ScriptedCommand

@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 import derivatives
+from derivatives.oracle import oracle_model
 from mpc.app.config import ConfigError, load_config
-from mpc.app.runtime.audit import load_state, oracle_model
+from mpc.app.runtime.audit import load_state
 from mpc.app.runtime.lockstep import run_lockstep
 from mpc.app.runtime.session import Session
 
@@ -90,3 +91,23 @@ def test_audit_settings_are_checked():
                                              "derivatives.audit.threshold=-1"])
     with pytest.raises(ConfigError, match="evry"):
         load_config("configs/a1_trot.yaml", ["derivatives.audit.evry=3"])
+
+
+def test_each_check_is_in_audit_csv_as_soon_as_it_is_done(tmp_path):
+    """The audit keeps no list of its checks (a day's run would hold them all): each goes to
+    audit.csv when it finishes, where a run killed before its close leaves it too."""
+    cfg = load_config("configs/a1_trot.yaml", ["runtime.mode=lockstep",
+                                               "derivatives.audit.every=2"])
+    session = Session(cfg, tmp_path)
+    try:
+        run_lockstep(session, 0.2)
+        deadline = time.monotonic() + 120  # the worker runs at the lowest priority
+        while (session.audit.latest() or (0,))[0] < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        checks = session.audit.latest()[0]
+        with open(tmp_path / "audit.csv") as f:  # before the close
+            rows = list(csv.DictReader(f))
+        assert len(rows) >= checks >= 2
+    finally:
+        summary = session.close("lockstep")
+    assert summary["derivative_audit"]["checks"] >= len(rows)

@@ -9,15 +9,14 @@ import sys
 
 import numpy as np
 import pytest
-import yaml
 
-from mpc.app.config import SHIPPED_DIR, load_config
+from mpc.app.config import SHIPPED_DIR, load_config, read_config_tree
 from mpc.app.runtime.lockstep import run_lockstep
 from mpc.app.runtime.session import Session
 
+#: As they resolve (``extends`` followed): a hardware config may inherit its plant.
 SIM_CONFIGS = sorted(p.name for p in SHIPPED_DIR.glob("*.yaml")
-                     if (yaml.safe_load(p.read_text()).get("plant") or {}).get("type", "sim")
-                     == "sim")
+                     if (read_config_tree(p).get("plant") or {}).get("type", "sim") == "sim")
 
 
 def test_goal_drag_moves_the_task_goal_and_the_plan_is_drawn(display, tmp_path):

@@ -36,9 +36,9 @@ class EstimatedSimPlant(SimPlant):
     def __init__(self, robot: RobotInfo, seed: int = 0, timestep: float = 0.002,
                  init_noise: float = 0.0, keyframe: str = "home",
                  base_state: dict | None = None, sensors: dict | None = None,
-                 terrain: TerrainSpec = None):
+                 terrain: TerrainSpec = None, overlay: robots.Overlay | None = None):
         super().__init__(robot, seed=seed, timestep=timestep, init_noise=init_noise,
-                         keyframe=keyframe, terrain=terrain)
+                         keyframe=keyframe, terrain=terrain, overlay=overlay)
         m = self.model
         self.planning = robots.load_planning_model(robot.name)
         self.source: BaseStateSource = make_source(base_state or {"type": "kalman"},

@@ -1,0 +1,265 @@
+"""System identification against perturbed fake robots: accuracy, closed-loop gain, speed.
+
+    python scripts/eval_sysid.py [--robots go1 go2] [--draws 10] [--gantry 60] [--trot 12]
+        [--engine ray|serial] [--out bench_results/sysid]
+
+Each case (a robot and a draw) is one campaign case (:mod:`mpc.app.campaign`, Ray local by
+default, or ``--engine serial``), all in lockstep on :class:`hardware.fake.motor_plant.
+FakeMotorPlant` (the fake robot's motors obeying the bridge's commands, its realistic sensors,
+its link log written as a robot's bridge writes it):
+
+1. a truth overlay drawn at random: per joint armature and damping x U(0.5, 1.5), friction
+   U(0, 0.5) N m, position gain x U(0.7, 1.3); delay U(0, 10) ms; a payload U(0, 3) kg at an
+   offset U(±0.1, ±0.05, 0..0.05) m from the trunk frame (trunk mass and centre of mass);
+2. the gantry run (``configs/<robot>_sysid_gantry.yaml``, ``--gantry`` s of excitation) on the
+   fake robot with that overlay, hung 0.3 m up;
+3. the trotting run (``configs/<robot>_sysid_trot.yaml``, ``--trot`` s) planned on the nominal
+   model, the config's own estimator on the fake robot's sensors;
+4. ``mpc-sysid`` on both run directories (identification timed), the overlay written;
+5. the trotting run again, planned on the identified overlay.
+
+Reported per case: each identified parameter's error against the truth (pass: within 10 %,
+or 0.05 N m (friction) / 1 ms / 0.2 kg where the truth is near zero; the delay within 2 ms;
+the centre of mass in mm), the identification's time (60 s of 500 Hz logs on 2 shared cores,
+measured beside the runs), and for the two trotting runs: joint tracking error (RMS of the
+plan's joint angles at each feedback step minus the measured ones), base velocity tracking
+error (RMS over the run's whole seconds, the first left out, of each second's mean body
+velocity minus the command, vx and vy: the tracking error scripts/eval_velocity.py measures,
+the gait's own sway averaged out), and trips (fall, damping, a joint
+faster than the bridge's trip).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+from report import write_tables
+
+import robots
+from hardware.fake.motor_plant import FakeMotorPlant
+from hardware.safety.layer import SafetyConfig
+from mpc.app import campaign
+from mpc.app.config import load_config
+from mpc.app.run import run
+from mpc.app.runtime import feedback
+from mpc.app.sysid.identify import identify
+from robots.overlay import Overlay, nominal
+
+#: Relative tolerance, and the absolute ones near zero (N m, s, kg).
+REL, FRICTION_ABS, DELAY_ABS, MASS_ABS, DELAY_LIMIT = 0.10, 0.05, 0.001, 0.2, 0.002
+ABS = {"frictionloss": FRICTION_ABS, "armature": 0.0, "damping": 0.0, "kp": 0.0}
+
+
+def draw(robot: str, index: int) -> Overlay:
+    """The truth overlay of draw ``index`` (module docstring), reproducible."""
+    info = robots.info(robot)
+    base = nominal(info, robots.load_model(robot))
+    rng = np.random.default_rng([index, sum(map(ord, robot))])
+    out = Overlay(robot, {}, delay=float(rng.uniform(0.0, 0.010)))
+    for joint, p in base.joints.items():
+        out = out.with_joint(joint, armature=p.armature * rng.uniform(0.5, 1.5),
+                             damping=p.damping * rng.uniform(0.5, 1.5),
+                             frictionloss=float(rng.uniform(0.0, 0.5)),
+                             kp=p.kp * rng.uniform(0.7, 1.3))
+    payload = float(rng.uniform(0.0, 3.0))
+    at = np.array([rng.uniform(-0.1, 0.1), rng.uniform(-0.05, 0.05), rng.uniform(0.0, 0.05)])
+    m0, c0 = base.trunk_mass, np.array(base.trunk_com)
+    mass = m0 + payload
+    com = (m0 * c0 + payload * at) / mass
+    return Overlay(robot, out.joints, out.delay, mass, tuple(float(v) for v in com), None,
+                   f"<draw {index} of {robot}>")
+
+
+class _Tracking:
+    """The feedback law's joint tracking error: at every step, the plan's joint angles at the
+    state's time minus the measured ones (wraps FeedbackController.step for one run)."""
+
+    def __init__(self) -> None:
+        self.squares: list[float] = []
+        self.original = feedback.FeedbackController.step
+
+    def __enter__(self) -> _Tracking:
+        original, squares = self.original, self.squares
+
+        def step(ctrl, policy, state):
+            i = int(np.clip(np.searchsorted(policy.times, state.time) - 1, 0,
+                            len(policy.times) - 2))
+            w = float(np.clip((state.time - policy.times[i])
+                              / (policy.times[i + 1] - policy.times[i]), 0.0, 1.0))
+            plan = (1 - w) * policy.qpos[i, 7:] + w * policy.qpos[i + 1, 7:]
+            squares.append(float(np.mean((plan - np.asarray(state.qpos)[7:]) ** 2)))
+            return original(ctrl, policy, state)
+
+        feedback.FeedbackController.step = step
+        return self
+
+    def __exit__(self, *exc) -> None:
+        feedback.FeedbackController.step = self.original
+
+    def rms(self) -> float:
+        return float(np.sqrt(np.mean(self.squares))) if self.squares else float("nan")
+
+
+def trot(robot: str, truth: Overlay, folder: Path, seconds: float, overlay: str = "") -> dict:
+    overrides = ["runtime.mode=lockstep", f"runtime.duration={seconds}"]
+    if overlay:
+        overrides.append(f"robot={{name: {robot}, overlay: {overlay}}}")
+    cfg = load_config(f"configs/{robot}_sysid_trot.yaml", overrides)
+    plant = FakeMotorPlant(robots.info(robot), base_state=cfg.plant.get("base_state"),
+                           overlay=truth, log_file=str(folder / "link.npz"))
+    with _Tracking() as tracking:
+        summary = run(cfg, out=folder, plant=plant)
+    with np.load(folder / "timeseries.npz") as z:
+        t, v, c = z["state_time"], z["state_velocity"], z["state_command"]
+    # per whole second after the first: the mean error (the gait's own sway averages out)
+    seconds = [(t >= k) & (t < k + 1) for k in range(1, int(np.floor(t[-1])))]
+    means = np.array([(v[m, :2] - c[m, :2]).mean(axis=0) for m in seconds if m.any()])
+    trip = SafetyConfig().max_joint_speed
+    trips = [r for r in (summary["fell_reason"], summary["damping_reason"],
+                         "joint speed" if plant.max_joint_speed >= trip else None) if r]
+    return {"joint_rms": tracking.rms(),
+            "velocity_rms": float(np.sqrt(np.mean(means ** 2))),
+            "trips": "; ".join(trips) or "none"}
+
+
+def compare(truth: Overlay, found: Overlay, base: Overlay) -> dict:
+    """Errors of ``found`` against ``truth`` and whether each passes (module docstring)."""
+    worst, fails = {}, []
+    for joint, p in truth.joints.items():
+        f = found.joints[joint]
+        for key, value in p.as_dict().items():
+            err = abs(getattr(f, key) - value)
+            rel = err / abs(value) if value else np.inf
+            ok = rel <= REL or err <= ABS[key]
+            # friction near zero: its absolute error says more
+            worst[key] = max(worst.get(key, 0.0), err if key == "frictionloss" else rel)
+            if not ok:
+                fails.append(f"{joint}.{key} {getattr(f, key):.4g} vs {value:.4g}")
+    delay_err = abs(found.delay - truth.delay)
+    if delay_err > DELAY_LIMIT:
+        fails.append(f"delay {found.delay * 1e3:.2f} vs {truth.delay * 1e3:.2f} ms")
+    out = {("worst_abs_frictionloss_Nm" if k == "frictionloss" else f"worst_rel_{k}"):
+           round(v, 4) for k, v in worst.items()}
+    out["delay_err_ms"] = round(delay_err * 1e3, 3)
+    if found.trunk_mass is not None:
+        mass_err = abs(found.trunk_mass - truth.trunk_mass)
+        if mass_err > max(REL * truth.trunk_mass, MASS_ABS) and mass_err > MASS_ABS:
+            fails.append(f"trunk mass {found.trunk_mass:.3f} vs {truth.trunk_mass:.3f} kg")
+        payload = truth.trunk_mass - base.trunk_mass
+        out["mass_err_kg"] = round(mass_err, 3)
+        out["payload_kg"] = round(payload, 3)
+        out["com_err_mm"] = [round(float(1e3 * abs(a - b)), 1)
+                             for a, b in zip(found.trunk_com, truth.trunk_com, strict=True)]
+    out["fails"] = fails
+    return out
+
+
+def identify_case(case: dict) -> dict:
+    """Identification alone, with the code as it is now, on a case's stored runs (its gantry
+    run and its trotting run planned on the nominal model): accuracy and time."""
+    robot, index = case["robot"], case["draw"]
+    folder = Path(case["out"]) / f"{robot}_{index}"
+    tic = time.perf_counter()
+    ident = identify([folder / "gantry", folder / "trot_nominal"])
+    seconds = time.perf_counter() - tic
+    return {"robot": robot, "draw": index, "identify_s": round(seconds, 2),
+            "delay_ms": round(draw(robot, index).delay * 1e3, 2),
+            **compare(draw(robot, index), ident.overlay(), ident.nominal)}
+
+
+def run_case(case: dict) -> dict:
+    robot, index = case["robot"], case["draw"]
+    folder = Path(case["out"]) / f"{robot}_{index}"
+    truth = draw(robot, index)
+    info = robots.info(robot)
+    gantry_dir = folder / "gantry"
+    cfg = load_config(f"configs/{robot}_sysid_gantry.yaml", [
+        "runtime.mode=lockstep", f"task.duration={case['gantry']}",
+        f"runtime.duration={case['gantry'] + 6.0}"])
+    plant = FakeMotorPlant(info, overlay=truth, gantry=True, gantry_lift=0.3,
+                           log_file=str(gantry_dir / "link.npz"))
+    summary = run(cfg, out=gantry_dir, plant=plant)
+    gantry_trip = summary["fell_reason"] or summary["damping_reason"] or "none"
+    before = trot(robot, truth, folder / "trot_nominal", case["trot"])
+    tic = time.perf_counter()
+    ident = identify([gantry_dir, folder / "trot_nominal"])
+    seconds = time.perf_counter() - tic
+    found = ident.overlay()
+    overlay_file = folder / "identified.yaml"
+    overlay_file.write_text(found.dump(f"identified in draw {index}"))
+    after = trot(robot, truth, folder / "trot_identified", case["trot"], str(overlay_file))
+    result = {"robot": robot, "draw": index, "gantry_trip": gantry_trip,
+              "identify_s": round(seconds, 2), "delay_ms": round(truth.delay * 1e3, 2),
+              **compare(truth, found, ident.nominal),
+              "joint_rms_nominal": before["joint_rms"], "joint_rms_identified": after["joint_rms"],
+              "velocity_rms_nominal": before["velocity_rms"],
+              "velocity_rms_identified": after["velocity_rms"],
+              "trips_nominal": before["trips"], "trips_identified": after["trips"]}
+    return json.loads(json.dumps(result))
+
+
+def _code_version() -> str:
+    """The commit of the identification's code (a stored identify-only result is for it)."""
+    import subprocess
+    folder = Path(__file__).resolve().parents[1]
+    out = subprocess.run(["git", "-C", str(folder), "log", "-1", "--format=%h", "--",
+                          "mpc/app/sysid"], capture_output=True, text=True)
+    return out.stdout.strip() or "unknown"
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--robots", nargs="+", default=["go1", "go2"])
+    p.add_argument("--draws", type=int, default=10)
+    p.add_argument("--gantry", type=float, default=60.0, help="s of excitation")
+    p.add_argument("--trot", type=float, default=12.0, help="s of each trotting run")
+    p.add_argument("--engine", choices=("ray", "serial"),
+                   default="ray" if campaign.ray_available() else "serial")
+    p.add_argument("--cpus-per-case", type=int, default=2)
+    p.add_argument("--out", default="bench_results/sysid")
+    p.add_argument("--identify-only", action="store_true",
+                   help="identify again, with the code as it is, from the runs the campaign "
+                        "stored (no new runs): the accuracy table sysid_identification")
+    args = p.parse_args()
+    out = Path(args.out).resolve()
+    cases = [{"robot": r, "draw": i, "gantry": args.gantry, "trot": args.trot,
+              "out": str(out / "runs")} for i in range(args.draws) for r in args.robots]
+    rows = []
+
+    def show(case: dict, result: dict) -> None:
+        print(json.dumps(result), flush=True)
+
+    if args.identify_only:
+        results = campaign.Campaign(identify_case, out / "cases_identify", engine="serial",
+                                    on_result=show).run(
+            [{**c, "code": _code_version()} for c in cases])
+        rows = [{**{k: v for k, v in r.items() if k != "fails"},
+                 "fails": "; ".join(r["fails"]) or "none"} for r in results if r]
+        print(write_tables(rows, out, "sysid_identification",
+                           f"Identification again from the stored runs ({args.gantry:g} s "
+                           f"gantry, {args.trot:g} s trotting), code {_code_version()}."))
+        return
+
+    results = campaign.Campaign(run_case, out / "cases", engine=args.engine,
+                                cpus_per_case=args.cpus_per_case, on_result=show).run(cases)
+    for r in results:
+        if r is None:
+            continue
+        row = {k: v for k, v in r.items() if k != "fails"}
+        row["fails"] = "; ".join(r["fails"]) or "none"
+        for k in ("joint", "velocity"):
+            a, b = r[f"{k}_rms_nominal"], r[f"{k}_rms_identified"]
+            row[f"{k}_gain_%"] = round(100 * (1 - b / a), 1)
+            row[f"{k}_rms_nominal"], row[f"{k}_rms_identified"] = round(a, 4), round(b, 4)
+        rows.append(row)
+    note = (f"Lockstep on the fake robot's motors with a random truth overlay; {args.gantry:g} s "
+            f"gantry excitation, {args.trot:g} s trotting runs; engine {args.engine}.")
+    print(write_tables(rows, out, "sysid", note))
+
+
+if __name__ == "__main__":
+    main()

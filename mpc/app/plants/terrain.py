@@ -375,6 +375,8 @@ class Terrain:
     start_pitch: float = 0.0
     #: Whether the ground is a terrain map (its sections are reported by height).
     is_map: bool = False
+    #: Height (m) of the ground under the robot's start: a map's there (0 otherwise).
+    start_height: float = 0.0
 
     SLAB_PREFIX: ClassVar[str] = "terrain_slab"
 
@@ -419,7 +421,11 @@ class Terrain:
     def place(self, model: mujoco.MjModel, data: mujoco.MjData) -> None:
         """Turn the robot's start pose with the ground under it (a start on a slope): the base
         pose is rotated about the y axis through the ground point under the base, so that
-        feet that stood on the level floor stand on the slope."""
+        feet that stood on the level floor stand on the slope. On a map the robot is raised
+        by the map's height under its start."""
+        if self.start_height != 0.0:
+            data.qpos[2] += self.start_height
+            mujoco.mj_forward(model, data)
         if self.start_pitch == 0.0:
             return
         half = -self.start_pitch / 2  # nose up: a negative rotation about y
@@ -460,6 +466,7 @@ def build(spec: mujoco.MjSpec, terrain, robot_feet: list[str] | None = None) -> 
             length, width = hmap.size
             out.fields.append((name, *hmap.origin, length, width, np.array(hmap.heights)))
             out.is_map = True
+            out.start_height = float(hmap.height(0.0, 0.0))
     for i, f in enumerate(features):
         if isinstance(f, Slabs):
             _slabs(spec, f, profile, out, i)

@@ -10,6 +10,7 @@ import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from PIL import Image
 
 from mpc.tasks import terrain_map
 from mpc.tasks.terrain_map import FLOOR_DROP, HeightMap, MapError, load, stairs
@@ -109,10 +110,9 @@ def test_yaml_and_npy_round_trip(tmp_path):
 
 @pytest.mark.parametrize("top", [255, 65535])
 def test_a_png_is_a_map_seen_from_above(tmp_path, top):
-    image = pytest.importorskip("PIL.Image")
     grey = np.zeros((3, 4), dtype=np.uint16 if top > 255 else np.uint8)
     grey[0, 3] = top  # the top row of the image is the highest y
-    image.fromarray(grey).save(tmp_path / "m.png")  # 8-bit L or 16-bit I;16
+    Image.fromarray(grey).save(tmp_path / "m.png")  # 8-bit L or 16-bit I;16
     (tmp_path / "m.yaml").write_text("resolution: 0.5\norigin: [1, 2]\nrange: [-0.1, 0.3]\n")
     m = load(tmp_path / "m.png")
     assert m.shape == (3, 4)

@@ -2,6 +2,8 @@
 
     python scripts/bench_realtime.py configs/a1_trot.yaml --backends fd analytic --repeats 3
     python scripts/bench_realtime.py configs/a1_trot.yaml --backends analytic --viewer off on
+    python scripts/bench_realtime.py configs/go2_hw_stairs.yaml configs/go2_hw.yaml \
+        --backends analytic --set "plant={type: sim}"
 
 Runs ``mpc-run``'s realtime mode (wall-clock planner, feedback and plant threads) in this
 process, after one unmeasured warm-up run each, the backends interleaved run by run so that
@@ -9,7 +11,9 @@ machine load drifts affect all of them alike; ``--load N`` adds N busy processes
 ``--viewer off on`` runs each backend without and with the MuJoCo viewer open (it needs a
 display: DISPLAY set, e.g. Xvfb). Reports per run the planning and feedback rates, the
 real-time factor, the median iteration and phase times, and whether the robot reached the
-goal; then the medians per variant. Writes Markdown and CSV tables to --out.
+goal; then the medians per variant. Several configs are interleaved the same way (a run of
+each in turn), so that their rates compare as ratios on a shared machine. Writes Markdown and
+CSV tables to --out.
 """
 
 from __future__ import annotations
@@ -50,7 +54,8 @@ def run_once(config: str, backend: str, viewer: str, duration: float, radius: fl
                          f"runtime.duration={duration}", *overrides], out=tmp,
                 observers=observers)
     phases = s["phase_ms_median"]
-    row = {"backend": backend, "viewer": viewer, "planning_hz": round(s["planning_rate_hz"], 1),
+    row = {"config": Path(config).stem, "backend": backend, "viewer": viewer,
+           "planning_hz": round(s["planning_rate_hz"], 1),
            "feedback_hz": round(s["feedback_rate_hz"], 1),
            "rtf": round(s["real_time_factor"], 2),
            "iteration_ms": round(s["iteration_ms_median"], 1)}
@@ -63,7 +68,7 @@ def run_once(config: str, backend: str, viewer: str, duration: float, radius: fl
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("config")
+    p.add_argument("configs", nargs="+", metavar="config")
     p.add_argument("--backends", nargs="+", default=["fd", "analytic"])
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--duration", type=float, default=10.0, help="wall seconds per run")
@@ -80,22 +85,25 @@ def main() -> None:
                    help="without and/or with the viewer open")
     p.add_argument("--out", default="bench_results/realtime")
     args = p.parse_args()
-    variants = [(b, v) for b in args.backends for v in args.viewer]
+    variants = [(c, b, v) for c in args.configs for b in args.backends for v in args.viewer]
     for _ in range(args.load):
         multiprocessing.Process(target=busy, args=(args.load_duty, args.load_nice),
                                 daemon=True).start()
-    for backend in args.backends:  # loads the compiled kernels; not measured
-        run_once(args.config, backend, "off", args.warmup, args.radius, args.set)
+    for config in args.configs:  # loads the compiled kernels; not measured
+        for backend in args.backends:
+            run_once(config, backend, "off", args.warmup, args.radius, args.set)
     runs = []
     for repeat in range(args.repeats):
-        for backend, viewer in variants:
-            runs.append({"run": repeat, **run_once(args.config, backend, viewer, args.duration,
+        for config, backend, viewer in variants:
+            runs.append({"run": repeat, **run_once(config, backend, viewer, args.duration,
                                                    args.radius, args.set)})
             print(runs[-1], flush=True)
     summary = []
-    for backend, viewer in variants:
-        mine = [r for r in runs if r["backend"] == backend and r["viewer"] == viewer]
-        row = {"backend": backend, "viewer": viewer, "runs": len(mine),
+    for config, backend, viewer in variants:
+        mine = [r for r in runs if r["config"] == Path(config).stem
+                and r["backend"] == backend and r["viewer"] == viewer]
+        row = {"config": Path(config).stem, "backend": backend, "viewer": viewer,
+               "runs": len(mine),
                "reached": sum(r["reached"] for r in mine),
                "fell": sum(r["fell"] for r in mine)}
         for key in ("planning_hz", "feedback_hz", "rtf", "iteration_ms",
@@ -105,7 +113,8 @@ def main() -> None:
         summary.append(row)
     write_tables(runs, Path(args.out), "realtime_runs")
     print(write_tables(summary, Path(args.out), "realtime",
-                       note=f"medians over {args.repeats} runs of {args.duration:g} s each"
+                       note=f"medians over {args.repeats} runs of {args.duration:g} s each, "
+                       f"load average {os.getloadavg()[0]:.1f} at the end"
                        + (f", {args.load} busy processes at {args.load_duty:.0%} of a core"
                           if args.load else "")))
 

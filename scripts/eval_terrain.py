@@ -4,7 +4,7 @@
         [--matrix done|issue] [--seeds 0 1 2 ...] [--estimator config|truth]
         [--delay-ms 6] [--plan-latency-ms 20] [--plant-model reference|own] [--goal 2.0]
         [--speed 0.3] [--duration S] [--threads 1] [--engine ray|serial] [--address ADDR]
-        [--set KEY=VALUE ...] [--out bench_results/terrain]
+        [--map-offset M] [--map-noise M] [--set KEY=VALUE ...] [--out bench_results/terrain]
 
 Each run: the config in lockstep on :class:`hardware.fake.motor_plant.FakeMotorPlant` (the fake
 robot's motors receiving the bridge's commands ``--delay-ms`` late, its realistic sensors) on
@@ -20,6 +20,15 @@ plant.base_state.ground=carried``) plan on the plane fitted to the footholds
 ``--plant-model reference`` (default) simulates the robot from another published description
 of it (MuJoCo Menagerie's, in tests/reference) than the planner's own model, as the real robot
 differs from any model; ``own`` simulates the planner's model.
+
+A terrain may also be a terrain map file (``configs/maps/stairs_12cm.yaml``: a ``.yaml``, or a
+``.npy``/``.png`` with its sidecar; :mod:`mpc.tasks.terrain_map`): the plant stands on the map
+(``plant.terrain: {kind: map}``), raised by ``--map-offset`` m and with ``--map-noise`` m of
+noise per sample (seeded by the run's seed) to make the world disagree with the map. A config
+that plans on a map (``task.ground: map``, the ``X_hw_stairs`` configs) names its own; the
+two are different options so that they can disagree. Without ``--goal``, a config whose goal
+is a list of waypoints (the stairs configs: the top of the flight, then down again) walks them
+and is judged at the last; other goal-mode configs walk to 2 m ahead.
 
 Random terrains (slabs, rough ground) are laid out anew for every seed (the run's seed
 seeds them too). Goal-mode configs walk to a goal ``--goal`` m ahead; velocity-mode configs
@@ -149,9 +158,24 @@ def case_overrides(case: dict) -> list[str]:
         walk = case["goal"] / case["speed"]
         out.append("command.source={type: scripted, profile: [[0, 0, 0, 0], "
                    f"[1.0, {case['speed']}, 0, 0], [{1.0 + walk:.3f}, 0, 0, 0]]}}")
-    else:
+    elif case["goal"] is not None:
         out.append(f"task.goal=[{case['goal']}, 0.0]")
     return out + list(case["set"])
+
+
+def goal_of(case: dict, cfg) -> np.ndarray:
+    """Where a goal-mode run is judged: ``--goal`` m ahead, or the config's last waypoint."""
+    if case["goal"] is not None:
+        return np.array([case["goal"], 0.0])
+    return np.asarray(cfg.task.get("goal", [2.0, 0.0]), dtype=float).reshape(-1, 2)[-1]
+
+
+MAP_SUFFIXES = (".yaml", ".yml", ".npy", ".png")
+
+
+def is_map(terrain: str) -> bool:
+    """Whether a --terrains entry is a terrain map file rather than a terrain name."""
+    return Path(terrain).suffix in MAP_SUFFIXES
 
 
 def judge(case: dict, cfg, robot, plant, summary: dict) -> dict:
@@ -169,10 +193,10 @@ def judge(case: dict, cfg, robot, plant, summary: dict) -> dict:
             break
     end = qpos[-1]
     velocity_mode = cfg.task.get("mode") == "velocity"
-    goal = np.array([case["goal"], 0.0])
+    goal = goal_of(case, cfg)
     end_dist = float(np.linalg.norm(end[:2] - goal))
     covered = float(end[0])
-    reached = covered >= case["goal"] - GOAL_TOLERANCE if velocity_mode else \
+    reached = covered >= goal[0] - GOAL_TOLERANCE if velocity_mode else \
         end_dist < GOAL_TOLERANCE
     trip = plant.max_joint_speed >= JOINT_TRIP
     stop = summary.get("fell_reason")  # the controller's own fall check, on its estimate
@@ -208,6 +232,8 @@ def judge(case: dict, cfg, robot, plant, summary: dict) -> dict:
         "max_joint_speed": round(plant.max_joint_speed, 1),
         "sim_time_s": round(float(t[-1]), 2) if len(t) else 0.0,
         "planner_iterations": summary.get("planner_iterations"),
+        # knots the analytic backend linearized by finite differences (0: none)
+        "fd_evaluations": summary.get("fd_evaluations"),
     }
     out.update(estimator_errors(plant.truth_log, fall_at))
     return out
@@ -249,12 +275,22 @@ def make_case(config: str, terrain: str, seed: int, args) -> dict:
     from mpc.app.config import load_config
     from mpc.app.plants import terrain as terrain_mod
 
-    threads = args.threads or load_config(config, args.set).planner.threads
+    cfg = load_config(config, args.set)
+    threads = args.threads or cfg.planner.threads
+    goal = args.goal
+    if goal is None and (cfg.task.get("mode") == "velocity"
+                         or np.ndim(cfg.task.get("goal", [2.0, 0.0])) < 2):
+        goal = 2.0
     case = {"config": config, "terrain": terrain, "seed": seed, "estimator": args.estimator,
             "delay_ms": args.delay_ms, "plan_latency_ms": args.plan_latency_ms,
-            "plant_model": args.plant_model, "goal": args.goal, "speed": args.speed,
+            "plant_model": args.plant_model, "goal": goal, "speed": args.speed,
             "duration": args.duration, "threads": threads, "set": list(args.set)}
-    if any(hasattr(f, "seed") for f in terrain_mod.parse(terrain)):
+    if is_map(terrain):
+        case["map"] = {"kind": "map", "file": str(Path(terrain).resolve()),
+                       "offset": args.map_offset, "noise": args.map_noise}
+        if args.map_noise > 0.0:
+            case["map"]["seed"] = seed  # noise drawn anew for every seed
+    elif any(hasattr(f, "seed") for f in terrain_mod.parse(terrain)):
         case["terrain_seed"] = seed  # slabs or bumps laid out anew for every seed
     return case
 
@@ -265,6 +301,8 @@ def seeded_terrain(case: dict):
 
     from mpc.app.plants import terrain as terrain_mod
 
+    if "map" in case:
+        return case["map"]
     if "terrain_seed" not in case:
         return case["terrain"]
     return [dataclasses.replace(f, seed=case["terrain_seed"]) if hasattr(f, "seed") else f
@@ -357,7 +395,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--delay-ms", type=float, default=6.0)
     p.add_argument("--plan-latency-ms", type=float, default=20.0)
     p.add_argument("--plant-model", choices=("reference", "own"), default="reference")
-    p.add_argument("--goal", type=float, default=2.0, help="m ahead")
+    p.add_argument("--goal", type=float, default=None,
+                   help="m ahead (default: 2, or a config's own waypoints)")
     p.add_argument("--speed", type=float, default=0.3, help="m/s, velocity-mode configs")
     p.add_argument("--duration", type=float, default=12.0,
                    help="s of plant time (the quadrupeds reach a goal 2 m ahead in about 4 s "
@@ -370,6 +409,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--address", help="Ray cluster address (default: a local instance)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="config override for every run")
+    p.add_argument("--map-offset", type=float, default=0.0,
+                   help="m added to a terrain map's heights in the plant (not the planner's)")
+    p.add_argument("--map-noise", type=float, default=0.0,
+                   help="m, standard deviation of noise on a terrain map's samples in the plant")
     p.add_argument("--out", default="bench_results/terrain")
     args = p.parse_args(argv)
 
@@ -387,7 +430,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for config, terrain in pairs:
             load_config(config, args.set)
-            terrain_mod.parse(terrain)
+            terrain_mod.parse({"kind": "map", "file": terrain, "offset": args.map_offset,
+                               "noise": args.map_noise} if is_map(terrain) else terrain)
     except (UserError, terrain_mod.TerrainError) as e:
         print(f"eval_terrain: error: {e}", file=sys.stderr)
         return 2
@@ -412,10 +456,14 @@ def main(argv: list[str] | None = None) -> int:
     if not results:
         return 1
     rows = summarize(results)
+    goal_text = (f"{args.goal:g} m ahead" if args.goal is not None
+                 else "2 m ahead or the config's last waypoint")
     note = (f"Lockstep, {args.estimator} base state, {args.delay_ms:g} ms command delay, plans "
             f"in force {args.plan_latency_ms:g} ms after their state, plant model "
-            f"{args.plant_model}, goal {args.goal:g} m ahead (velocity mode: {args.speed:g} "
-            f"m/s for {args.goal:g} m), {args.duration:g} s, seeds {args.seeds}. Success: goal "
+            f"{args.plant_model}, goal {goal_text} (velocity mode: {args.speed:g} "
+            f"m/s for {args.goal or 2.0:g} m), {args.duration:g} s, seeds {args.seeds}"
+            + (f", map offset {args.map_offset:g} m, noise {args.map_noise:g} m"
+               if args.map_offset or args.map_noise else "") + ". Success: goal "
             f"within {GOAL_TOLERANCE} m by the truth, no fall, joints below {JOINT_TRIP:g} "
             "rad/s." + (f" Overrides: {', '.join(args.set)}." if args.set else ""))
     print(write_tables(rows, out, "terrain", note))

@@ -40,17 +40,19 @@ _ROUND = (int(mujoco.mjtGeom.mjGEOM_SPHERE), int(mujoco.mjtGeom.mjGEOM_CAPSULE))
 
 
 def contacts_covered(m: mujoco.MjModel, d: mujoco.MjData) -> bool:
-    """True if every active contact is a static plane against a sphere, capsule or box, or a
-    sphere or capsule against a sphere or capsule."""
+    """True if every active contact is a static plane against a sphere, capsule or box, a
+    static height field against a sphere or capsule, or a sphere or capsule against a sphere
+    or capsule."""
     for i in range(d.ncon):
         c = d.contact[i]
         if c.efc_address < 0:
             continue
         g1, g2 = c.geom
         t1, t2 = m.geom_type[g1], m.geom_type[g2]
-        plane = (t1 == mujoco.mjtGeom.mjGEOM_PLANE and m.body_weldid[m.geom_bodyid[g1]] == 0
-                 and t2 in _COVERED)
-        if not (plane or (t1 in _ROUND and t2 in _ROUND)):
+        static = m.body_weldid[m.geom_bodyid[g1]] == 0
+        plane = t1 == mujoco.mjtGeom.mjGEOM_PLANE and static and t2 in _COVERED
+        field = t1 == mujoco.mjtGeom.mjGEOM_HFIELD and static and t2 in _ROUND
+        if not (plane or field or (t1 in _ROUND and t2 in _ROUND)):
             return False
     return True
 

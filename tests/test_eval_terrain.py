@@ -75,3 +75,35 @@ def test_random_terrain_is_laid_out_anew_for_every_seed():
     ramp = eval_terrain.make_case("go2_hw", "ramp_up_5", 1, args)
     assert "terrain_seed" not in ramp and eval_terrain.seeded_terrain(ramp) == "ramp_up_5"
     assert ramp["threads"] == 2  # the config's planner.threads
+
+
+def test_a_map_file_is_a_terrain_with_its_offset_and_seeded_noise():
+    args = eval_terrain.argparse.Namespace(
+        threads=None, set=[], estimator="config", delay_ms=6.0, plan_latency_ms=20.0,
+        plant_model="reference", goal=None, speed=0.3, duration=10.0, map_offset=0.02,
+        map_noise=0.01)
+    path = "configs/maps/stairs_12cm.yaml"
+    cases = [eval_terrain.make_case("go2_hw_stairs", path, s, args) for s in (0, 1)]
+    ground = [eval_terrain.seeded_terrain(c) for c in cases]
+    assert [g["seed"] for g in ground] == [0, 1]
+    assert ground[0]["kind"] == "map" and ground[0]["offset"] == 0.02
+    assert Path(ground[0]["file"]).is_absolute()
+    # a config with waypoints walks them and is judged at the last one
+    from mpc.app.config import load_config
+
+    cfg = load_config("go2_hw_stairs")
+    assert cases[0]["goal"] is None
+    assert "task.goal" not in " ".join(eval_terrain.case_overrides(cases[0]))
+    assert list(eval_terrain.goal_of(cases[0], cfg)) == [4.6, 0.0]
+    flat = eval_terrain.make_case("go2_hw", "flat", 0, args)
+    assert flat["goal"] == 2.0 and "map" not in flat
+
+
+def test_a_bad_map_exits_2_with_one_line(tmp_path, capsys):
+    np.save(tmp_path / "h.npy", np.zeros((4, 4)))
+    (tmp_path / "m.yaml").write_text("heights: h.npy\nresolution: 0\n")
+    assert eval_terrain.main(["--configs", "go2_hw_stairs", "--terrains",
+                              str(tmp_path / "m.yaml"), "--engine", "serial", "--out",
+                              str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "resolution must be > 0" in err and len(err.splitlines()) == 1

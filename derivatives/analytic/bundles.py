@@ -26,7 +26,8 @@ from numba.experimental import structref
 
 #: Scalars of the model bundle's ``params`` array.
 P_TIMESTEP, P_GRAVITY, P_IMPRATIO, P_IMPLICITFAST, P_ACTUATION = 0, 1, 4, 5, 6
-NPARAMS = 7
+P_CCD_TOLERANCE = 7
+NPARAMS = 8
 
 MODEL_FIELDS = (
     "body_parentid", "body_rootid", "body_dofadr", "body_dofnum", "body_subtree_end",
@@ -36,7 +37,8 @@ MODEL_FIELDS = (
     "geom_static", "dof_frictionloss", "actuator_dof", "actuator_gear", "actuator_gainprm",
     "actuator_biasprm", "ctrl_lo", "ctrl_hi", "force_lo", "force_hi", "passive_dq", "passive_dv",
     "damping", "sensor_type", "sensor_objtype", "sensor_objid", "sensor_bodyid", "sensor_adr",
-    "sensor_dim", "sensor_cutoff", "params",
+    "sensor_dim", "sensor_cutoff", "geom_dataid", "hfield_size", "hfield_nrow", "hfield_ncol",
+    "hfield_adr", "hfield_data", "params",
 )
 #: MjData's fixed-address arrays, read from the MjData itself.
 FIXED_FIELDS = (

@@ -1,4 +1,5 @@
-"""Configuration derivatives of contact Jacobians: plane against sphere, capsule end or box corner.
+"""Configuration derivatives of contact Jacobians: planes and height fields against spheres,
+capsules (and box corners on planes), and spheres and capsules against each other.
 
 A contact between a static plane (geom 1, normal n) and a point-like feature of a body b
 (sphere centre, capsule end centre, box corner c, with radius r = 0 for a corner) sits at
@@ -23,8 +24,14 @@ transposed product Jᵀf is the wrench W = (τ + (p − c₀) × F, F) of the co
 cdof_k · dW for dofs that j does not turn and cdof_k · (dW − s ×* W) for those it turns.
 
 Contacts between two spheres or capsules (self-collisions; either may be static) are
-differentiated by :func:`_pair_derivatives`: both bodies move, so the normal turns and the
-contact point slides along both surfaces (see there).
+differentiated by :func:`_round_pair`: both bodies move, so the normal turns and the contact
+point slides along both surfaces (see there).
+
+A static height field's contact with a sphere or capsule comes from one face, edge or vertex
+of one of its prisms (:mod:`.hfield` finds which, and checks that it reproduces MuJoCo's
+contact): a face is the plane case with that face's fixed normal and a frame that does not
+turn (MuJoCo gives height-field contacts no tangent hint), an edge or a vertex the pair case
+with a static segment or point of zero radius on the field's side.
 """
 
 from __future__ import annotations
@@ -32,7 +39,16 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from derivatives.analytic.bundles import P_CCD_TOLERANCE
 from derivatives.analytic.constraint import CONTACT_PYRAMIDAL
+from derivatives.analytic.hfield import (
+    EDGE,
+    FACE,
+    HFIELD,
+    MATCHED,
+    TOLERANCE,
+    hfield_feature,
+)
 from derivatives.analytic.spatial import (
     FASTMATH,
     axpy6,
@@ -49,6 +65,8 @@ from derivatives.analytic.spatial import (
 )
 
 PLANE, SPHERE, CAPSULE, BOX = 0, 2, 3, 6
+#: What :func:`contact_jacobian_derivatives` returns about the contacts' geometry.
+GEOMETRY_OK, GEOMETRY_SINGULAR, GEOMETRY_NOT_REPRODUCED = 0, 1, 2
 
 
 #: Below this ‖ℓ₁ × ℓ₂‖² / (‖ℓ₁‖² ‖ℓ₂‖²) two capsules count as parallel: MuJoCo switches to
@@ -59,11 +77,14 @@ PARALLEL = 1e-10
 
 @njit(cache=True, nogil=True)
 def contact_supported(geom_type, geom_static, g1, g2):
-    """True if the pair (g1, g2) is a static plane against a sphere, capsule or box, or a
-    sphere or capsule against a sphere or capsule."""
+    """True if the pair (g1, g2) is a static plane against a sphere, capsule or box, a static
+    height field against a sphere or capsule, or a sphere or capsule against a sphere or
+    capsule."""
     t1, t2 = geom_type[g1], geom_type[g2]
     if t1 == PLANE:
         return geom_static[g1] == 1 and geom_static[g2] == 0 and t2 in (SPHERE, CAPSULE, BOX)
+    if t1 == HFIELD:
+        return geom_static[g1] == 1 and geom_static[g2] == 0 and t2 in (SPHERE, CAPSULE)
     return t1 in (SPHERE, CAPSULE) and t2 in (SPHERE, CAPSULE)
 
 
@@ -243,11 +264,34 @@ def _relative_rows(s, moved1, moved2, p1, p2, v1, v2, rel1, rel2, dp, nrm, t1, t
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
 def _pair_derivatives(m, d, efc, djtf, c, chain, index, prefix):
     """Contact c between two spheres or capsules (either may be static): its columns of
-    ``efc.dja``, ``efc.djv`` and its part of djtf += ∂(Jᵀf)/∂q. False if its geometry is
-    singular (parallel capsules, coincident witness points).
+    ``efc.dja``, ``efc.djv`` and its part of djtf += ∂(Jᵀf)/∂q (:func:`_round_pair`). False if
+    its geometry is singular (parallel capsules, coincident witness points)."""
+    geom_type = m.geom_type
+    geom_size = m.geom_size
+    g1 = d.contact_geom[c, 0]
+    g2 = d.contact_geom[c, 1]
+    capsule1 = geom_type[g1] == CAPSULE
+    capsule2 = geom_type[g2] == CAPSULE
+    cc1, a1 = _segment(geom_type, geom_size, d.geom_xpos, d.geom_xmat, g1)
+    cc2, a2 = _segment(geom_type, geom_size, d.geom_xpos, d.geom_xmat, g2)
+    x1, x2, ma, _, mc, det = _witness_parameters(cc1, a1, cc2, a2, capsule1, capsule2)
+    if capsule1 and capsule2 and det <= PARALLEL * ma * mc:
+        return False
+    return _round_pair(m, d, efc, djtf, c, chain, index, prefix, cc1, a1, x1,
+                       capsule1 and -1.0 < x1 < 1.0, geom_size[g1, 0], cc2, a2, x2,
+                       capsule2 and -1.0 < x2 < 1.0)
 
-    Geom gᵢ (i = 1, 2) on body bᵢ has a core segment cᵢ ± ℓᵢ (sphere: ℓᵢ = 0) and radius rᵢ;
-    MuJoCo's contact joins the witness points wᵢ = cᵢ + xᵢ ℓᵢ (:func:`_witness_parameters`):
+
+@njit(cache=True, nogil=True, fastmath=FASTMATH)
+def _round_pair(m, d, efc, djtf, c, chain, index, prefix, cc1, a1, x1, free1, r1, cc2, a2, x2,
+                free2):
+    """Contact c between round features of two bodies: its columns of ``efc.dja``,
+    ``efc.djv`` and its part of djtf += ∂(Jᵀf)/∂q. False if the witness points coincide.
+
+    Side i = 1, 2 (body bᵢ of geom i of the contact) is a segment cᵢ ± ℓᵢ (a point: ℓᵢ = 0)
+    of radius rᵢ (r₂ the geom's size; r₁ given: a height field's edge or vertex has r₁ = 0);
+    MuJoCo's contact joins the witness points wᵢ = cᵢ + xᵢ ℓᵢ (for two geoms,
+    :func:`_witness_parameters`; parameter i is free if 0 < |xᵢ| < 1 is not clipped):
     e = w₂ − w₁, L = ‖e‖, n = e / L, dist = L − r₁ − r₂, p = w₁ + n (r₁ + dist/2), frame
     (n, t₁, t₂) with t₁ = normalize(y − n (n·y)), t₂ = n × t₁ and y = e_y if |n_y| < 1/2 else
     e_z (``mju_makeFrame``). The Jacobian rows are R (Jₚ(b₂, p) − Jₚ(b₁, p); J_ω(b₂) − J_ω(b₁)).
@@ -267,7 +311,6 @@ def _pair_derivatives(m, d, efc, djtf, c, chain, index, prefix):
     dWᵢ = (dτ + dp × F + (p − c₀ᵢ) × dF, dF), dF = dRᵀ f_t, dτ = dRᵀ f_r. Dofs in both chains
     (same tree) read W₂ − W₁ = 0 and are skipped.
     """
-    geom_type = m.geom_type
     geom_size = m.geom_size
     geom_bodyid = m.geom_bodyid
     body_rootid = m.body_rootid
@@ -285,29 +328,23 @@ def _pair_derivatives(m, d, efc, djtf, c, chain, index, prefix):
     g2 = contact_geom[c, 1]
     b1 = geom_bodyid[g1]
     b2 = geom_bodyid[g2]
+
+    # --- geometry -----------------------------------------------------------------------------
+    ma = dot3(a1, a1)
+    mb = -dot3(a1, a2)
+    mc = dot3(a2, a2)
+    det = ma * mc - mb * mb
+    w1 = _axpy3(cc1, x1, a1)
+    w2 = _axpy3(cc2, x2, a2)
+    e = _sub3(w2, w1)
+    length = np.sqrt(dot3(e, e))
+    if length < 1e-12:
+        return False
     n1 = _body_side(m, d, b1, 0, chain, index, prefix)
     n2 = _body_side(m, d, b2, 1, chain, index, prefix)
     same_tree = body_rootid[b1] == body_rootid[b2]
     c01 = row3(subtree_com, body_rootid[b1])
     c02 = row3(subtree_com, body_rootid[b2])
-
-    # --- geometry -----------------------------------------------------------------------------
-    capsule1 = geom_type[g1] == CAPSULE
-    capsule2 = geom_type[g2] == CAPSULE
-    cc1, a1 = _segment(geom_type, geom_size, d.geom_xpos, d.geom_xmat, g1)
-    cc2, a2 = _segment(geom_type, geom_size, d.geom_xpos, d.geom_xmat, g2)
-    x1, x2, ma, mb, mc, det = _witness_parameters(cc1, a1, cc2, a2, capsule1, capsule2)
-    free1 = capsule1 and -1.0 < x1 < 1.0
-    free2 = capsule2 and -1.0 < x2 < 1.0
-    ok = not (capsule1 and capsule2 and det <= PARALLEL * ma * mc)
-    w1 = _axpy3(cc1, x1, a1)
-    w2 = _axpy3(cc2, x2, a2)
-    e = _sub3(w2, w1)
-    length = np.sqrt(dot3(e, e))
-    if length < 1e-12 or not ok:
-        _clear_pair(chain, index, n1, n2)
-        return False
-    r1 = geom_size[g1, 0]
     lift = r1 + 0.5 * (length - r1 - geom_size[g2, 0])
     nrm = (contact_frame[c, 0], contact_frame[c, 1], contact_frame[c, 2])
     t1 = (contact_frame[c, 3], contact_frame[c, 4], contact_frame[c, 5])
@@ -425,39 +462,137 @@ def _clear_pair(chain, index, n1, n2):
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
+def _plane_rows(m, d, efc, djtf, c, radius, rotating, chain, prefix_a, prefix_v):
+    """Contact c of a static plane (or a height field's face: a plane of fixed normal) with a
+    point-like feature of radius ``radius`` of a body: its columns of ``efc.dja``, ``efc.djv``
+    and its part of djtf += ∂(Jᵀf)/∂q (see the module doc). ``rotating``: MuJoCo turns the
+    frame's first tangent with the capsule's axis and the cone can tell. False if that frame
+    is singular (the capsule within a millidegree of upright)."""
+    dof_parentid = m.dof_parentid
+    dof_group_start = m.dof_group_start
+    body_chain_end = m.body_chain_end
+    body_rootid = m.body_rootid
+    cdof = d.cdof
+    qacc = d.qacc
+    qvel = d.qvel
+    fr = d.contact_friction
+    contact_frame = d.contact_frame
+    dja = efc.dja
+    djv = efc.djv
+    adr = efc.contact_adr[c]
+    dim = efc.contact_dim[c]
+    pyramidal = d.efc_type[adr] == CONTACT_PYRAMIDAL
+    g2 = d.contact_geom[c, 1]
+    zero3 = (0.0, 0.0, 0.0)
+    b = m.geom_bodyid[g2]
+    n = _chain_of(b, body_chain_end, dof_parentid, chain)
+    c0 = row3(d.subtree_com, body_rootid[b])
+    va = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    vv = va
+    store6(prefix_a, 0, va)
+    store6(prefix_v, 0, vv)
+    for i in range(n):
+        k = chain[i]
+        ck = row6(cdof, k)
+        va = axpy6(va, qacc[k], ck)
+        vv = axpy6(vv, qvel[k], ck)
+        store6(prefix_a, i + 1, va)
+        store6(prefix_v, i + 1, vv)
+    nrm = (contact_frame[c, 0], contact_frame[c, 1], contact_frame[c, 2])
+    t1 = (contact_frame[c, 3], contact_frame[c, 4], contact_frame[c, 5])
+    t2 = (contact_frame[c, 6], contact_frame[c, 7], contact_frame[c, 8])
+    p = row3(d.contact_pos, c)
+    lift = radius + 0.5 * d.efc_pos[adr]
+    rel = (p[0] - c0[0], p[1] - c0[1], p[2] - c0[2])
+    crel = (rel[0] + nrm[0] * lift, rel[1] + nrm[1] * lift, rel[2] + nrm[2] * lift)
+    perp = 1.0
+    axis = zero3
+    if rotating:
+        geom_xmat = d.geom_xmat
+        axis = (geom_xmat[g2, 2], geom_xmat[g2, 5], geom_xmat[g2, 8])
+        na = dot3(nrm, axis)
+        perp = np.sqrt(max(1.0 - na * na, 0.0))
+        if perp < 1e-5:
+            return False
+
+    f0, f1, f2, f3, f4, f5 = _frame_force(efc.force, adr, dim, pyramidal, fr, c)
+    frc = (nrm[0] * f0 + t1[0] * f1 + t2[0] * f2, nrm[1] * f0 + t1[1] * f1 + t2[1] * f2,
+           nrm[2] * f0 + t1[2] * f1 + t2[2] * f2)
+    trq = (nrm[0] * f3 + t1[0] * f4 + t2[0] * f5, nrm[1] * f3 + t1[1] * f4 + t2[1] * f5,
+           nrm[2] * f3 + t1[2] * f4 + t2[2] * f5)
+    moment = cross3(rel, frc)
+    wrench = (trq[0] + moment[0], trq[1] + moment[1], trq[2] + moment[2], frc[0], frc[1],
+              frc[2])
+    vp_a = point_velocity(va, rel)
+    vp_v = point_velocity(vv, rel)
+
+    for i in range(n):
+        j = chain[i]
+        s = row6(cdof, j)
+        first = i - (j - dof_group_start[j])
+        # the point slides: dp = (I − n nᵀ/2) dc
+        dc = point_velocity(s, crel)
+        dn = 0.5 * dot3(nrm, dc)
+        dp = (dc[0] - nrm[0] * dn, dc[1] - nrm[1] * dn, dc[2] - nrm[2] * dn)
+        dt1 = zero3
+        dt2 = zero3
+        if rotating:
+            da = cross3((s[0], s[1], s[2]), axis)
+            nd = dot3(nrm, da)
+            da = (da[0] - nrm[0] * nd, da[1] - nrm[1] * nd, da[2] - nrm[2] * nd)
+            td = dot3(t1, da)
+            dt1 = ((da[0] - t1[0] * td) / perp, (da[1] - t1[1] * td) / perp,
+                   (da[2] - t1[2] * td) / perp)
+            dt2 = cross3(nrm, dt1)
+        d6a = _frame_rows(s, va, row6(prefix_a, first), rel, dp, nrm, t1, t2)
+        d6v = _frame_rows(s, vv, row6(prefix_v, first), rel, dp, nrm, t1, t2)
+        if rotating:
+            d6a = (d6a[0], d6a[1] + dot3(dt1, vp_a), d6a[2] + dot3(dt2, vp_a), d6a[3],
+                   d6a[4] + dt1[0] * va[0] + dt1[1] * va[1] + dt1[2] * va[2],
+                   d6a[5] + dt2[0] * va[0] + dt2[1] * va[1] + dt2[2] * va[2])
+            d6v = (d6v[0], d6v[1] + dot3(dt1, vp_v), d6v[2] + dot3(dt2, vp_v), d6v[3],
+                   d6v[4] + dt1[0] * vv[0] + dt1[1] * vv[1] + dt1[2] * vv[2],
+                   d6v[5] + dt2[0] * vv[0] + dt2[1] * vv[1] + dt2[2] * vv[2])
+        _store_rows(dja, j, d6a, adr, dim, pyramidal, fr, c)
+        _store_rows(djv, j, d6v, adr, dim, pyramidal, fr, c)
+
+        # dW = (dτ + dp × F + (p − c₀) × dF, dF) with dF = dRᵀ f_t, dτ = dRᵀ f_r
+        dfrc = (dt1[0] * f1 + dt2[0] * f2, dt1[1] * f1 + dt2[1] * f2,
+                dt1[2] * f1 + dt2[2] * f2)
+        dtrq = (dt1[0] * f4 + dt2[0] * f5, dt1[1] * f4 + dt2[1] * f5,
+                dt1[2] * f4 + dt2[2] * f5)
+        m1 = cross3(dp, frc)
+        m2 = cross3(rel, dfrc)
+        dwrench = (dtrq[0] + m1[0] + m2[0], dtrq[1] + m1[1] + m2[1],
+                   dtrq[2] + m1[2] + m2[2], dfrc[0], dfrc[1], dfrc[2])
+        # dofs that j turns read dW − s ×* W, the others dW
+        turned = sub6(dwrench, cross_force(s, wrench))
+        for i2 in range(n):
+            k = chain[i2]
+            djtf[k, j] += dot_row6(cdof, k, turned if i2 >= first else dwrench)
+    return True
+
+
+@njit(cache=True, nogil=True, fastmath=FASTMATH)
 def contact_jacobian_derivatives(m, d, efc, djtf):
     """``efc.dja`` = (∂J/∂q) a, ``efc.djv`` = (∂J/∂q) v (nefc, nv; rows of other constraints
     untouched) and djtf += ∂(Jᵀf)/∂q with f = ``efc.force`` fixed (nv, nv), for all contacts
     (a = ``d.qacc``, v = ``d.qvel``).
 
-    Returns the index of a contact whose geometry is singular (a capsule within a millidegree
-    of upright on a plane under a pyramidal or anisotropic cone, where MuJoCo's frame itself
-    jumps; two parallel capsules; coincident centres), else −1.
+    Returns (status, contact): (GEOMETRY_OK, −1), or the first contact that is not
+    differentiated and why: GEOMETRY_SINGULAR (a capsule within a millidegree of upright on a
+    plane under a pyramidal or anisotropic cone, where MuJoCo's frame itself jumps; two
+    parallel capsules; coincident centres) or GEOMETRY_NOT_REPRODUCED (a height-field contact
+    that no prism's exact closest points reproduce: :mod:`.hfield`).
     """
-    dof_parentid = m.dof_parentid
-    dof_group_start = m.dof_group_start
-    body_chain_end = m.body_chain_end
-    body_rootid = m.body_rootid
     geom_type = m.geom_type
-    geom_bodyid = m.geom_bodyid
     geom_size = m.geom_size
-    geom_xmat = d.geom_xmat
-    cdof = d.cdof
-    subtree_com = d.subtree_com
-    qacc = d.qacc
-    qvel = d.qvel
-    efc_type = d.efc_type
-    efc_pos = d.efc_pos
-    efc_force = efc.force
     contact_geom = d.contact_geom
-    contact_pos = d.contact_pos
-    contact_frame = d.contact_frame
     contact_friction = d.contact_friction
     contact_adr = efc.contact_adr
     contact_dim = efc.contact_dim
-    dja = efc.dja
-    djv = efc.djv
-    nv = cdof.shape[0]
+    efc_type = d.efc_type
+    nv = d.cdof.shape[0]
     chain = np.empty(nv, dtype=np.int64)
     # prefix sums of cdof_k a_k and cdof_k v_k along the chain: the motion of the dofs before
     # each one (what it does not turn)
@@ -468,109 +603,45 @@ def contact_jacobian_derivatives(m, d, efc, djtf):
     pair_chain = np.empty((2, nv), dtype=np.int64)
     pair_index = np.full((2, nv), -1, dtype=np.int64)
     pair_prefix = np.empty((2, 2, nv + 1, 6))
-    zero3 = (0.0, 0.0, 0.0)
+    verts = np.empty((6, 3))
+    # MuJoCo's contact for a sphere centre inside a prism comes from EPA (see .hfield)
+    deep_tolerance = np.sqrt(m.params[P_CCD_TOLERANCE])
     for c in range(contact_adr.shape[0]):
         adr = contact_adr[c]
         if adr < 0:
             continue
-        dim = contact_dim[c]
-        pyramidal = efc_type[adr] == CONTACT_PYRAMIDAL
+        g1 = contact_geom[c, 0]
         g2 = contact_geom[c, 1]
-        if geom_type[contact_geom[c, 0]] != PLANE:
-            if not _pair_derivatives(m, d, efc, djtf, c, pair_chain, pair_index, pair_prefix):
-                return c
-            continue
-        b = geom_bodyid[g2]
-        n = _chain_of(b, body_chain_end, dof_parentid, chain)
-        c0 = row3(subtree_com, body_rootid[b])
-        va = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-        vv = va
-        store6(prefix_a, 0, va)
-        store6(prefix_v, 0, vv)
-        for i in range(n):
-            k = chain[i]
-            ck = row6(cdof, k)
-            va = axpy6(va, qacc[k], ck)
-            vv = axpy6(vv, qvel[k], ck)
-            store6(prefix_a, i + 1, va)
-            store6(prefix_v, i + 1, vv)
-        nrm = (contact_frame[c, 0], contact_frame[c, 1], contact_frame[c, 2])
-        t1 = (contact_frame[c, 3], contact_frame[c, 4], contact_frame[c, 5])
-        t2 = (contact_frame[c, 6], contact_frame[c, 7], contact_frame[c, 8])
-        p = row3(contact_pos, c)
-        dist = efc_pos[adr]
-        radius = geom_size[g2, 0] if geom_type[g2] != BOX else 0.0
-        lift = radius + 0.5 * dist
-        rel = (p[0] - c0[0], p[1] - c0[1], p[2] - c0[2])
-        crel = (rel[0] + nrm[0] * lift, rel[1] + nrm[1] * lift, rel[2] + nrm[2] * lift)
-        # the turning frame matters to pyramids and anisotropic friction only; for isotropic
-        # elliptic cones it cancels exactly, and leaving it out avoids 1/‖ℓ − n (n·ℓ)‖ for a
-        # capsule standing upright
-        fr = contact_friction
-        rotating = geom_type[g2] == CAPSULE and dim > 1 and (
-            pyramidal or fr[c, 0] != fr[c, 1] or (dim == 6 and fr[c, 3] != fr[c, 4]))
-        perp = 1.0
-        axis = zero3
-        if rotating:
-            axis = (geom_xmat[g2, 2], geom_xmat[g2, 5], geom_xmat[g2, 8])
-            na = dot3(nrm, axis)
-            perp = np.sqrt(max(1.0 - na * na, 0.0))
-            if perp < 1e-5:
-                return c
-
-        f0, f1, f2, f3, f4, f5 = _frame_force(efc_force, adr, dim, pyramidal, fr, c)
-        frc = (nrm[0] * f0 + t1[0] * f1 + t2[0] * f2, nrm[1] * f0 + t1[1] * f1 + t2[1] * f2,
-               nrm[2] * f0 + t1[2] * f1 + t2[2] * f2)
-        trq = (nrm[0] * f3 + t1[0] * f4 + t2[0] * f5, nrm[1] * f3 + t1[1] * f4 + t2[1] * f5,
-               nrm[2] * f3 + t1[2] * f4 + t2[2] * f5)
-        moment = cross3(rel, frc)
-        wrench = (trq[0] + moment[0], trq[1] + moment[1], trq[2] + moment[2], frc[0], frc[1],
-                  frc[2])
-        vp_a = point_velocity(va, rel)
-        vp_v = point_velocity(vv, rel)
-
-        for i in range(n):
-            j = chain[i]
-            s = row6(cdof, j)
-            first = i - (j - dof_group_start[j])
-            # the point slides: dp = (I − n nᵀ/2) dc
-            dc = point_velocity(s, crel)
-            dn = 0.5 * dot3(nrm, dc)
-            dp = (dc[0] - nrm[0] * dn, dc[1] - nrm[1] * dn, dc[2] - nrm[2] * dn)
-            dt1 = zero3
-            dt2 = zero3
-            if rotating:
-                da = cross3((s[0], s[1], s[2]), axis)
-                nd = dot3(nrm, da)
-                da = (da[0] - nrm[0] * nd, da[1] - nrm[1] * nd, da[2] - nrm[2] * nd)
-                td = dot3(t1, da)
-                dt1 = ((da[0] - t1[0] * td) / perp, (da[1] - t1[1] * td) / perp,
-                       (da[2] - t1[2] * td) / perp)
-                dt2 = cross3(nrm, dt1)
-            d6a = _frame_rows(s, va, row6(prefix_a, first), rel, dp, nrm, t1, t2)
-            d6v = _frame_rows(s, vv, row6(prefix_v, first), rel, dp, nrm, t1, t2)
-            if rotating:
-                d6a = (d6a[0], d6a[1] + dot3(dt1, vp_a), d6a[2] + dot3(dt2, vp_a), d6a[3],
-                       d6a[4] + dt1[0] * va[0] + dt1[1] * va[1] + dt1[2] * va[2],
-                       d6a[5] + dt2[0] * va[0] + dt2[1] * va[1] + dt2[2] * va[2])
-                d6v = (d6v[0], d6v[1] + dot3(dt1, vp_v), d6v[2] + dot3(dt2, vp_v), d6v[3],
-                       d6v[4] + dt1[0] * vv[0] + dt1[1] * vv[1] + dt1[2] * vv[2],
-                       d6v[5] + dt2[0] * vv[0] + dt2[1] * vv[1] + dt2[2] * vv[2])
-            _store_rows(dja, j, d6a, adr, dim, pyramidal, fr, c)
-            _store_rows(djv, j, d6v, adr, dim, pyramidal, fr, c)
-
-            # dW = (dτ + dp × F + (p − c₀) × dF, dF) with dF = dRᵀ f_t, dτ = dRᵀ f_r
-            dfrc = (dt1[0] * f1 + dt2[0] * f2, dt1[1] * f1 + dt2[1] * f2,
-                    dt1[2] * f1 + dt2[2] * f2)
-            dtrq = (dt1[0] * f4 + dt2[0] * f5, dt1[1] * f4 + dt2[1] * f5,
-                    dt1[2] * f4 + dt2[2] * f5)
-            m1 = cross3(dp, frc)
-            m2 = cross3(rel, dfrc)
-            dwrench = (dtrq[0] + m1[0] + m2[0], dtrq[1] + m1[1] + m2[1],
-                       dtrq[2] + m1[2] + m2[2], dfrc[0], dfrc[1], dfrc[2])
-            # dofs that j turns read dW − s ×* W, the others dW
-            turned = sub6(dwrench, cross_force(s, wrench))
-            for i2 in range(n):
-                k = chain[i2]
-                djtf[k, j] += dot_row6(cdof, k, turned if i2 >= first else dwrench)
-    return -1
+        t1 = geom_type[g1]
+        if t1 == PLANE:
+            # the turning frame matters to pyramids and anisotropic friction only; for
+            # isotropic elliptic cones it cancels exactly, and leaving it out avoids
+            # 1/‖ℓ − n (n·ℓ)‖ for a capsule standing upright
+            fr = contact_friction
+            dim = contact_dim[c]
+            rotating = geom_type[g2] == CAPSULE and dim > 1 and (
+                efc_type[adr] == CONTACT_PYRAMIDAL or fr[c, 0] != fr[c, 1]
+                or (dim == 6 and fr[c, 3] != fr[c, 4]))
+            radius = geom_size[g2, 0] if geom_type[g2] != BOX else 0.0
+            if not _plane_rows(m, d, efc, djtf, c, radius, rotating, chain, prefix_a,
+                               prefix_v):
+                return GEOMETRY_SINGULAR, c
+        elif t1 == HFIELD:
+            radius = geom_size[g2, 0]
+            status, kind, centre, half, x1, x2, free2 = hfield_feature(
+                m, d, c, d.efc_pos[adr], radius, TOLERANCE, deep_tolerance, verts)
+            if status != MATCHED:
+                return GEOMETRY_NOT_REPRODUCED, c
+            if kind == FACE:
+                # a plane of fixed normal; MuJoCo's frame has no tangent hint: fixed too
+                if not _plane_rows(m, d, efc, djtf, c, radius, False, chain, prefix_a,
+                                   prefix_v):
+                    return GEOMETRY_SINGULAR, c
+            else:
+                cc2, a2 = _segment(geom_type, geom_size, d.geom_xpos, d.geom_xmat, g2)
+                if not _round_pair(m, d, efc, djtf, c, pair_chain, pair_index, pair_prefix,
+                                   centre, half, x1, kind == EDGE, 0.0, cc2, a2, x2, free2):
+                    return GEOMETRY_SINGULAR, c
+        elif not _pair_derivatives(m, d, efc, djtf, c, pair_chain, pair_index, pair_prefix):
+            return GEOMETRY_SINGULAR, c
+    return GEOMETRY_OK, -1

@@ -22,6 +22,8 @@ from derivatives.analytic.constraint import (
     impedance_terms,
 )
 from derivatives.analytic.contact_jacobian import (
+    GEOMETRY_NOT_REPRODUCED,
+    GEOMETRY_OK,
     contact_jacobian_derivatives,
     contact_supported,
 )
@@ -31,7 +33,7 @@ from derivatives.analytic.sensor import sensor_jacobians
 from derivatives.analytic.step import discrete_jacobians, integration_matrix
 
 OK, UNSUPPORTED_CONTACT, NOT_POSITIVE_DEFINITE, NOT_FINITE, SINGULAR_FRAME = 0, 1, 2, 3, 4
-APPLIED_FORCES = 5
+APPLIED_FORCES, HFIELD_NOT_REPRODUCED = 5, 6
 
 
 @njit(cache=True, nogil=True)
@@ -63,8 +65,9 @@ def linearize_knot(m, d, A, B, C, D, with_sensors, info):
     fields pointing at this pass's constraints and contacts); returns a status:
     OK, UNSUPPORTED_CONTACT (a contact the recipe does not cover is active; its index goes to
     ``info[0]``), SINGULAR_FRAME (a contact's geometry is singular: an upright capsule's
-    turning friction frame, parallel capsules; index in ``info[0]``), NOT_POSITIVE_DEFINITE,
-    NOT_FINITE (a result is not finite) or
+    turning friction frame, parallel capsules; index in ``info[0]``), HFIELD_NOT_REPRODUCED
+    (a height-field contact no prism's exact closest points reproduce, :mod:`.hfield`; index
+    in ``info[0]``), NOT_POSITIVE_DEFINITE, NOT_FINITE (a result is not finite) or
     APPLIED_FORCES (``xfrc_applied`` is set: its configuration derivative is not covered)."""
     nv = d.qvel.shape[0]
     nu = d.ctrl.shape[0]
@@ -121,10 +124,10 @@ def linearize_knot(m, d, A, B, C, D, with_sensors, info):
 
     # --- constraint terms ---------------------------------------------------------------------
     djtf = np.zeros((nv, nv))
-    singular = contact_jacobian_derivatives(m, d, efc, djtf)
-    if singular >= 0:
-        info[0] = singular
-        return SINGULAR_FRAME
+    geometry, contact = contact_jacobian_derivatives(m, d, efc, djtf)
+    if geometry != GEOMETRY_OK:
+        info[0] = contact
+        return HFIELD_NOT_REPRODUCED if geometry == GEOMETRY_NOT_REPRODUCED else SINGULAR_FRAME
     for i in range(nv):
         for k in range(nv):
             rhs[i, k] += djtf[i, k]

@@ -13,13 +13,17 @@ announced once with an :class:`AnalyticFallbackWarning`:
 
 * the whole model, if :func:`.gate.unsupported_features` names anything;
 * one knot, if a contact the recipe does not cover is active there (a geometry other than
-  sphere, capsule or box against a static plane, a pair of moving geometries other than
-  spheres and capsules), if a contact's geometry is singular (an upright capsule on a plane
-  under a pyramidal cone, parallel capsules), if ``xfrc_applied`` is set, if a system matrix is
-  not positive definite or if a result is not finite.
+  sphere, capsule or box against a static plane or sphere and capsule against a static height
+  field, a pair of moving geometries other than spheres and capsules), if a contact's
+  geometry is singular (an upright capsule on a plane under a pyramidal cone, parallel
+  capsules), if a height-field contact is not reproduced by the exact geometry
+  (:mod:`.hfield`), if ``xfrc_applied`` is set, if a system
+  matrix is not positive definite or if a result is not finite.
 
 The model's constants (masses, actuator and sensor parameters, ...) are read when the provider
-is built: build a new one after changing them. Its options (timestep, gravity, integrator,
+is built: build a new one after changing them. Height-field samples are the exception: the
+kernels read the model's ``hfield_data`` itself, so heights changed in place take effect at
+the next call (sizes and grid dimensions are constants). Its options (timestep, gravity, integrator,
 cone, flags, ...) are checked at every call and the provider reconfigures itself when they
 changed; solver settings (tolerance, iterations) take effect at each forward pass anyway.
 """
@@ -44,6 +48,7 @@ from derivatives.analytic.bundles import (
     MODEL_FIELDS,
     NPARAMS,
     P_ACTUATION,
+    P_CCD_TOLERANCE,
     P_GRAVITY,
     P_IMPLICITFAST,
     P_IMPRATIO,
@@ -55,6 +60,7 @@ from derivatives.analytic.bundles import (
 from derivatives.analytic.horizon import linearize_knots, linearize_state
 from derivatives.analytic.knot import (
     APPLIED_FORCES,
+    HFIELD_NOT_REPRODUCED,
     NOT_FINITE,
     OK,
     SINGULAR_FRAME,
@@ -124,6 +130,7 @@ def model_tables(m: mujoco.MjModel) -> dict[str, np.ndarray]:
     params[P_IMPRATIO] = m.opt.impratio
     params[P_IMPLICITFAST] = float(implicitfast)
     params[P_ACTUATION] = float(not off(_D.mjDSBL_ACTUATION))
+    params[P_CCD_TOLERANCE] = m.opt.ccd_tolerance
 
     values = (
         t.body_parentid, t.body_rootid, t.body_dofadr, t.body_dofnum, t.body_subtree_end,
@@ -137,7 +144,8 @@ def model_tables(m: mujoco.MjModel) -> dict[str, np.ndarray]:
         bias, ctrl_lo, ctrl_hi, force_lo, force_hi, passive_dq, passive_dv, damping,
         m.sensor_type.astype(i64), m.sensor_objtype.astype(i64), m.sensor_objid.astype(i64),
         sensor_bodyid, m.sensor_adr.astype(i64), m.sensor_dim.astype(i64), sensor_cutoff,
-        params,
+        m.geom_dataid.astype(i64), m.hfield_size.copy(), m.hfield_nrow.astype(i64),
+        m.hfield_ncol.astype(i64), m.hfield_adr.astype(i64), m.hfield_data, params,
     )
     return dict(zip(MODEL_FIELDS, values, strict=True))
 
@@ -145,8 +153,8 @@ def model_tables(m: mujoco.MjModel) -> dict[str, np.ndarray]:
 def _options(o, gravity: np.ndarray) -> tuple:
     """The options (``mjModel.opt`` and a view of its gravity) the tables and gate depend on."""
     return (o.timestep, o.integrator, o.cone, o.jacobian, o.disableflags, o.enableflags,
-            o.noslip_iterations, o.impratio, o.density, o.viscosity, gravity[0], gravity[1],
-            gravity[2])
+            o.noslip_iterations, o.impratio, o.density, o.viscosity, o.ccd_tolerance,
+            gravity[0], gravity[1], gravity[2])
 
 
 class _Worker:
@@ -337,6 +345,13 @@ class AnalyticProvider(DerivativeProvider):
             message = (f"a {pair} contact's geometry is singular (an upright capsule on the "
                        "floor under a pyramidal or anisotropic cone, where MuJoCo's contact "
                        "frame turns discontinuously, or parallel capsules)")
+        elif status == HFIELD_NOT_REPRODUCED:
+            geoms = data.contact.geom[info]
+            pair = "-".join(mujoco.mjtGeom(m.geom_type[g]).name[7:].lower() for g in geoms)
+            reason = f"{pair} contact not reproduced"
+            message = (f"a {pair} contact does not match the exact closest points of any of "
+                       "the height field's prisms (a sphere centre or capsule axis inside the "
+                       "field, a capsule parallel to a face or an edge, or nativeccd disabled)")
         elif status == APPLIED_FORCES:
             reason = "xfrc_applied"
             message = "xfrc_applied is not covered by the analytic derivatives"

@@ -233,6 +233,7 @@ def load_config(name: str, overrides: list[str] | None = None) -> Config:
         raise ConfigError(f"{path}: missing required key 'robot' (state it, or extend a "
                           f"config that does: extends: NAME)")
     robot_section(data, Path.cwd())  # --set robot=NAME, or robot.overlay relative to here
+    map_files(data, Path.cwd())  # --set task.map=FILE relative to here
     return validate(data, str(path))
 
 
@@ -249,6 +250,7 @@ def read_config_tree(path: Path, _chain: tuple[Path, ...] = ()) -> dict:
     """
     data = read_yaml(path)
     robot_section(data, path.parent)
+    map_files(data, path.parent)
     parent = data.pop("extends", None)
     if parent is None:
         return data
@@ -285,6 +287,25 @@ def robot_section(data: dict, folder: Path) -> None:
         path = Path(robot["overlay"]).expanduser()
         data["robot"] = {**robot, "overlay": str(path if path.is_absolute() else
                                                  (folder / path).resolve())}
+
+
+def map_files(data: dict, folder: Path) -> None:
+    """A relative terrain map file (``task.map``, ``plant.terrain``'s ``{kind: map, file}``)
+    made absolute from ``folder`` (the folder of the file that names it)."""
+
+    def absolute(name):
+        if not isinstance(name, str) or not name:
+            return name
+        path = Path(name).expanduser()
+        return str(path if path.is_absolute() else (folder / path).resolve())
+
+    task, plant = data.get("task"), data.get("plant")
+    if isinstance(task, dict) and "map" in task:
+        task["map"] = absolute(task["map"])
+    terrain = plant.get("terrain") if isinstance(plant, dict) else None
+    for feature in terrain if isinstance(terrain, list) else [terrain]:
+        if isinstance(feature, dict) and feature.get("kind") == "map" and "file" in feature:
+            feature["file"] = absolute(feature["file"])
 
 
 def merge_sections(base: dict, over: dict) -> dict:

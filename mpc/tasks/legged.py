@@ -61,7 +61,8 @@ import mujoco
 import numpy as np
 
 from mpc.tasks.gait import Gait, GaitClock, SpeedGait, step_height
-from mpc.tasks.ground import GroundFit, up_axis
+from mpc.tasks.ground import GroundFit, GroundPlane, up_axis
+from mpc.tasks.map_ground import MapGround
 from mpc.tasks.task_base import CostTerm, Task, weighted_terms
 from mpc.tasks.velocity import VELOCITY_MODE_RANGES, VelocityMode, VelocityReference
 from robots.info import RobotInfo
@@ -118,7 +119,8 @@ class LeggedTask(VelocityMode, Task):
         "weights": {"min": 0.0, "max": 1e6},
         "slope_follow": {"min": 0.0, "max": 1.0},
         "ground_prior": {"gt": 0.0, "max": 10.0},
-        "ground": {"choices": ("level", "fit")},
+        "ground": {"choices": ("level", "fit", "map")},
+        "map_clearance": {"min": 0.0, "max": 0.5},
         **VELOCITY_MODE_RANGES,
     }
     #: Terms whose affine part depends on :attr:`ground`: rebuilt when it changes.
@@ -134,7 +136,8 @@ class LeggedTask(VelocityMode, Task):
                  weights: dict | None = None, mode: str = "goal", lead: float = 0.2,
                  cadence_gain: float = 1.0, max_cadence: float = 3.5, lift_gain: float = 0.03,
                  max_lift: float = 0.08, hip_radius: float = 0.25, stand_speed: float = 0.05,
-                 ground: str = "level", ground_prior: float = 0.01, slope_follow: float = 0.5):
+                 ground: str = "level", ground_prior: float = 0.01, slope_follow: float = 0.5,
+                 map: str | None = None, map_clearance: float = 0.05):
         """``gait``: a name of :attr:`GAITS`, its ``duty``, ``cadence`` (Hz) and
         ``step_height`` (m) replaced where given. ``goal``: [x, y] or waypoints [[x, y], ...];
         ``hold_time`` (s): hold the start position until then. ``height`` (m): the base over
@@ -146,11 +149,24 @@ class LeggedTask(VelocityMode, Task):
         (the default: the plane z = 0, fixed) or ``fit`` (blind terrain: the plane under the
         standing feet, :mod:`mpc.tasks.ground`, with slope prior ``ground_prior`` λ in m²);
         ``slope_follow``: the fraction of the fitted ground's tilt the upright target
-        follows."""
+        follows. ``ground: map``: the terrain map of file ``map`` (:mod:`mpc.tasks.map_ground`;
+        or set one from code with :meth:`set_map`), ``map_clearance`` (m) the reach of its
+        swing-clearance targets."""
         super().__init__(robot)
-        if ground not in ("level", "fit"):
-            raise ValueError(f"unknown ground {ground!r}; choose from level, fit")
+        if ground not in ("level", "fit", "map"):
+            raise ValueError(f"unknown ground {ground!r}; choose from level, fit, map")
+        if map is not None and ground != "map":
+            raise ValueError(f"map is set but ground is {ground!r} (set ground: map)")
         self.ground_mode = ground
+        self.map_clearance = float(map_clearance)
+        #: The terrain map the task plans on (``ground: map``), else None.
+        self.map_ground: MapGround | None = None
+        self._model: mujoco.MjModel | None = None
+        if map is not None:
+            try:
+                self.map_ground = MapGround(map, self.map_clearance)
+            except ValueError as e:
+                raise ValueError(f"map: {e}") from None
         self.ground_prior = float(ground_prior)
         self.slope_follow = float(slope_follow)
         self.ground_fit: GroundFit | None = None
@@ -289,6 +305,28 @@ class LeggedTask(VelocityMode, Task):
         """With ``ground: fit`` the ground follows the footholds."""
         return self.ground_mode == "fit"
 
+    def set_map(self, terrain) -> None:
+        """Plan on ``terrain`` (a :class:`mpc.tasks.terrain_map.HeightMap` or a map file):
+        the library's way to give a task its map, before its planning model is built."""
+        if self.ground_mode != "map":
+            raise ValueError(f"set_map needs ground: map, the task's ground is "
+                             f"{self.ground_mode!r}")
+        if self._model is not None:
+            raise ValueError("set_map after the planning model was built")
+        self.map_ground = MapGround(terrain, self.map_clearance)
+
+    def add_terrain(self, spec: mujoco.MjSpec) -> None:
+        """The map into the planning model (``ground: map``)."""
+        if self.ground_mode == "map":
+            if self.map_ground is None:
+                raise ValueError("ground: map needs a map (task.map, or set_map)")
+            self.map_ground.add_to(spec)
+
+    def terrain_contacts(self, model: mujoco.MjModel) -> None:
+        """On a map, the feet alone touch it (:meth:`MapGround.feet_only`)."""
+        if self.map_ground is not None:
+            self.map_ground.feet_only(model, self.robot.feet)
+
     def _rebuild(self, names: tuple[str, ...]) -> None:
         """Rebuild the affine rows of the terms ``names`` (those the task has)."""
         rows = self.rows
@@ -319,6 +357,10 @@ class LeggedTask(VelocityMode, Task):
         the terms that depend on it (:attr:`GROUND_TERMS`). A foot outside
         :attr:`support_feet` (a quadruped's lifted pair on two legs) holds still in the air
         without a swing target: it is no foothold."""
+        if self.map_ground is not None:
+            self.ground = self.map_ground.plane_under(qpos[:2])
+            self._rebuild(("upright",))
+            return
         if self.ground_fit is None:
             return
         points, speed = self.feet(qpos, qvel)
@@ -343,7 +385,11 @@ class LeggedTask(VelocityMode, Task):
         c[:] = -up_axis(self.ground, self.slope_follow)
 
     def affine_height(self, model: mujoco.MjModel, G: np.ndarray, c: np.ndarray) -> None:
+        """p_z − mean_S(f_z) − h; on a map p_z − ρ − h (less the map at evaluation)."""
         G[0, self.sensor("base_pos").start + 2] = 1.0
+        if self.map_ground is not None:
+            c[0] = -self.height - self.foot_height
+            return
         feet = self.support_feet
         for i in feet:
             G[0, self.sensor(f"{self.robot.feet[i]}_pos").start + 2] -= 1.0 / len(feet)
@@ -354,8 +400,8 @@ class LeggedTask(VelocityMode, Task):
 
     def affine_gait(self, model: mujoco.MjModel, G: np.ndarray, c: np.ndarray) -> None:
         """f_z − g(f_x, f_y): the foot's height over the ground (mask, ρ and step target at
-        evaluation)."""
-        g = self.ground
+        evaluation); on a map f_z (less the map at evaluation)."""
+        g = self.ground if self.map_ground is None else GroundPlane()
         for i, foot in enumerate(self.robot.feet):
             start = self.sensor(f"{foot}_pos").start
             G[i, start : start + 3] = (-g.a1, -g.a2, 1.0)
@@ -429,6 +475,8 @@ class LeggedTask(VelocityMode, Task):
         rows = self.rows
         for name, target in self.targets(time).items():
             r[..., rows[name]] -= target
+        if self.map_ground is not None:
+            self._map_terms(sensordata, r, None)
         if "gait" in rows:
             step = self.swing_targets(time)
             gait = r[..., rows["gait"]]
@@ -439,11 +487,26 @@ class LeggedTask(VelocityMode, Task):
         time = np.asarray(time)
         shape = np.broadcast_shapes(np.shape(sensordata)[:-1], time.shape)
         J = np.broadcast_to(self.G, (*shape, *self.G.shape)).copy()
+        if self.map_ground is not None:
+            self._map_terms(np.broadcast_to(sensordata, (*shape, self.G.shape[1])), None, J)
         gait = self.rows.get("gait")
         if gait is not None:
             swing = self.swing_targets(time) > 0
             J[..., gait, :] *= swing[..., None]
         return J
+
+    def _map_terms(self, s: np.ndarray, r: np.ndarray | None, J: np.ndarray | None) -> None:
+        """The map's part of the gait and height rows (:mod:`mpc.tasks.map_ground`): subtract
+        H_c under each foot and H_b under the base from ``r``, or add their −∇H to ``J``."""
+        mg, rows = self.map_ground, self.rows
+        apply = mg.subtract if J is None else mg.differentiate
+        out = r if J is None else J
+        if "gait" in rows:
+            for i, foot in enumerate(self.robot.feet):
+                apply(mg.clearance_map, out, s, rows["gait"].start + i,
+                      self.sensor(f"{foot}_pos"))
+        if "height" in rows:
+            apply(mg.body_map, out, s, rows["height"].start, self.sensor("base_pos"))
 
     # --- goals and stages ------------------------------------------------------------------
     def make_stages(self, time: float, qpos: np.ndarray) -> list[Stage]:

@@ -110,6 +110,7 @@ class Task(ABC):
         spec = robots.planning_spec(self.robot.name, overlay)
         if self.posable_ground:
             add_ground_body(spec)
+        self.add_terrain(spec)
         spec.option.timestep = timestep
         if impratio is not None:
             spec.option.impratio = impratio
@@ -117,8 +118,17 @@ class Task(ABC):
         model = spec.compile()
         if not self_collision:
             ground_contacts_only(model)
+        self.terrain_contacts(model)
         self.bind(model)
         return model
+
+    def add_terrain(self, spec: mujoco.MjSpec) -> None:  # noqa: B027
+        """Add the terrain the task plans on to the planning model's specification (a map:
+        :mod:`mpc.tasks.map_ground`); nothing by default (the robot model's floor)."""
+
+    def terrain_contacts(self, model: mujoco.MjModel) -> None:  # noqa: B027
+        """Choose what touches the task's terrain in the compiled planning model; nothing to
+        choose by default."""
 
     def bind(self, model: mujoco.MjModel) -> None:
         """Resolve sensor addresses in a compiled model that has this task's sensors."""

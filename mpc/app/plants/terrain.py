@@ -23,6 +23,11 @@ on it.
   of about ``wavelength``, seeded by ``seed``, in a region ahead; its edges taper to the floor.
 - ``heightfield``: the same from a file (``.npy``: a 2-D array of heights in metres, rows
   along y, columns along x) over ``size`` = [length, width] from ``start``.
+- ``map``: a terrain map (:mod:`mpc.tasks.terrain_map`) from ``file`` (.yaml, or .npy/.png with a
+  sidecar), in world coordinates, the floor plane lowered under it: the ground a map-planning
+  task (``task.ground: map``) plans on, so that map and world agree, or, with ``offset`` (m)
+  and ``noise`` (m, standard deviation per sample, seeded by ``seed``), disagree as an
+  elevation map does. Alone (or with ``soft``): ramps, steps and the rest are the map's job.
 - ``soft``: the ground's contact made softer (``solref``, ``solimp``) and optionally its
   ``friction`` changed; the ground then takes precedence over the feet's own contact
   parameters (MuJoCo's geom priority), keeping their condim.
@@ -52,6 +57,7 @@ import numpy as np
 
 from common.settings import setting
 from mpc.app.schema import ConfigError, build_dataclass
+from mpc.tasks import terrain_map
 
 #: Half-extent (m) of the terrain's boxes beyond their last feature, ahead, behind and aside.
 FAR = 20.0
@@ -136,6 +142,15 @@ class Heightfield:
 
 
 @dataclass
+class Map:
+    kind: str = "map"
+    file: str = setting("", help="a map file: .yaml, or .npy/.png with a sidecar .yaml")
+    offset: float = setting(0.0, min=-1.0, max=1.0, help="m added to every height")
+    noise: float = setting(0.0, min=0.0, max=0.2, help="m, standard deviation per sample")
+    seed: int = setting(0, min=0, max=2**32 - 1)
+
+
+@dataclass
 class Soft:
     kind: str = "soft"
     solref: list[float] = setting([0.05, 1.0], gt=0.0, max=10.0,
@@ -147,7 +162,8 @@ class Soft:
 
 
 KINDS: dict[str, type] = {"flat": Flat, "ramp": Ramp, "step": Step, "slabs": Slabs,
-                          "rough": Rough, "heightfield": Heightfield, "soft": Soft}
+                          "rough": Rough, "heightfield": Heightfield, "map": Map,
+                          "soft": Soft}
 
 
 def _ramp(direction: str, slope: float, start: float = 0.5, length: float = 1.5) -> dict:
@@ -198,6 +214,12 @@ def parse(value, where: str = "terrain") -> list:
             raise TerrainError(str(e).removeprefix("terrain: ")) from None
         _check(feature, at)
         features.append(feature)
+    if any(isinstance(f, Map) for f in features) and not all(
+            isinstance(f, (Map, Soft, Flat)) for f in features):
+        raise TerrainError(f"'{where}': a map goes alone (or with soft): put ramps, steps and "
+                           f"the rest into the map")
+    if sum(isinstance(f, Map) for f in features) > 1:
+        raise TerrainError(f"'{where}': one map at a time")
     profile = Profile(features, where)  # slopes of combined ramps, within bounds
     for i, f in enumerate(features):
         length = f.length if isinstance(f, Rough) else f.size[0] if isinstance(
@@ -236,12 +258,24 @@ def _check(f, at: str) -> None:
                                f"got shape {heights.shape}")
         if not np.all(np.isfinite(heights)) or heights.min() < 0 or heights.max() > 1.0:
             raise TerrainError(f"'{at}.file' heights must be finite, within 0..1 m")
+    elif isinstance(f, Map):
+        load_map(f, at)
     elif isinstance(f, Soft) and len(f.solref) != 2:
         raise TerrainError(f"'{at}.solref' must be [time constant, damping ratio], got "
                            f"{f.solref}")
     elif isinstance(f, Soft) and (len(f.solimp) != 5 or not f.solimp[0] < f.solimp[1] <= 1):
         raise TerrainError(f"'{at}.solimp' must be [dmin, dmax, width, midpoint, power] with "
                            f"dmin < dmax <= 1, got {f.solimp}")
+
+
+def load_map(f: Map, at: str = "terrain") -> terrain_map.HeightMap:
+    """The map of a ``map`` feature with its offset and noise."""
+    if not f.file:
+        raise TerrainError(f"'{at}.file' must name a map file")
+    try:
+        return terrain_map.load(f.file).perturbed(f.offset, f.noise, f.seed)
+    except terrain_map.MapError as e:
+        raise TerrainError(f"'{at}.file': {e}") from None
 
 
 def _load_heights(f: Heightfield, at: str) -> np.ndarray:
@@ -339,6 +373,10 @@ class Terrain:
     slabs: list = dataclasses.field(default_factory=list)
     #: The base's pitch at the start (rad, positive nose up): the slope under the robot.
     start_pitch: float = 0.0
+    #: Whether the ground is a terrain map (its sections are reported by height).
+    is_map: bool = False
+    #: Height (m) of the ground under the robot's start: a map's there (0 otherwise).
+    start_height: float = 0.0
 
     SLAB_PREFIX: ClassVar[str] = "terrain_slab"
 
@@ -361,6 +399,8 @@ class Terrain:
         ``between`` features or ``after`` the last, with the ground's height."""
         pieces = self.profile.pieces
         p = self.profile.piece_at(x)
+        if self.is_map:
+            return f"on the map (ground {self.ground_height(x):+.2f} m)"
         if len(pieces) == 1:
             where = "on the terrain" if self.fields or self.slabs else "flat"
         elif p is pieces[0]:
@@ -381,7 +421,11 @@ class Terrain:
     def place(self, model: mujoco.MjModel, data: mujoco.MjData) -> None:
         """Turn the robot's start pose with the ground under it (a start on a slope): the base
         pose is rotated about the y axis through the ground point under the base, so that
-        feet that stood on the level floor stand on the slope."""
+        feet that stood on the level floor stand on the slope. On a map the robot is raised
+        by the map's height under its start."""
+        if self.start_height != 0.0:
+            data.qpos[2] += self.start_height
+            mujoco.mj_forward(model, data)
         if self.start_pitch == 0.0:
             return
         half = -self.start_pitch / 2  # nose up: a negative rotation about y
@@ -415,6 +459,14 @@ def build(spec: mujoco.MjSpec, terrain, robot_feet: list[str] | None = None) -> 
     for i, f in enumerate(features):
         if isinstance(f, (Rough, Heightfield)):
             ground.append(_field(spec, f, profile, out, i))
+        elif isinstance(f, Map):
+            hmap = load_map(f)
+            name = f"terrain_field{i}"
+            ground.append(hmap.add_to(spec, name, RGBA))
+            length, width = hmap.size
+            out.fields.append((name, *hmap.origin, length, width, np.array(hmap.heights)))
+            out.is_map = True
+            out.start_height = float(hmap.height(0.0, 0.0))
     for i, f in enumerate(features):
         if isinstance(f, Slabs):
             _slabs(spec, f, profile, out, i)

@@ -11,6 +11,7 @@ a timeout, and must exit 0 or 2 (or 1 with the damping line, a legal outcome).
 
 from __future__ import annotations
 
+import copy
 import math
 import subprocess
 import sys
@@ -77,7 +78,9 @@ def mutated(draw, configs=CONFIGS):
         if draw(st.integers(0, 9)) == 0:
             del parent[target[-1]]
         else:
-            parent[target[-1]] = draw(BAD_VALUES)
+            # a copy: the sampled mappings and lists are shared between examples, and a later
+            # mutation inside one could make it contain itself
+            parent[target[-1]] = copy.deepcopy(draw(BAD_VALUES))
         keys.append(".".join(map(str, target)))
     return path.stem, yaml.safe_dump(data), keys
 

@@ -1,0 +1,104 @@
+"""The ground from a terrain map (``task.ground: map``): the height-dependent targets of a legged
+task read the map (:mod:`mpc.tasks.terrain_map`) instead of a plane.
+
+With H the map, two filtered copies of it serve the terms (ρ the foot sites' resting height,
+h the standing height, step(t) the gait's lift, p the base position, f a foot's position):
+
+    gait    per foot in swing: f_z − (H_c(f_x, f_y) + ρ + step(t))
+    height  p_z − H_b(p_x, p_y) − ρ − h
+
+* H_c, the **clearance** map: the highest ground within ``clearance`` (m) of each point, smoothed
+  with a Gaussian of half that. Read at the foot's planned position at every knot, it is the
+  map under each foot's predicted path: a foot swinging toward a riser is asked up to the
+  tread above before it reaches it, one going down stays over the edge until it is past it.
+* H_b, the **body** map: the map smoothed over :attr:`BODY_SIGMA`, about half a body length:
+  under the base a flight of stairs is its slope, so the base rises with the flight rather than
+  step by step.
+
+Both are functions of the sensors, not affine: the task's residual subtracts them, and its
+Jacobian adds −∂H/∂x, −∂H/∂y in the columns of the foot's (or the base's) x and y, exactly
+(the bilinear interpolation's derivative, :meth:`~mpc.tasks.terrain_map.HeightMap.
+height_and_gradient`). The plane the other terms read (the upright target, the fall check) is
+the body map's tangent plane under the base, updated once per plan (:meth:`plane_under`).
+The planning model stands on the map itself (a MuJoCo height field, added by
+:meth:`add_to`): its contacts are the map's, which the analytic derivatives cover. Only the
+feet touch it (:meth:`feet_only`): a shin along a riser is a capsule parallel to a face of
+the field, a line contact that has no single contact point to differentiate (the analytic
+backend falls back to finite differences there), and the planner places feet, which the
+clearance targets keep the legs above the steps with; the simulated robot keeps every
+contact.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+import mujoco
+import numpy as np
+
+from mpc.tasks.ground import GroundPlane
+from mpc.tasks.terrain_map import HeightMap, MapError, load
+
+#: The map geom's name in the planning model.
+MAP_GEOM = "terrain_map"
+#: The contype bit of the map, in the conaffinity of the feet alone.
+MAP_BIT = 1 << 29
+
+
+class MapGround:
+    """The map a task plans on and the targets it gives (see the module docstring)."""
+
+    #: Standard deviation (m) of the body map's smoothing.
+    BODY_SIGMA: ClassVar[float] = 0.15
+
+    def __init__(self, terrain: HeightMap | str | Path, clearance: float = 0.05):
+        """``terrain``: a map or the path of a map file (:func:`mpc.tasks.terrain_map.load`);
+        ``clearance`` (m): the reach of the clearance map."""
+        if isinstance(terrain, (str, Path)):
+            terrain = load(terrain)
+        if not isinstance(terrain, HeightMap):
+            raise MapError(f"a map is a HeightMap or a file, got {type(terrain).__name__}")
+        self.map = terrain
+        self.clearance_map = terrain.dilated(clearance, clearance / 2)
+        self.body_map = terrain.smoothed(self.BODY_SIGMA)
+
+    def add_to(self, spec: mujoco.MjSpec) -> None:
+        """The map into the planning model's specification (its floor lowered under it)."""
+        self.map.add_to(spec, MAP_GEOM)
+
+    @staticmethod
+    def feet_only(model: mujoco.MjModel, feet: tuple[str, ...]) -> None:
+        """Let only the foot geoms touch the map in the compiled ``model``: the map's contype
+        becomes :data:`MAP_BIT` (its conaffinity 0), which only the geoms of each foot site's
+        body that contain the site (the foot sphere) accept."""
+        g = model.geom(MAP_GEOM).id
+        model.geom_contype[g], model.geom_conaffinity[g] = MAP_BIT, 0
+        for name in feet:
+            site = model.site(name).id
+            body = model.site_bodyid[site]
+            for geom in np.flatnonzero(model.geom_bodyid == body):
+                reach = np.linalg.norm(model.geom_pos[geom] - model.site_pos[site])
+                if reach <= model.geom_rbound[geom]:
+                    model.geom_conaffinity[geom] |= MAP_BIT
+
+    def plane_under(self, xy) -> GroundPlane:
+        """The body map's tangent plane at ``xy``."""
+        z, gx, gy = (float(v) for v in self.body_map.height_and_gradient(xy[0], xy[1]))
+        return GroundPlane(z - gx * float(xy[0]) - gy * float(xy[1]), gx, gy)
+
+    @staticmethod
+    def subtract(which: HeightMap, r: np.ndarray, s: np.ndarray, row: int,
+                 cols: slice) -> None:
+        """r[..., row] −= H(s[..., x], s[..., y]), (x, y) the first two columns of ``cols``."""
+        x, y = s[..., cols.start], s[..., cols.start + 1]
+        r[..., row] -= which.height(x, y)
+
+    @staticmethod
+    def differentiate(which: HeightMap, J: np.ndarray, s: np.ndarray, row: int,
+                      cols: slice) -> None:
+        """J[..., row, (x, y)] −= ∇H at (s[..., x], s[..., y])."""
+        x, y = s[..., cols.start], s[..., cols.start + 1]
+        _, gx, gy = which.height_and_gradient(x, y)
+        J[..., row, cols.start] -= gx
+        J[..., row, cols.start + 1] -= gy

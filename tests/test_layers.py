@@ -31,7 +31,8 @@ LAYERS = ["common", "robots", "derivatives", "mpc", "hardware"]
 #: may import each other (cycles are caught apart). Every module of a layer must belong to a
 #: part: a new file is placed on purpose.
 LEVELS: dict[str, list[list[str]]] = {
-    "common": [["common.libmujoco", "common.registry", "common.settings", "common.trajectory"],
+    "common": [["common.libmujoco", "common.registry", "common.settings", "common.trajectory",
+                "common.yamlfile"],
                ["common.handover"], ["common$"]],
     "robots": [["robots.info", "robots.collision", "robots.statics"],
                ["robots.derive", "robots.locked", "robots.limits",

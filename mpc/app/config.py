@@ -19,6 +19,7 @@ from pathlib import Path
 import yaml
 
 import robots
+from common import yamlfile
 from common.settings import setting
 from derivatives import BACKENDS
 from mpc.app.commands import COMMAND_SOURCES, CommandFilter
@@ -183,19 +184,8 @@ def resolve_path(name: str) -> Path:
 
 
 def read_yaml(path: Path) -> dict:
-    try:
-        text = path.read_text()
-    except OSError as e:
-        raise ConfigError(f"cannot read config file {path}: {e.strerror}") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
-        raise ConfigError(f"{path}: invalid YAML{where}: {problem}") from None
-    except ValueError as e:  # a value YAML parses but Python cannot hold (a 5000-digit integer)
-        raise ConfigError(f"{path}: invalid value: {e}") from None
+    """The config file's own sections (before ``extends:`` and overrides)."""
+    data = yamlfile.read_yaml(path, "config file", ConfigError)
     if data is None:
         data = {}
     if not isinstance(data, dict):

@@ -437,6 +437,16 @@ def _check_name(value, source: str, key: str) -> None:
     check_value(value, str, source, key)
 
 
+def _plugin(registry, name, source: str, key: str) -> type:
+    """The class that ``registry`` holds under ``name`` (the config's ``key``), or one line
+    saying what is wrong and what is available."""
+    _check_name(name, source, key)
+    try:
+        return registry.get(name)
+    except ValueError as e:
+        raise ConfigError(f"{source}: {key}: {e}") from None
+
+
 def _validate_task(cfg: Config, source: str) -> dict:
     try:
         info = robots.info(cfg.robot)
@@ -447,11 +457,7 @@ def _validate_task(cfg: Config, source: str) -> dict:
     if name is None:
         raise ConfigError(f"{source}: missing required key 'task.name' "
                           f"(available: {', '.join(TASKS.available())})")
-    _check_name(name, source, "task.name")
-    try:
-        cls = TASKS.get(name)
-    except ValueError as e:
-        raise ConfigError(f"{source}: task.name: {e}") from None
+    cls = _plugin(TASKS, name, source, "task.name")
     params = check_kwargs(cls, task, source, "task.", exclude=("robot",))
     try:
         make_task(name, info, **params)
@@ -489,11 +495,7 @@ def _validate_derivatives(cfg: Config, source: str) -> dict:
 def _validate_plant(cfg: Config, source: str) -> dict:
     section = dict(cfg.plant)
     kind = section.pop("type", "sim")
-    _check_name(kind, source, "plant.type")
-    try:
-        cls = PLANTS.get(kind)
-    except ValueError as e:
-        raise ConfigError(f"{source}: plant.type: {e}") from None
+    cls = _plugin(PLANTS, kind, source, "plant.type")
     try:
         params = check_kwargs(cls, section, source, "plant.",
                               exclude=("robot", "seed", "safety", "overlay"))
@@ -534,11 +536,8 @@ def _validate_command(cfg: Config, source: str) -> dict:
     if not velocity:
         raise ConfigError(f"{source}: 'command.source' is set but the task is not in velocity "
                           f"mode (set task.mode: velocity)")
-    _check_name(kind, source, "command.source.type")
     try:
-        cls = COMMAND_SOURCES.get(kind)
-    except ValueError as e:
-        raise ConfigError(f"{source}: command.source.type: {e}") from None
+        cls = _plugin(COMMAND_SOURCES, kind, source, "command.source.type")
     except ImportError as e:  # a plug-in whose optional packages are not installed
         package = (e.name or "?").split(".")[0]
         raise ConfigError(f"{source}: command.source.type {kind} needs the Python package "

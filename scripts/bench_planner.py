@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: One lockstep run in a fresh interpreter (argv: JSON [config, duration, overrides, out]);
 #: uses only the public ``run`` (``mpc.app.run`` since the library/application split,
-#: ``mpc.app.run`` before), so it works on any revision of the code.
+#: ``mpc.run`` before), so it works on any revision of the code.
 CHILD = """
 import json, sys, tempfile
 from pathlib import Path
@@ -41,7 +41,7 @@ import numpy as np
 try:
     from mpc.app.run import run
 except ImportError:
-    from mpc.app.run import run
+    from mpc.run import run
 config, duration, overrides, out = json.loads(sys.argv[1])
 with tempfile.TemporaryDirectory() as tmp:
     summary = run(config, ["runtime.mode=lockstep", f"runtime.duration={duration}",

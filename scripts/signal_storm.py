@@ -58,7 +58,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "hardware"))  # the hardware tests' helpers, as the tests
-from unitree_helpers import link_pid  # noqa: E402  (find mpc-run's link process)
+from unitree_helpers import group_alive, link_pid  # noqa: E402  (mpc-run's processes)
 
 CONFIG = "configs/go1_hw.yaml"
 #: Damping as the robot receives it: Kp 0 and this Kd on every used motor (safety.damping_kd).
@@ -158,14 +158,6 @@ class FakeRobotProcess:
         summary = json.loads(self.lines[-1]) if self.lines else {}
         with np.load(self.log) as data:
             return summary, {k: data[f"cmd_{k}"] for k in ("t", "kp", "kd", "mode")}
-
-
-def group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 #: The exit status of an interrupted mpc-run.

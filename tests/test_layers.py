@@ -48,7 +48,7 @@ LEVELS: dict[str, list[list[str]]] = {
             ["mpc.app.run", "mpc.app.view", "mpc.app.plots", "mpc.app.campaign",
              "mpc.app.sysid"],
             ["mpc.app.cli"], ["mpc.app$"]],
-    "hardware": [["hardware.lowlevel", "hardware.refusals", "hardware.rotations"],
+    "hardware": [["hardware.lowlevel", "hardware.refusals", "hardware.rotations", "hardware.udp"],
                  ["hardware.estimation", "hardware.mocap", "hardware.safety"],
                  ["hardware.unitree", "hardware.lcm"], ["hardware.gamepad", "hardware.ros2"],
                  ["hardware.fake"], ["hardware$"]],

@@ -52,6 +52,7 @@ import mujoco
 import numpy as np
 import yaml
 
+from common.yamlfile import read_yaml
 from robots.info import RobotInfo
 
 #: Largest transport delay an overlay may state (s): beyond it no controller of this program
@@ -232,16 +233,7 @@ def load(path: str | Path, robots: Mapping[str, RobotInfo], robot: str | None = 
          ) -> Overlay:
     """Read and check the overlay file ``path``; ``robot``: the robot it must be for."""
     p = Path(path)
-    try:
-        text = p.read_text()
-    except OSError as e:
-        raise OverlayError(f"cannot read overlay file {p}: {e.strerror}") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark else ""
-        raise OverlayError(f"{p}: invalid YAML{where}") from None
+    data = read_yaml(p, "overlay file", OverlayError)
     overlay = Overlay.from_mapping(data, str(p), robots)
     if robot is not None and overlay.robot != robot:
         raise OverlayError(f"{p}: the overlay is for {overlay.robot}, not {robot}")

@@ -31,17 +31,17 @@ from mpc.planner.planner_base import PHASES
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: One lockstep run in a fresh interpreter (argv: JSON [config, duration, overrides, out]);
-#: uses only the public ``run`` (``mpc.app.run`` since the library/application split,
-#: ``mpc.app.run`` before), so it works on any revision of the code.
+#: One lockstep run in a fresh interpreter (argv: JSON [config, duration, overrides, out]), in the
+#: revision's root; uses only the public ``run`` (``mpc.app.run`` since the library/application
+#: split, ``mpc.run`` before), so it works on any revision of the code. The module is chosen by
+#: the file the revision has, not by trying one import after the other: an editable install of
+#: another checkout would answer for ``mpc.app`` where the revision has none.
 CHILD = """
-import json, sys, tempfile
+import importlib, json, sys, tempfile
 from pathlib import Path
 import numpy as np
-try:
-    from mpc.app.run import run
-except ImportError:
-    from mpc.app.run import run
+new = (Path.cwd() / "mpc" / "app" / "run.py").exists()
+run = importlib.import_module("mpc.app.run" if new else "mpc.run").run
 config, duration, overrides, out = json.loads(sys.argv[1])
 with tempfile.TemporaryDirectory() as tmp:
     summary = run(config, ["runtime.mode=lockstep", f"runtime.duration={duration}",

@@ -57,6 +57,9 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests" / "hardware"))  # the hardware tests' helpers, as the tests
+from unitree_helpers import group_alive, link_pid  # noqa: E402  (mpc-run's processes)
+
 CONFIG = "configs/go1_hw.yaml"
 #: Damping as the robot receives it: Kp 0 and this Kd on every used motor (safety.damping_kd).
 DAMPING_KD = 3.0
@@ -157,28 +160,6 @@ class FakeRobotProcess:
             return summary, {k: data[f"cmd_{k}"] for k in ("t", "kp", "kd", "mode")}
 
 
-def link_started(pid: int) -> bool:
-    """Whether mpc-run (``pid``) has started its link process (a multiprocessing child; its
-    imports run other short-lived programs, e.g. ldconfig)."""
-    try:
-        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-    except OSError:
-        return False
-    for child in children:
-        with contextlib.suppress(OSError):
-            if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes():
-                return True
-    return False
-
-
-def group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
 #: The exit status of an interrupted mpc-run.
 INTERRUPTED = (130,)
 
@@ -223,7 +204,7 @@ def run_moment(moment: Moment, work: Path, index: int, bound: float, cold: bool)
             out.problems.append(f"ended before the moment: {err.strip()[-200:]}")
             return out
         sig = signal.Signals[moment.sig]
-        link = link_started(proc.pid)
+        link = link_pid(proc.pid) is not None
         sent = time.monotonic()
         if moment.group:
             os.killpg(proc.pid, sig)
@@ -276,7 +257,7 @@ def _wait_for_anchor(moment: Moment, proc, fake: FakeRobotProcess, started: floa
     while proc.poll() is None and time.monotonic() < deadline:
         if moment.anchor == "start":
             return started
-        if moment.anchor == "link" and link_started(proc.pid):
+        if moment.anchor == "link" and link_pid(proc.pid) is not None:
             return time.monotonic()
         if moment.anchor in fake.events:
             return fake.events[moment.anchor]

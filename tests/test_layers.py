@@ -31,7 +31,8 @@ LAYERS = ["common", "robots", "derivatives", "mpc", "hardware"]
 #: may import each other (cycles are caught apart). Every module of a layer must belong to a
 #: part: a new file is placed on purpose.
 LEVELS: dict[str, list[list[str]]] = {
-    "common": [["common.libmujoco", "common.registry", "common.settings", "common.trajectory"],
+    "common": [["common.libmujoco", "common.registry", "common.settings", "common.trajectory",
+                "common.yamlfile"],
                ["common.handover"], ["common$"]],
     "robots": [["robots.info", "robots.collision", "robots.statics"],
                ["robots.derive", "robots.locked", "robots.limits",
@@ -47,7 +48,7 @@ LEVELS: dict[str, list[list[str]]] = {
             ["mpc.app.run", "mpc.app.view", "mpc.app.plots", "mpc.app.campaign",
              "mpc.app.sysid"],
             ["mpc.app.cli"], ["mpc.app$"]],
-    "hardware": [["hardware.lowlevel", "hardware.refusals", "hardware.rotations"],
+    "hardware": [["hardware.lowlevel", "hardware.refusals", "hardware.rotations", "hardware.udp"],
                  ["hardware.estimation", "hardware.mocap", "hardware.safety"],
                  ["hardware.unitree", "hardware.lcm"], ["hardware.gamepad", "hardware.ros2"],
                  ["hardware.fake"], ["hardware$"]],

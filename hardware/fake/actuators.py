@@ -15,7 +15,7 @@ every command back that long before the motors obey it (:class:`CommandDelay`). 
 other parameters (armature, friction, trunk, feet) are applied to the simulated model itself by
 :func:`robots.model_spec`.
 
-Both fake robots (:mod:`hardware.fake.robot`, :mod:`hardware.fake.lcm_robot`) build their motors
+The fake robot (:class:`hardware.fake.robot.FakeRobotSim`, behind every wire) builds its motors
 from here, so the same overlay makes the same robot on every wire.
 """
 

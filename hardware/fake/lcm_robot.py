@@ -6,17 +6,20 @@ closed-loop estimator run.
                                       [--session N] [--mocap-stop-at S]
                                       [--terrain NAME|YAML] [--overlay FILE] ...
 
-MuJoCo simulates the robot. Every physics step the process publishes ``robot_state_t`` with
-what a real robot reports (joint encoders, estimated torques, IMU with optional noise; *no* base
-state) and applies the latest ``joint_command_t`` with the motor law
-tau = kp (q* - q) + kd (dq* - dq) + tau_ff, clamped to the motor's torque limit. Before the
-first command it holds the home pose with the model's own gains (as a robot that a start-up
-ramp has stood up); a damping command, or no command for ``command_timeout``, puts the motors
-in damping (tau = -3 dq). A command that does not decode is counted as bad and dropped. It
-obeys one controller session (``--session``, or the first command's): commands of any other are
-refused and counted. It streams the base pose as a fake OptiTrack Motive (NatNet, Y-up, with
-latency, noise, optional dropouts and a stop) and, with ``--truth-channel``, publishes the true
-state (base included) on that channel for evaluation only. ``--terrain``
+The robot is the fake Unitree robot's simulation (:class:`hardware.fake.robot.FakeRobotSim`:
+MuJoCo, its motors running the PD law tau = kp (q* - q) + kd (dq* - dq) + tau_ff within their
+torque limits, the robot's sensors), here with the joints keeping the model's damping, since the
+LCM plant commands the planning model's actuator gains. Every physics step the process
+publishes ``robot_state_t`` with what a real robot reports (joint encoders, estimated torques,
+IMU with optional extra noise; *no* base state) and hands the latest ``joint_command_t`` to the
+motors. Before the first command it holds the home pose with the model's own gains (as a robot
+that a start-up ramp has stood up); a damping command, or no command for ``command_timeout``,
+puts the motors in damping (Kp 0, Kd 3) for good. A command that does not decode is counted as
+bad and dropped. It obeys one controller session (``--session``, or the first command's):
+commands of any other are refused and counted. It streams the base pose as a fake OptiTrack
+Motive (NatNet, Y-up, with latency, noise, optional dropouts and a stop) and, with
+``--truth-channel``, publishes the true state (base included) on that channel for evaluation
+only. ``--terrain``
 (:mod:`mpc.app.plants.terrain`, as ``mpc-fake-robot --terrain``) builds ramps, steps, slabs,
 rough or soft ground into the simulated world.
 
@@ -35,23 +38,21 @@ import time
 from dataclasses import dataclass
 
 import lcm
-import mujoco
 import numpy as np
 import yaml
 
 import robots
-from hardware.fake.actuators import CommandDelay, MotorTruth
 from hardware.fake.cli import terrain_option
 from hardware.fake.natnet_server import FakeNatNetServer, MocapReplay, ReplaySettings
-from hardware.fake.sensors import SensorModel, SensorSpec
+from hardware.fake.robot import FakeRobotSim
+from hardware.fake.sensors import SensorSpec
 from hardware.lcm import DECODE_ERRORS
 from hardware.lcm.lcm_types import joint_command_t, robot_state_t, sim_step_t
 from hardware.lcm.plant import DEFAULT_URL, model_gains
+from hardware.lowlevel import MotorCommand
 from hardware.mocap.frames import MocapFrame
-from mpc.app.plants import terrain as terrain_mod
 from mpc.app.plants.terrain import TerrainSpec
 from robots.info import RobotInfo
-from robots.limits import joint_limits
 from robots.overlay import Overlay
 
 DAMPING_KD = 3.0
@@ -59,7 +60,8 @@ DAMPING_KD = 3.0
 
 @dataclass(frozen=True)
 class Snapshot:
-    """The simulated robot at the start of a physics step (sensors refer to this state)."""
+    """What one ``robot_state_t`` reports, with the truth for the mocap stream and the truth
+    channel: joints in actuator order, the IMU, and the base's true qpos and qvel."""
 
     time: float
     q: np.ndarray
@@ -71,103 +73,43 @@ class Snapshot:
     qvel: np.ndarray
 
 
-@dataclass
-class MotorCommand:
-    q: np.ndarray
-    dq: np.ndarray
-    kp: np.ndarray
-    kd: np.ndarray
-    tau: np.ndarray
+def simulated_robot(robot: RobotInfo, timestep: float = 0.002, seed: int = 0,
+                    sensors: SensorSpec | None = None, terrain: TerrainSpec = None,
+                    overlay: Overlay | None = None) -> FakeRobotSim:
+    """The robot behind LCM: :class:`FakeRobotSim` standing at its home pose, its joints keeping
+    the model's damping (the LCM plant commands the planning model's actuator gains, which act
+    on top of it), no watchdog of its own (:class:`FakeLcmRobot` keeps the link's) and its
+    sensors ideal unless ``sensors`` says otherwise."""
+    return FakeRobotSim(robot, start="standing", command_timeout=np.inf, damping_kd=DAMPING_KD,
+                        sensors=sensors or SensorSpec(enabled=False), seed=seed + 1,
+                        terrain=terrain, overlay=overlay, keep_joint_damping=True,
+                        timestep=timestep)
 
 
-class SimulatedRobot:
-    """The robot's MJCF model with its actuators replaced by torque motors running a PD law,
-    and a gyro and accelerometer at its ``imu`` site."""
+def motor_command(sim: FakeRobotSim, q: np.ndarray, dq: np.ndarray, kp: np.ndarray,
+                  kd: np.ndarray, tau: np.ndarray) -> MotorCommand:
+    """A ``joint_command_t``'s targets (actuator order) as the motors' command: each actuator's
+    motor slot in the mode its motor servos in, the slots the robot leaves unused off."""
+    cmd = MotorCommand()
+    s = sim.slots
+    cmd.mode[s] = sim.servo_mode
+    cmd.q[s], cmd.dq[s], cmd.kp[s], cmd.kd[s], cmd.tau[s] = q, dq, kp, kd, tau
+    return cmd
 
-    def __init__(self, robot: RobotInfo, timestep: float = 0.002, gyro_noise: float = 0.0,
-                 accel_noise: float = 0.0, seed: int = 0, keyframe: str = "home",
-                 sensors: SensorSpec | None = None, terrain: TerrainSpec = None,
-                 overlay: Overlay | None = None):
-        """``overlay``: how this robot differs from the nominal model
-        (:mod:`hardware.fake.actuators`; its joints keep their damping, the LCM plant commands
-        the position actuators' own velocity gain)."""
-        spec = robots.model_spec(robot.name, overlay)
-        spec.option.timestep = timestep
-        self.terrain = terrain_mod.build(spec, terrain, list(robot.feet))
-        for kind in (mujoco.mjtSensor.mjSENS_GYRO, mujoco.mjtSensor.mjSENS_ACCELEROMETER):
-            spec.add_sensor(type=kind, objtype=mujoco.mjtObj.mjOBJ_SITE, objname="imu")
-        self.model = m = spec.compile()
-        self.data = mujoco.MjData(m)
-        joints = m.actuator_trnid[:, 0]
-        self.qadr, self.dadr = m.jnt_qposadr[joints], m.jnt_dofadr[joints]
-        self.nu = m.nu
-        servo, kp, kd = model_gains(robots.load_model(robot.name))  # as the plant commands
-        key = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_KEY, keyframe)
-        mujoco.mj_resetDataKeyframe(m, self.data, key)
-        mujoco.mj_forward(m, self.data)
-        self.terrain.place(m, self.data)
-        home = np.where(servo, m.key_ctrl[key], self.data.qpos[self.qadr])
-        if not servo.any():  # torque robots hold home with their hardware joint gains
-            order = [robot.motor_joints.index(m.joint(j).name) for j in joints]
-            kp, kd = np.array(robot.hw_kp)[order], np.array(robot.hw_kd)[order]
-        self.hold = MotorCommand(home, np.zeros(m.nu), kp, kd, np.zeros(m.nu))
-        # the motors' torque limits (documented, narrowed by the model): never infinite, also
-        # where the model leaves a motor unlimited (H1)
-        names = [m.joint(j).name for j in joints]
-        self.motors = MotorTruth.build(overlay, names, kp, kd,
-                                       joint_limits(robot, robots.load_model(robot.name),
-                                                    names)[2],
-                                       damping_in_joints=[True] * m.nu)
-        self.tau_max = self.motors.torque_limit
-        #: Commands (None: damping) between the controller and the motors (overlay delay).
-        self.in_flight: CommandDelay[tuple[MotorCommand | None]] = CommandDelay(
-            overlay.delay if overlay is not None else 0.0)
-        self._sent: tuple[MotorCommand | None] | None = None
-        self._obeyed: MotorCommand | None = self.hold
-        # The motors act through qfrc_applied; the model's own actuators are switched off.
-        m.actuator_gainprm[:] = 0.0
-        m.actuator_biasprm[:] = 0.0
-        self.noise = (gyro_noise, accel_noise)
-        self._rng = np.random.default_rng(seed)
-        # The robot's sensors (hardware.fake.sensors; foot force is not on this wire); gyro_noise
-        # and accel_noise add white noise on top.
-        self.sensors = SensorModel(sensors or SensorSpec(enabled=False), timestep,
-                                   len(robot.feet), seed + 1)
 
-    def snapshot(self) -> Snapshot:
-        """The current state with its sensors, without stepping (no torque applied yet)."""
-        d = self.data
-        mujoco.mj_forward(self.model, d)
-        return Snapshot(d.time, d.qpos[self.qadr].copy(), d.qvel[self.dadr].copy(),
-                        np.zeros(self.nu), d.sensordata[0:3].copy(), d.sensordata[3:6].copy(),
-                        d.qpos.copy(), d.qvel.copy())
-
-    def step(self, command: MotorCommand | None) -> Snapshot:
-        """One physics step under ``command`` (None: damping)."""
-        d = self.data
-        q, dq = d.qpos[self.qadr].copy(), d.qvel[self.dadr].copy()
-        if self.in_flight.delay:  # the command the motors obey now: the one sent delay ago
-            if self._sent is None or self._sent[0] is not command:
-                self._sent = (command,)
-                self.in_flight.push(d.time, self._sent)
-            due = self.in_flight.due(d.time)
-            if due is not None:
-                self._obeyed = due[0]
-            command = self._obeyed
-        if command is None:
-            tau = np.clip(-DAMPING_KD * dq, -self.tau_max, self.tau_max)
-        else:
-            tau = self.motors.torque(command.kp, command.q, command.kd, command.dq,
-                                     command.tau, q, dq)
-        d.qfrc_applied[self.dadr] = tau
-        snapshot_state = (d.time, d.qpos.copy(), d.qvel.copy())
-        mujoco.mj_step(self.model, d)  # sensors are evaluated at the pre-step state
-        t, qpos, qvel = snapshot_state
-        r = self.sensors.measure(t, qpos[3:7], d.sensordata[0:3], d.sensordata[3:6], q, dq,
-                                 np.zeros(len(self.sensors.ff_offset)))
-        gyro = r.gyro + self.noise[0] * self._rng.standard_normal(3)
-        accel = r.accel + self.noise[1] * self._rng.standard_normal(3)
-        return Snapshot(t, r.q, r.dq, tau, gyro, accel, qpos, qvel)
+def hold_command(sim: FakeRobotSim) -> MotorCommand:
+    """Before the first command the robot holds its home pose with the gains the LCM plant
+    commands (the position actuators' own), as a robot that a start-up ramp has stood up; a
+    robot with torque actuators holds with its hardware joint gains."""
+    robot, m = sim.robot, sim.model
+    servo, kp, kd = model_gains(robots.load_model(robot.name))
+    joints = m.actuator_trnid[:, 0]
+    key = m.key(robot.home_key)
+    home = np.where(servo, key.ctrl, key.qpos[sim.qadr])
+    if not servo.any():
+        order = [robot.motor_joints.index(m.joint(j).name) for j in joints]
+        kp, kd = np.array(robot.hw_kp)[order], np.array(robot.hw_kd)[order]
+    return motor_command(sim, home, np.zeros(m.nu), kp, kd, np.zeros(m.nu))
 
 
 def _key_value(item: str) -> tuple[str, object]:
@@ -178,14 +120,18 @@ def _key_value(item: str) -> tuple[str, object]:
 
 
 class FakeLcmRobot:
-    """Serves a :class:`SimulatedRobot` over LCM and its base pose over NatNet."""
+    """Serves a simulated robot (:func:`simulated_robot`) over LCM and its base pose over
+    NatNet. ``gyro_noise`` and ``accel_noise`` (standard deviations) add white noise to the IMU
+    on top of the robot's sensors."""
 
-    def __init__(self, sim: SimulatedRobot, lc: lcm.LCM, replay: MocapReplay | None = None,
+    def __init__(self, sim: FakeRobotSim, lc: lcm.LCM, replay: MocapReplay | None = None,
                  state_channel: str = "ROBOT_STATE", command_channel: str = "JOINT_COMMAND",
                  step_channel: str = "SIM_STEP", truth_channel: str = "",
                  command_timeout: float = 0.05, session: int = 0,
-                 mocap_stop_at: float = np.inf):
+                 mocap_stop_at: float = np.inf, gyro_noise: float = 0.0,
+                 accel_noise: float = 0.0, seed: int = 0):
         self.sim = sim
+        self.nu = len(sim.slots)
         #: The controller session obeyed (0: the first command's session, then only that one).
         self.session = session
         self.mocap_stop_at = mocap_stop_at
@@ -193,13 +139,17 @@ class FakeLcmRobot:
         self.replay = replay
         self.channels = (state_channel, truth_channel)
         self.command_timeout = command_timeout
+        self.noise = (gyro_noise, accel_noise)
+        self._rng = np.random.default_rng(seed)
         self.command: MotorCommand | None = None
         self.command_time = -np.inf
+        #: Latched: a damping command or a silent controller puts the motors in damping for good.
         self.damping = False
         self.commands = self.steps = self.bad_commands = self.refused_commands = 0
         self.seq = 0
         self.pending_steps = 0
         self.last: Snapshot | None = None
+        sim.command(hold_command(sim), sim.data.time)
         lc.subscribe(command_channel, self._on_command)
         lc.subscribe(step_channel, self._on_step)
 
@@ -215,13 +165,15 @@ class FakeLcmRobot:
             self.refused_commands += 1
             return
         values = [np.array(v, float) for v in (msg.q, msg.dq, msg.kp, msg.kd, msg.tau)]
-        if msg.num_joints != self.sim.nu or not all(np.all(np.isfinite(v)) for v in values):
+        if msg.num_joints != self.nu or not all(np.all(np.isfinite(v)) for v in values):
             self.bad_commands += 1
             return
         self.commands += 1
         self.command_time = self.sim.data.time
         self.damping = self.damping or bool(msg.damping)
-        self.command = MotorCommand(*values)
+        self.command = motor_command(self.sim, *values)
+        if not self.damping:
+            self.sim.command(self.command, self.command_time)
 
     def _on_step(self, channel: str, data: bytes) -> None:
         try:
@@ -229,23 +181,32 @@ class FakeLcmRobot:
         except DECODE_ERRORS:
             return
         if msg.steps == 0:  # a poll: the current state, without stepping
-            self.publish(self.last or self.sim.snapshot())
+            self.publish(self.last or self.snapshot())
         self.pending_steps += max(msg.steps, 0)
 
-    def _active_command(self) -> MotorCommand | None:
-        if self.command is None:
-            return self.sim.hold
+    def _watch(self) -> None:
+        """Damping, latched, once the controller asked for it or fell silent."""
         stale = self.sim.data.time - self.command_time > self.command_timeout
-        if stale and not self.damping:
+        if self.command is not None and stale and not self.damping:
             self.damping = True
             print(f"fake-lcm-robot: no command for {self.command_timeout * 1e3:.0f} ms at "
                   f"t={self.sim.data.time:.3f} s: damping", file=sys.stderr)
-        return None if self.damping else self.command
+        if self.damping:
+            self.sim.damp()
+
+    def snapshot(self) -> Snapshot:
+        """The robot's state now, as its sensors last read it."""
+        sim, r = self.sim, self.sim.reading
+        gyro = r.gyro + self.noise[0] * self._rng.standard_normal(3)
+        accel = r.accel + self.noise[1] * self._rng.standard_normal(3)
+        return Snapshot(float(sim.data.time), r.q, r.dq, sim.tau.copy(), gyro, accel,
+                        sim.data.qpos.copy(), sim.data.qvel.copy())
 
     def step(self) -> None:
-        snap = self.sim.step(self._active_command())
+        self._watch()
+        self.sim.step(self.sim.data.time)
         self.steps += 1
-        self.last = snap
+        snap = self.last = self.snapshot()
         if self.replay is not None and snap.time < self.mocap_stop_at:
             self.replay.tick(snap.time, snap.qpos[0:3], snap.qpos[3:7])
         self.publish(snap)
@@ -254,7 +215,7 @@ class FakeLcmRobot:
         msg = robot_state_t()
         msg.utime, msg.seq = round(snap.time * 1e6), self.seq
         self.seq += 1
-        msg.num_joints = self.sim.nu
+        msg.num_joints = self.nu
         msg.q, msg.dq, msg.tau_est = snap.q.tolist(), snap.dq.tolist(), snap.tau.tolist()
         msg.imu_quat = snap.qpos[3:7].tolist()
         msg.imu_gyro, msg.imu_accel = snap.gyro.tolist(), snap.accel.tolist()
@@ -345,9 +306,9 @@ def main(argv: list[str] | None = None) -> int:
         overlay = robots.load_overlay(args.overlay, args.robot) if args.overlay else None
         sensors = SensorSpec.build({"enabled": args.sensors == "realistic",
                                     **dict(_key_value(item) for item in args.sensor)})
-        sim = SimulatedRobot(robots.info(args.robot), args.timestep, args.gyro_noise,
-                             args.accel_noise, args.seed, sensors=sensors,
-                             terrain=terrain_option(args.terrain), overlay=overlay)
+        sim = simulated_robot(robots.info(args.robot), args.timestep, args.seed,
+                              sensors=sensors, terrain=terrain_option(args.terrain),
+                              overlay=overlay)
     except ValueError as e:
         print(f"fake-lcm-robot: error: {e}", file=sys.stderr)
         return 2
@@ -366,7 +327,8 @@ def main(argv: list[str] | None = None) -> int:
             seed=args.seed))
     robot = FakeLcmRobot(sim, lc, replay, args.state_channel, args.command_channel,
                          args.step_channel, args.truth_channel, args.command_timeout,
-                         args.session, args.mocap_stop_at)
+                         args.session, args.mocap_stop_at, args.gyro_noise, args.accel_noise,
+                         args.seed)
     stopping = []
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stopping.append(True))

@@ -12,8 +12,11 @@ step's instant, half explicitly and half as the integrator's implicit joint damp
 (:meth:`hardware.fake.actuators.MotorTruth.step_torque`): the simulated joint then follows the
 continuous law, not one whose inertia is off by Kd h / 2. The joint damping
 of a joint the model drove through a position servo is removed: on the robot that damping is
-the motor's Kd, which now comes from the command. When commands stop coming for
-``command_timeout`` the motors fall back to damping (Kp 0, Kd ``damping_kd``).
+the motor's Kd, which now comes from the command (``keep_joint_damping`` keeps it, for a link
+whose controller commands the planning model's actuator gains on top of the joints' own damping:
+the LCM link, :mod:`hardware.fake.lcm_robot`). When commands stop coming for
+``command_timeout``, or on :meth:`FakeRobotSim.damp`, the motors fall back to damping (Kp 0, Kd
+``damping_kd``).
 
 ``terrain`` (:mod:`mpc.app.plants.terrain`) builds ramps, steps, slabs, rough or soft ground into
 the simulated world; ``spec`` simulates another description of the robot than the project's model
@@ -75,7 +78,9 @@ class FakeRobotSim:
                  gantry_release: float | None = None, sensors: SensorSpec | None = None,
                  seed: int = 0, terrain: TerrainSpec = None,
                  spec: mujoco.MjSpec | None = None, overlay: Overlay | None = None,
-                 gantry_lift: float = 0.0):
+                 gantry_lift: float = 0.0, keep_joint_damping: bool = False,
+                 timestep: float | None = None):
+        """``timestep``: the simulation's step (s; None: the model's own)."""
         if gantry_release is not None and not (gantry and gantry_release >= 0.0):
             raise ValueError("gantry_release needs the gantry and a time >= 0 s")
         if gantry_lift and not (gantry and 0.0 <= gantry_lift <= 1.0):
@@ -88,6 +93,8 @@ class FakeRobotSim:
             spec = robots.model_spec(robot.name, overlay)
         elif overlay is not None:
             overlay.apply(spec, robot)
+        if timestep is not None:
+            spec.option.timestep = timestep
         self.terrain = terrain_mod.build(spec, terrain, list(robot.feet))
         base = spec.body(robot.base_body)
         if gantry:  # the base hangs from a stiff spring at its home pose (feet just touching)
@@ -106,6 +113,8 @@ class FakeRobotSim:
             act.set_to_motor()
             act.ctrllimited = mujoco.mjtLimited.mjLIMITED_FALSE
             act.forcelimited = mujoco.mjtLimited.mjLIMITED_FALSE
+        if keep_joint_damping:
+            position_joints = []
         for name in position_joints:
             spec.joint(name).damping = np.zeros(3)
         self.model = spec.compile()
@@ -204,6 +213,18 @@ class FakeRobotSim:
                      np.where(vel, cmd.kd[s], 0.0), np.where(vel, dq_des, 0.0),
                      np.where(on, cmd.tau[s], 0.0))
 
+    def damp(self) -> None:
+        """Put the motors in damping (Kp 0, Kd ``damping_kd``, commands in flight dropped)
+        until the next command."""
+        if self.damping:
+            return
+        self.damping = True
+        self.damping_events += 1
+        self.in_flight.clear()
+        self._obeyed = None
+        zero = np.zeros(len(self.slots))
+        self._law = (zero, zero, np.full(len(self.slots), self.damping_kd), zero, zero)
+
     def step(self, wall_time: float) -> None:
         """Apply the motors' PD law and advance one timestep."""
         d = self.data
@@ -213,12 +234,7 @@ class FakeRobotSim:
             self.gantry_release = None
         if (self.cmd is not None and not self.damping
                 and wall_time - self.cmd_time > self.command_timeout):
-            self.damping = True
-            self.damping_events += 1
-            self.in_flight.clear()
-            self._obeyed = None
-            zero = np.zeros(len(self.slots))
-            self._law = (zero, zero, np.full(len(self.slots), self.damping_kd), zero, zero)
+            self.damp()
         due = self.in_flight.due(float(d.time)) if self.in_flight.delay else None
         if due is not None and not self.damping:
             self._obey(due)

@@ -9,7 +9,6 @@ linear velocity f64[3] (world), angular velocity f64[3] (body).
 
 from __future__ import annotations
 
-import socket
 import struct
 from typing import ClassVar
 
@@ -17,6 +16,7 @@ import mujoco
 import numpy as np
 
 from hardware.estimation.base_state import BaseState, BaseStateSource, ImuSample
+from hardware.udp import bound_socket
 from robots.info import RobotInfo
 
 TRUTH = struct.Struct("<Id3d4d3d3d")
@@ -33,13 +33,10 @@ class SimTruth(BaseStateSource):
 
     def __init__(self, model: mujoco.MjModel, robot: RobotInfo, port: int = 17020,
                  host: str = "127.0.0.1"):
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         try:
-            self.sock.bind((host, port))
+            self.sock = bound_socket(host, port)
         except OSError as e:
-            self.sock.close()
             raise ValueError(f"sim_truth: cannot listen on {host}:{port}: {e.strerror}") from None
-        self.sock.setblocking(False)
         self.last: BaseState | None = None
         self.tick = -1
         self.received = 0

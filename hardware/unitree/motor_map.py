@@ -138,10 +138,6 @@ class MotorMap:
         qpos[self.qpos_adr] = q[self.actuator_slots]
         qvel[self.dof_adr] = dq[self.actuator_slots]
 
-    def joint_values(self, per_slot: np.ndarray) -> np.ndarray:
-        """Values of the planner's actuated joints (model order) from a per-slot array."""
-        return np.asarray(per_slot)[self.actuator_slots]
-
 
 def _home_angles(robot: RobotInfo) -> np.ndarray:
     """Joint angles of the full robot model's home keyframe, per slot."""

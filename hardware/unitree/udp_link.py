@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import ipaddress
 import select
-import socket
+
+from hardware.udp import bound_socket
 
 
 class LinkError(OSError):
@@ -44,13 +45,10 @@ class UdpLink:
         self.peer = (peer_ip, peer_port)
         self.bufsize = bufsize
         self.max_batch = max_batch
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         try:
-            self.sock.bind((local_ip, local_port))
+            self.sock = bound_socket(local_ip, local_port)
         except OSError as e:
-            self.sock.close()
             raise LinkError(f"cannot bind UDP {local_ip}:{local_port}: {e.strerror}") from None
-        self.sock.setblocking(False)
         self.send_errors = 0
 
     def send(self, payload: bytes) -> None:

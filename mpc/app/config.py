@@ -19,6 +19,7 @@ from pathlib import Path
 import yaml
 
 import robots
+from common import yamlfile
 from common.settings import setting
 from derivatives import BACKENDS
 from mpc.app.commands import COMMAND_SOURCES, CommandFilter
@@ -183,19 +184,8 @@ def resolve_path(name: str) -> Path:
 
 
 def read_yaml(path: Path) -> dict:
-    try:
-        text = path.read_text()
-    except OSError as e:
-        raise ConfigError(f"cannot read config file {path}: {e.strerror}") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
-        raise ConfigError(f"{path}: invalid YAML{where}: {problem}") from None
-    except ValueError as e:  # a value YAML parses but Python cannot hold (a 5000-digit integer)
-        raise ConfigError(f"{path}: invalid value: {e}") from None
+    """The config file's own sections (before ``extends:`` and overrides)."""
+    data = yamlfile.read_yaml(path, "config file", ConfigError)
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -468,6 +458,16 @@ def _check_name(value, source: str, key: str) -> None:
     check_value(value, str, source, key)
 
 
+def _plugin(registry, name, source: str, key: str) -> type:
+    """The class that ``registry`` holds under ``name`` (the config's ``key``), or one line
+    saying what is wrong and what is available."""
+    _check_name(name, source, key)
+    try:
+        return registry.get(name)
+    except ValueError as e:
+        raise ConfigError(f"{source}: {key}: {e}") from None
+
+
 def _validate_task(cfg: Config, source: str) -> dict:
     try:
         info = robots.info(cfg.robot)
@@ -478,11 +478,7 @@ def _validate_task(cfg: Config, source: str) -> dict:
     if name is None:
         raise ConfigError(f"{source}: missing required key 'task.name' "
                           f"(available: {', '.join(TASKS.available())})")
-    _check_name(name, source, "task.name")
-    try:
-        cls = TASKS.get(name)
-    except ValueError as e:
-        raise ConfigError(f"{source}: task.name: {e}") from None
+    cls = _plugin(TASKS, name, source, "task.name")
     params = check_kwargs(cls, task, source, "task.", exclude=("robot",))
     try:
         make_task(name, info, **params)
@@ -520,11 +516,7 @@ def _validate_derivatives(cfg: Config, source: str) -> dict:
 def _validate_plant(cfg: Config, source: str) -> dict:
     section = dict(cfg.plant)
     kind = section.pop("type", "sim")
-    _check_name(kind, source, "plant.type")
-    try:
-        cls = PLANTS.get(kind)
-    except ValueError as e:
-        raise ConfigError(f"{source}: plant.type: {e}") from None
+    cls = _plugin(PLANTS, kind, source, "plant.type")
     try:
         params = check_kwargs(cls, section, source, "plant.",
                               exclude=("robot", "seed", "safety", "overlay"))
@@ -565,11 +557,8 @@ def _validate_command(cfg: Config, source: str) -> dict:
     if not velocity:
         raise ConfigError(f"{source}: 'command.source' is set but the task is not in velocity "
                           f"mode (set task.mode: velocity)")
-    _check_name(kind, source, "command.source.type")
     try:
-        cls = COMMAND_SOURCES.get(kind)
-    except ValueError as e:
-        raise ConfigError(f"{source}: command.source.type: {e}") from None
+        cls = _plugin(COMMAND_SOURCES, kind, source, "command.source.type")
     except ImportError as e:  # a plug-in whose optional packages are not installed
         package = (e.name or "?").split(".")[0]
         raise ConfigError(f"{source}: command.source.type {kind} needs the Python package "

@@ -71,6 +71,15 @@ def assert_stale_state_damps_within_50_ms(fake: FakeRobot, plant) -> None:
                            f"tripped after {(plant.damping_time - stopped) * 1e3:.1f} ms)")
 
 
+def group_alive(pgid: int) -> bool:
+    """Whether any process of process group ``pgid`` is still alive."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
 def link_pid(pid: int) -> int | None:
     """The pid of the link process (a multiprocessing child) that process ``pid`` (a
     controller, mpc-run) started, or None. Other children (the resource tracker, programs its

@@ -47,6 +47,8 @@ def test_an_overlay_is_applied_to_the_model(tmp_path):
     ("robot: go1\njoints: {FR_calf_joint: {stiffness: 3}}\n",
      "unknown key 'joints.FR_calf_joint.stiffness'"),
     ("robot: go1\ndelay: 0.5\n", "'delay' must be <= 0.1"),
+    ("robot: go1\njoints: {FR_calf_joint: [\n", "invalid YAML at line 3, column 1"),
+    ("robot: go1\ndelay: " + "9" * 5000 + "\n", "invalid value: Exceeds the limit"),
 ])
 def test_a_bad_overlay_is_one_line_naming_it(tmp_path, text, fragment):
     path = tmp_path / "o.yaml"
@@ -54,6 +56,11 @@ def test_a_bad_overlay_is_one_line_naming_it(tmp_path, text, fragment):
     with pytest.raises(OverlayError, match=r"o\.yaml") as e:
         robots.load_overlay(path, "go1")
     assert fragment in str(e.value) and "\n" not in str(e.value)
+
+
+def test_an_unreadable_overlay_is_one_line_naming_it(tmp_path):
+    with pytest.raises(OverlayError, match=r"^cannot read overlay file .*nothing\.yaml: No such"):
+        robots.load_overlay(tmp_path / "nothing.yaml", "go1")
 
 
 def assert_one_line(res: subprocess.CompletedProcess, fragment: str) -> None:

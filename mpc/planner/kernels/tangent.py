@@ -5,8 +5,7 @@ errors live in its tangent space of size nv. The conventions are MuJoCo's
 (``mj_differentiatePos`` / ``mj_integratePos``): a free joint's tangent is
 [translation in the world frame, rotation vector in the body frame], so for quaternions
 
-    q2 ⊖ q1 = log(q1⁻¹ ⊗ q2)   (rotation vector, angle wrapped to [-π, π]),
-    q ⊕ w   = q ⊗ exp(w).
+    q2 ⊖ q1 = log(q1⁻¹ ⊗ q2)   (rotation vector, angle wrapped to [-π, π]).
 
 Joint types follow ``mjtJoint``: 0 free, 1 ball, 2 slide, 3 hinge.
 """
@@ -17,19 +16,6 @@ import numpy as np
 from numba import njit
 
 FREE, BALL, SLIDE, HINGE = 0, 1, 2, 3
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def quat_mul(a, b, out):
-    """out = a ⊗ b (w, x, y, z)."""
-    w = a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3]
-    x = a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2]
-    y = a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1]
-    z = a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0]
-    out[0] = w
-    out[1] = x
-    out[2] = y
-    out[3] = z
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -55,31 +41,6 @@ def quat_log_diff(q2, q1, out):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def quat_exp_mul(q, w, scale, out):
-    """out = q ⊗ exp(scale · w), normalized."""
-    ax = w[0] * scale
-    ay = w[1] * scale
-    az = w[2] * scale
-    angle = np.sqrt(ax * ax + ay * ay + az * az)
-    dq = np.empty(4)
-    if angle < 1e-14:
-        dq[0] = 1.0
-        dq[1] = 0.5 * ax
-        dq[2] = 0.5 * ay
-        dq[3] = 0.5 * az
-    else:
-        s = np.sin(0.5 * angle) / angle
-        dq[0] = np.cos(0.5 * angle)
-        dq[1] = ax * s
-        dq[2] = ay * s
-        dq[3] = az * s
-    quat_mul(q, dq, out)
-    n = np.sqrt(out[0] ** 2 + out[1] ** 2 + out[2] ** 2 + out[3] ** 2)
-    for i in range(4):
-        out[i] /= n
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
 def differentiate_pos(jnt_type, jnt_qposadr, jnt_dofadr, qpos2, qpos1, out):
     """out (nv) = qpos2 ⊖ qpos1, as ``mj_differentiatePos(m, out, 1, qpos1, qpos2)``."""
     for j in range(jnt_type.shape[0]):
@@ -94,25 +55,6 @@ def differentiate_pos(jnt_type, jnt_qposadr, jnt_dofadr, qpos2, qpos1, out):
             quat_log_diff(qpos2[pa : pa + 4], qpos1[pa : pa + 4], out[va : va + 3])
         else:
             out[va] = qpos2[pa] - qpos1[pa]
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def integrate_pos(jnt_type, jnt_qposadr, jnt_dofadr, qpos, dq, scale, out):
-    """out (nq) = qpos ⊕ scale · dq, as ``mj_integratePos`` (out may alias qpos)."""
-    for j in range(jnt_type.shape[0]):
-        pa = jnt_qposadr[j]
-        va = jnt_dofadr[j]
-        t = jnt_type[j]
-        if t == FREE:
-            for i in range(3):
-                out[pa + i] = qpos[pa + i] + scale * dq[va + i]
-            q = qpos[pa + 3 : pa + 7].copy()
-            quat_exp_mul(q, dq[va + 3 : va + 6], scale, out[pa + 3 : pa + 7])
-        elif t == BALL:
-            q = qpos[pa : pa + 4].copy()
-            quat_exp_mul(q, dq[va : va + 3], scale, out[pa : pa + 4])
-        else:
-            out[pa] = qpos[pa] + scale * dq[va]
 
 
 @njit(cache=True, nogil=True, error_model="numpy")

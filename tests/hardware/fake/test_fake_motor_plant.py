@@ -12,7 +12,7 @@ from hardware.fake.motor_plant import FakeMotorPlant
 def test_a_command_reaches_the_motors_after_the_delay():
     plant = FakeMotorPlant(robots.info("a1"), delay=0.01)  # 5 steps of 2 ms
     assert plant.delay_steps == 5
-    ctrl = plant.map.joint_values(plant.map.home).copy()
+    ctrl = plant.map.home[plant.map.actuator_slots].copy()
     plant.send(ctrl)
     for _ in range(6):
         plant.step()
@@ -45,10 +45,10 @@ def test_state_in_the_planning_models_layout():
 
 def test_non_finite_control_latches_damping():
     plant = FakeMotorPlant(robots.info("a1"))
-    ctrl = plant.map.joint_values(plant.map.home).copy()
+    ctrl = plant.map.home[plant.map.actuator_slots].copy()
     ctrl[3] = np.nan
     plant.send(ctrl)
-    plant.send(plant.map.joint_values(plant.map.home))
+    plant.send(plant.map.home[plant.map.actuator_slots])
     plant.step()
     assert plant.damping_reason == "non-finite command"
     assert np.all(plant.sim.cmd.kp == 0) and np.all(np.isfinite(plant.sim.tau))

@@ -127,10 +127,61 @@ def test_foot_forces_carry_the_robots_weight():
 def test_the_lcm_robots_motors_have_finite_torque_limits(name):
     """H1's model leaves its motors unlimited: the simulated robot behind LCM still holds each
     to the robot's documented torque, never an infinite one."""
-    from hardware.fake.lcm_robot import SimulatedRobot
+    from hardware.fake.lcm_robot import simulated_robot
 
     info = robots.info(name)
-    sim = SimulatedRobot(info)
+    sim = simulated_robot(info)
     joints = [sim.model.joint(j).name for j in sim.model.actuator_trnid[:, 0]]
     documented = dict(zip(info.motor_joints, info.torque_limit, strict=True))
-    np.testing.assert_array_equal(sim.tau_max, [documented[j] for j in joints])
+    np.testing.assert_array_equal(sim.limit, [documented[j] for j in joints])
+
+
+def test_the_lcm_robot_is_the_fake_robot_keeping_the_models_joint_damping():
+    """Behind LCM the one simulated robot keeps the joints' damping (the LCM plant commands the
+    position actuators' own gains on top of it); behind the Unitree wires the motor's Kd stands
+    in for it, so the joint driven by a position servo has none."""
+    from hardware.fake.lcm_robot import simulated_robot
+
+    info = robots.info("a1")
+    model = robots.load_model("a1")
+    dofs = model.jnt_dofadr[model.actuator_trnid[:, 0]]
+    lcm_sim = simulated_robot(info)
+    assert isinstance(lcm_sim, FakeRobotSim)
+    np.testing.assert_array_equal(lcm_sim.model.dof_damping[lcm_sim.vadr],
+                                  model.dof_damping[dofs])
+    assert np.all(model.dof_damping[dofs] > 0)
+    unitree_sim = FakeRobotSim(info, start="standing")
+    assert np.all(unitree_sim.model.dof_damping[unitree_sim.vadr] == 0)
+
+
+def test_the_lcm_robot_holds_home_then_latches_damping(udpm_url):
+    """Before any command the LCM robot stands on its home pose; a damping command puts its
+    motors in damping for good: a later valid command does not take them out of it."""
+    import lcm
+
+    from hardware.fake.lcm_robot import FakeLcmRobot, simulated_robot
+    from hardware.lcm.lcm_types import joint_command_t
+
+    sim = simulated_robot(robots.info("a1"))
+    robot = FakeLcmRobot(sim, lcm.LCM(udpm_url), state_channel="HOLD_STATE")
+    height = sim.data.qpos[2]
+    for _ in range(250):  # 0.5 s without a command
+        robot.step()
+    assert sim.data.qpos[2] > height - 0.03 and not sim.damping  # settled on its feet
+
+    def command(damping: int) -> bytes:
+        msg = joint_command_t()
+        msg.session, msg.num_joints, msg.damping = 7, sim.model.nu, damping
+        msg.q = sim.data.qpos[sim.qadr].tolist()
+        msg.dq = msg.tau = [0.0] * sim.model.nu
+        msg.kp, msg.kd = [100.0] * sim.model.nu, [2.0] * sim.model.nu
+        return msg.encode()
+
+    robot._on_command("JOINT_COMMAND", command(1))
+    robot.step()
+    assert sim.damping and robot.damping
+    robot._on_command("JOINT_COMMAND", command(0))
+    for _ in range(5):
+        robot.step()
+    assert sim.damping and robot.commands == 2
+    np.testing.assert_array_equal(sim._law[0], 0.0)  # Kp 0: damping only

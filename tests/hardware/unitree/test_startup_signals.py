@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 import pytest
-from unitree_helpers import ROOT, commands, free_udp_port, link_pid, wait_for
+from unitree_helpers import ROOT, commands, free_udp_port, group_alive, link_pid, wait_for
 
 #: Exit this long after the signal at most: the controller stops its link process with SIGTERM
 #: and kills it after 0.5 s if it is still importing (it has sent nothing but damping); the
@@ -109,9 +109,9 @@ def test_a_signal_while_the_link_process_starts_stops_it_at_once(fake_robot, sig
         proc.send_signal(sig)
         out, err = proc.communicate(timeout=30)
         ended = time.monotonic()
-        assert wait_for(lambda: not _group_alive(proc.pid), 2.0), "the link process lives on"
+        assert wait_for(lambda: not group_alive(proc.pid), 2.0), "the link process lives on"
     finally:
-        if _group_alive(proc.pid):
+        if group_alive(proc.pid):
             os.killpg(proc.pid, signal.SIGKILL)
     assert proc.returncode == 130, (out, err)
     assert "ready" not in out, "the link process was up before the signal: no test"
@@ -123,14 +123,6 @@ def test_a_signal_while_the_link_process_starts_stops_it_at_once(fake_robot, sig
     c = commands(fake)
     assert np.all(damping(c, fake.sim.slots)), "the robot was driven"
     assert not fake.stood
-
-
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 #: The bridge in the controller's process (``link_process: false``), past its ramp: the main

@@ -75,3 +75,22 @@ def test_random_terrain_is_laid_out_anew_for_every_seed():
     ramp = eval_terrain.make_case("go2_hw", "ramp_up_5", 1, args)
     assert "terrain_seed" not in ramp and eval_terrain.seeded_terrain(ramp) == "ramp_up_5"
     assert ramp["threads"] == 2  # the config's planner.threads
+
+
+def test_the_true_rise_of_each_believed_stance_is_collected():
+    """Standing still, the feet the gait schedule then swings end their believed stance where
+    it began: two more entries, each the site's true rise over its stance (a standing foot:
+    millimetres)."""
+    import robots
+    from hardware.fake.motor_plant import FakeMotorPlant
+
+    plant = eval_terrain.recording_plant(FakeMotorPlant)(
+        robots.info("go1"), delay=0.006, base_state={"type": "kalman"})
+    for _ in range(200):  # settled on its feet (the belief flickers as they sink in)
+        plant.step()
+    before = len(plant.stance_rise)
+    assert (plant.source.contact > 0.5).all()
+    plant.set_planned_stance(np.array([True, False, False, True]))
+    plant.step()
+    assert len(plant.stance_rise) == before + 2
+    assert np.abs(plant.stance_rise[before:]).max() < 5e-3  # millimetres: still settling

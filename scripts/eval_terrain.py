@@ -11,7 +11,8 @@ robot's motors receiving the bridge's commands ``--delay-ms`` late, its realisti
 the terrain (:mod:`mpc.app.plants.terrain`, in the plant only: the planner walks blind), each
 plan coming into force ``--plan-latency-ms`` after the state it started from
 (``runtime.plan_latency``), the base state from the config's own estimator (``--estimator
-config``, as on a robot) or the simulation's truth. The matrix's hardware configs plan on the
+config``, as on a robot, the gait schedule's planned stance its contact prior) or the
+simulation's truth. The matrix's hardware configs plan on the
 level plane at 0 (``task.ground: level``, the default) and their Kalman filter measures the
 height against it; their blind-terrain variants ``a1_hw_terrain``, ``go1_hw_terrain`` and
 ``go2_hw_terrain`` (``--configs``; for others ``--set task.ground=fit --set
@@ -122,14 +123,26 @@ def run_case(case: dict) -> dict:
 def recording_plant(base: type) -> type:
     """``base`` (FakeMotorPlant) recording the truth and the estimate every RECORD_PERIOD of
     plant time in ``truth_log`` (``log`` is the plant's link log): (time, base qpos, base
-    linear velocity, estimate pos + linvel or None)."""
+    linear velocity, estimate pos + linvel or None). With an estimator that has a contact
+    belief (``contact``, the Kalman filter), ``stance_rise`` also collects, every step, how far
+    each foot truly rose (its site's height, m) from the step its belief came above 0.5 to
+    the last step it stayed there: what a foot held from foothold to foothold carries into
+    the height (a foot that rises under a base believed still reads as the base going down)."""
 
     class Recording(base):
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **kwargs)
             self.truth_log: list = []
+            self.stance_rise: list[float] = []
             self._steps = 0
             self._every = max(1, round(RECORD_PERIOD / self.timestep))
+            import mujoco
+
+            m = self.sim.model
+            self._sites = [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_SITE, f)
+                           for f in self.sim.robot.feet]
+            self._held = np.full(len(self._sites), np.nan)  # site height where a belief began
+            self._last_z = np.zeros(len(self._sites))  # at the step before
 
         def step(self) -> None:
             super().step()
@@ -139,6 +152,15 @@ def recording_plant(base: type) -> type:
                 self.truth_log.append((float(d.time), d.qpos[0:7].copy(), d.qvel[0:3].copy(),
                                  None if est is None else np.r_[est.pos, est.linvel]))
             self._steps += 1
+            contact = getattr(self.source, "contact", None)
+            if contact is not None:
+                z = d.site_xpos[self._sites, 2]
+                down = np.asarray(contact) > 0.5
+                held = self._held
+                ended = ~down & np.isfinite(held)
+                self.stance_rise.extend((self._last_z[ended] - held[ended]).tolist())
+                self._held = np.where(down, np.where(np.isfinite(held), held, z), np.nan)
+                self._last_z = z.copy()
 
     return Recording
 
@@ -236,6 +258,8 @@ def judge(case: dict, cfg, robot, plant, summary: dict) -> dict:
         "fd_evaluations": summary.get("fd_evaluations"),
     }
     out.update(estimator_errors(plant.truth_log, fall_at))
+    rise = plant.stance_rise
+    out["stance_rise_mm"] = round(1e3 * float(np.mean(rise)), 2) if rise else None
     return out
 
 

@@ -107,3 +107,22 @@ def test_a_bad_map_exits_2_with_one_line(tmp_path, capsys):
                               str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip()
     assert "resolution must be > 0" in err and len(err.splitlines()) == 1
+
+
+def test_the_true_rise_of_each_believed_stance_is_collected():
+    """Standing still, the feet the gait schedule then swings end their believed stance where
+    it began: two more entries, each the site's true rise over its stance (a standing foot:
+    millimetres)."""
+    import robots
+    from hardware.fake.motor_plant import FakeMotorPlant
+
+    plant = eval_terrain.recording_plant(FakeMotorPlant)(
+        robots.info("go1"), delay=0.006, base_state={"type": "kalman"})
+    for _ in range(200):  # settled on its feet (the belief flickers as they sink in)
+        plant.step()
+    before = len(plant.stance_rise)
+    assert (plant.source.contact > 0.5).all()
+    plant.set_planned_stance(np.array([True, False, False, True]))
+    plant.step()
+    assert len(plant.stance_rise) == before + 2
+    assert np.abs(plant.stance_rise[before:]).max() < 5e-3  # millimetres: still settling

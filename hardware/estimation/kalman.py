@@ -39,6 +39,17 @@ Where the ground is, by the option ``ground``:
   touch the ground at ``foot_height`` (default: the foot radius) under the base. The ground's
   slope, from a plane fitted to the feet where they stand (:class:`mpc.tasks.ground.
   GroundFit`), tells the kinematic contact cue which feet are level with the others.
+  A foot that has just come down is left to settle for ``settle_time``: its height is not
+  held (its p_i,z takes process noise settle_noise^2 dt, so it follows the legs) and its
+  vertical velocity row is left out; after that it holds the base. A landing compresses the
+  contact (the A1's 2 cm foot sphere on its soft MuJoCo contact plunges to 1 mm above the
+  floor under the impact and springs back to 9 mm over the next 0.1 s; a rubber pad less so),
+  and the contact belief comes up while it springs back: a foot held from that moment rises
+  under the base and carried the height down by 2-3 mm a step, 1.7 cm/s for the A1
+  (docs/terrain.md, "The carried height"). How long is the robot's contact's: the A1's
+  terrain config settles 0.06 s; the Go1's and Go2's feet rise and sink back within the
+  belief (no net rise: 0, the default), where a settling time would keep the sinking half
+  only and carry the height up.
 
 Contact belief c_i in [c_min, 1]: the product of
 - a kinematic cue: the foot is within ``stance_band`` of the lowest foot (world-aligned; with
@@ -98,7 +109,10 @@ class LegKalman(BaseStateSource):
         "foot_height": {"min": -1.0, "max": 1.0},
         "initial_xy": {"min": -1000.0, "max": 1000.0},
         "ground": {"choices": GROUNDS},
+        "settle_time": {"min": 0.0, "max": 0.5},
     }
+    #: Process noise (m/sqrt(s)) of a settling foot's height: free to follow the legs.
+    SETTLE_NOISE: ClassVar[float] = 1.0
 
     def __init__(self, model: mujoco.MjModel, robot: RobotInfo, accel_noise: float = 0.2,
                  foot_drift: float = 0.01, kin_pos_noise: float = 0.005,
@@ -107,7 +121,8 @@ class LegKalman(BaseStateSource):
                  foot_force_weight: float = 0.0, contact_force: float = 40.0,
                  contact_min: float = 1e-4, innovation_gate: float = 0.3,
                  foot_height: float | None = None, zero_yaw: bool = True,
-                 initial_xy: list[float] | None = None, ground: str = "level"):
+                 initial_xy: list[float] | None = None, ground: str = "level",
+                 settle_time: float = 0.0):
         if ground not in GROUNDS:
             raise ValueError(f"unknown ground {ground!r}; choose from {', '.join(GROUNDS)}")
         self.model = model
@@ -144,6 +159,10 @@ class LegKalman(BaseStateSource):
         self.contact = np.ones(n)
         self.slip_time = 0.02
         self.unsupported = 0.0
+        #: ``ground: carried``: how long each foot has been believed down (s), and for how
+        #: long a foot that has come down is left to settle (module docstring).
+        self.stance_time = np.zeros(n)
+        self.settle_time = float(settle_time)
         self.implied: np.ndarray | None = None
         self.unexplained = np.zeros((n, 3))
         self.accel_world = np.zeros(3)
@@ -239,6 +258,8 @@ class LegKalman(BaseStateSource):
         q_diag[0:3] = 1e-8 + (self.sigma_a * dt) ** 2 * dt
         q_diag[3:6] = self.sigma_a ** 2 * dt
         q_diag[6:] = np.repeat(self.sigma_f ** 2 * dt / c, 3)
+        settling = self._settling(c, dt)
+        q_diag[6 + 3 * np.flatnonzero(settling) + 2] += self.SETTLE_NOISE ** 2 * dt
         P[np.diag_indices(self.dim)] += q_diag
         # Correct, with the rows of the feet believed down (a swing foot's rows, at noise
         # divided by sqrt(contact_min), would carry nothing).
@@ -248,7 +269,9 @@ class LegKalman(BaseStateSource):
             z[:, 0:3], z[:, 3:6], z[:, 6] = rel, -rel_vel, self.foot_height
             z = z[:, :self.used]
             rows = self.rows[down].ravel()
-            var = (self.var[None, :] / c[down, None]).ravel()
+            var = self.var[None, :] / c[down, None]
+            var[settling[down], 5] /= self.c_min  # a settling foot's vertical velocity: out
+            var = var.ravel()
             H = self.H[rows]
             PHt = P @ H.T
             S = H @ PHt
@@ -260,6 +283,14 @@ class LegKalman(BaseStateSource):
         if self.ground is not None:
             self.ground.observe(x[6:].reshape(n, 3), c > 0.5)
         self.last = BaseState(imu.time, x[0:3].copy(), quat, x[3:6].copy(), gyro.copy())
+
+    def _settling(self, c: np.ndarray, dt: float) -> np.ndarray:
+        """The feet believed down for less than ``settle_time`` (``ground: carried``; none on
+        the level floor, whose height row holds every standing foot)."""
+        if self.level:
+            return np.zeros(self.n, bool)
+        self.stance_time = np.where(c > 0.5, self.stance_time + dt, 0.0)
+        return (c > 0.5) & (self.stance_time < self.settle_time)
 
     def _initialize(self, rel: np.ndarray) -> None:
         """Standing still, the lowest feet touching the ground at ``foot_height``."""

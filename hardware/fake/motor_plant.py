@@ -97,6 +97,12 @@ class FakeMotorPlant(Plant):
         self.source.update(ImuSample(float(self.sim.data.time), st.quat, st.gyro, st.accel),
                            st.q[slots], st.dq[slots])
 
+    def set_planned_stance(self, stance: np.ndarray | None) -> None:
+        """The gait schedule's stance, handed to the estimator as a robot's bridge does
+        (hardware.unitree.bridge), so lockstep runs see the estimator of the deploy path."""
+        if self.source is not None:
+            self.source.set_planned_stance(stance)
+
     def send(self, ctrl: np.ndarray) -> None:
         ctrl = np.asarray(ctrl, dtype=float)
         if not np.all(np.isfinite(ctrl)):

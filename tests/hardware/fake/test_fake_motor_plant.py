@@ -70,3 +70,16 @@ def test_the_go1_stands_still_on_its_motors_at_zero_command(tmp_path):
     summary = run(cfg, out=tmp_path, plant=plant)
     assert not summary["fell"]
     assert plant.max_joint_speed < 5.0
+
+
+def test_the_planned_stance_reaches_the_estimator():
+    """As a robot's bridge does, the plant hands the gait schedule's stance to its estimator:
+    standing, every foot is down by the legs, but the feet the schedule swings are not
+    believed down (lockstep evaluations see the deploy path's estimator)."""
+    plant = FakeMotorPlant(robots.info("go1"), delay=0.006, base_state={"type": "kalman"})
+    for _ in range(200):  # settled on its feet (the first 0.1 s it sinks into the floor)
+        plant.step()
+    assert (plant.source.contact > 0.5).all()
+    plant.set_planned_stance(np.array([True, False, False, True]))
+    plant.step()
+    np.testing.assert_array_equal(plant.source.contact > 0.5, [True, False, False, True])

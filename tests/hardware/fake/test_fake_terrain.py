@@ -37,6 +37,8 @@ def test_mpc_fake_robot_serves_on_the_terrain_it_is_given(robot, transport, caps
 @pytest.mark.parametrize("terrain, key", [
     ("{kind: ramp, slope: 60}", "'terrain.slope' must be > 0.0 and <= 45.0, got 60"),
     ("{kind: slabs, max_size: -0.2}", "'terrain.max_size' must be > 0.0"),
+    ("{kind: heightfield, file: h.npy, size: [-1, 1]}", "'terrain.size[0]' must be > 0.0"),
+    ("{kind: ramp, slope: 45.5}", "'terrain.slope' must be > 0.0 and <= 45.0, got 45.5"),
     ("{kind: heightfield, file: /nonexistent.npy}", "'terrain.file': no such file"),
     ("{kind: volcano}", "'terrain.kind' must be one of"),
     ("{kind: step, hieght: 0.1}", "unknown key 'terrain.hieght'"),

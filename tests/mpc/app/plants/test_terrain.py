@@ -111,6 +111,8 @@ def test_bad_terrain_gets_one_line_naming_the_key(value, message):
 @pytest.mark.parametrize("terrain, key", [
     ("{kind: ramp, slope: 50}", "'terrain.slope' must be"),
     ("{kind: step, height: -1}", "'terrain.height' must be"),
+    ("{kind: slabs, max_size: -0.2}", "'terrain.max_size' must be"),
+    ("{kind: heightfield, file: missing.npy, size: [-1, 1]}", "'terrain.size[0]' must be"),
     ("{kind: heightfield, file: missing.npy}", "'terrain.file': no such file"),
     ("{kind: ramp, sloep: 5}", "unknown key 'terrain.sloep'"),
 ])

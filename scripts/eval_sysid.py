@@ -16,7 +16,11 @@ its link log written as a robot's bridge writes it):
 3. the trotting run (``configs/<robot>_sysid_trot.yaml``, ``--trot`` s) planned on the nominal
    model, the config's own estimator on the fake robot's sensors;
 4. ``mpc-sysid`` on both run directories (identification timed), the overlay written;
-5. the trotting run again, planned on the identified overlay.
+5. the trotting run again, planned on the identified overlay (its delay compensated by the
+   feedback law, ``runtime.compensate_delay``), and what that gain is measured against: the
+   same without the delay compensated, planned on the truth overlay itself (the most a model
+   can give), and the nominal fake robot planned on the nominal model (the reference: what the
+   perturbation costs).
 
 Reported per case: each identified parameter's error against the truth (pass: within 10 %,
 or 0.05 N m (friction) / 1 ms / 0.2 kg where the truth is near zero; the delay within 2 ms;
@@ -76,7 +80,9 @@ def draw(robot: str, index: int) -> Overlay:
 
 class _Tracking:
     """The feedback law's joint tracking error: at every step, the plan's joint angles at the
-    state's time minus the measured ones (wraps FeedbackController.step for one run)."""
+    state's time minus the measured ones (wraps FeedbackController.step for one run). The plan
+    is the latest that covers the state's time: a plan made with a command lead starts that
+    lead after the state it was made from, and until then the one before it stands."""
 
     def __init__(self) -> None:
         self.squares: list[float] = []
@@ -84,15 +90,20 @@ class _Tracking:
 
     def __enter__(self) -> _Tracking:
         original, squares = self.original, self.squares
+        plans = [None, None]  # the previous and the latest policy
 
         def step(ctrl, policy, state):
+            if policy is not plans[1]:
+                plans[:] = [plans[1], policy]
+            if state.time < policy.start and plans[0] is not None:
+                policy = plans[0]
             i = int(np.clip(np.searchsorted(policy.times, state.time) - 1, 0,
                             len(policy.times) - 2))
             w = float(np.clip((state.time - policy.times[i])
                               / (policy.times[i + 1] - policy.times[i]), 0.0, 1.0))
             plan = (1 - w) * policy.qpos[i, 7:] + w * policy.qpos[i + 1, 7:]
             squares.append(float(np.mean((plan - np.asarray(state.qpos)[7:]) ** 2)))
-            return original(ctrl, policy, state)
+            return original(ctrl, plans[1], state)
 
         feedback.FeedbackController.step = step
         return self
@@ -104,8 +115,12 @@ class _Tracking:
         return float(np.sqrt(np.mean(self.squares))) if self.squares else float("nan")
 
 
-def trot(robot: str, truth: Overlay, folder: Path, seconds: float, overlay: str = "") -> dict:
-    overrides = ["runtime.mode=lockstep", f"runtime.duration={seconds}"]
+def trot(robot: str, truth: Overlay | None, folder: Path, seconds: float, overlay: str = "",
+         compensate_delay: bool = True) -> dict:
+    """The trotting run on the fake robot ``truth`` (None: the nominal model), planned on the
+    nominal model or on ``overlay``; its tracking errors and trips."""
+    overrides = ["runtime.mode=lockstep", f"runtime.duration={seconds}",
+                 f"runtime.compensate_delay={str(compensate_delay).lower()}"]
     if overlay:
         overrides.append(f"robot={{name: {robot}, overlay: {overlay}}}")
     cfg = load_config(f"configs/{robot}_sysid_trot.yaml", overrides)
@@ -192,13 +207,22 @@ def run_case(case: dict) -> dict:
     overlay_file = folder / "identified.yaml"
     overlay_file.write_text(found.dump(f"identified in draw {index}"))
     after = trot(robot, truth, folder / "trot_identified", case["trot"], str(overlay_file))
+    # what the gain is measured against: the nominal robot on its own model (what the
+    # perturbation costs), the identified model without its delay compensated, and the truth
+    uncompensated = trot(robot, truth, folder / "trot_identified_uncompensated", case["trot"],
+                         str(overlay_file), compensate_delay=False)
+    truth_file = folder / "truth.yaml"
+    truth_file.write_text(truth.dump(f"the fake robot of draw {index}"))
+    exact = trot(robot, truth, folder / "trot_truth", case["trot"], str(truth_file))
+    reference = trot(robot, None, folder / "trot_reference", case["trot"])
+    runs = {"reference": reference, "nominal": before, "identified": after,
+            "uncompensated": uncompensated, "truth": exact}
     result = {"robot": robot, "draw": index, "gantry_trip": gantry_trip,
               "identify_s": round(seconds, 2), "delay_ms": round(truth.delay * 1e3, 2),
               **compare(truth, found, ident.nominal),
-              "joint_rms_nominal": before["joint_rms"], "joint_rms_identified": after["joint_rms"],
-              "velocity_rms_nominal": before["velocity_rms"],
-              "velocity_rms_identified": after["velocity_rms"],
-              "trips_nominal": before["trips"], "trips_identified": after["trips"]}
+              **{f"{k}_rms_{name}": r[f"{k}_rms"] for k in ("joint", "velocity")
+                 for name, r in runs.items()},
+              **{f"trips_{name}": r["trips"] for name, r in runs.items()}}
     return json.loads(json.dumps(result))
 
 
@@ -252,9 +276,11 @@ def main() -> None:
         row = {k: v for k, v in r.items() if k != "fails"}
         row["fails"] = "; ".join(r["fails"]) or "none"
         for k in ("joint", "velocity"):
-            a, b = r[f"{k}_rms_nominal"], r[f"{k}_rms_identified"]
-            row[f"{k}_gain_%"] = round(100 * (1 - b / a), 1)
-            row[f"{k}_rms_nominal"], row[f"{k}_rms_identified"] = round(a, 4), round(b, 4)
+            a = r[f"{k}_rms_nominal"]
+            for name in ("identified", "uncompensated", "truth"):
+                row[f"{k}_gain_{name}_%"] = round(100 * (1 - r[f"{k}_rms_{name}"] / a), 1)
+            for name in ("reference", "nominal", "identified", "uncompensated", "truth"):
+                row[f"{k}_rms_{name}"] = round(r[f"{k}_rms_{name}"], 5)
         rows.append(row)
     note = (f"Lockstep on the fake robot's motors with a random truth overlay; {args.gantry:g} s "
             f"gantry excitation, {args.trot:g} s trotting runs; engine {args.engine}.")

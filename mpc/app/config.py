@@ -75,6 +75,9 @@ class RuntimeConfig:
                                   help="lockstep: a plan comes into force this long (s of plant "
                                        "time) after the state it started from, as a slow "
                                        "planner's would in real time (0: at once)")
+    compensate_delay: bool = setting(True, help="plan and feed back for when a command reaches "
+                                     "the motors: the planning model overlay's delay ahead "
+                                     "(see mpc/app/runtime/predict.py)")
     policy_timeout: float = setting(0.5, gt=0.0, max=10.0,
                                     help="feedback damps after the policy is this old (s)")
 

@@ -1,7 +1,8 @@
 """System identification against perturbed fake robots: accuracy, closed-loop gain, speed.
 
-    python scripts/eval_sysid.py [--robots go1 go2] [--draws 10] [--gantry 60] [--trot 12]
-        [--engine ray|serial] [--out bench_results/sysid]
+    python scripts/eval_sysid.py [--robots go1 go2] [--draws 10] [--first-draw 0]
+        [--gantry 60] [--trot 12] [--engine ray|serial] [--out bench_results/sysid]
+        [--identify-only | --loopback]
 
 Each case (a robot and a draw) is one campaign case (:mod:`mpc.app.campaign`, Ray local by
 default, or ``--engine serial``), all in lockstep on :class:`hardware.fake.motor_plant.
@@ -226,6 +227,49 @@ def run_case(case: dict) -> dict:
     return json.loads(json.dumps(result))
 
 
+def loopback_case(robot: str, index: int, out: Path, gantry: float, trot_s: float,
+                  port: int, domain: int) -> dict:
+    """Draw ``index`` over loopback in real time (``--loopback``): ``mpc-fake-robot`` with the
+    truth overlay in a process of its own (Go1: legacy UDP, Go2: DDS), the shipped gantry and
+    trotting configs through ``mpc-run`` on the robot's bridge (``scripts/hw_loopback.py``),
+    then ``mpc-sysid`` on the two run directories."""
+    from hw_loopback import run_once
+
+    folder = out / f"{robot}_{index}"
+    folder.mkdir(parents=True, exist_ok=True)
+    truth = draw(robot, index)
+    truth_file = folder / "truth.yaml"
+    truth_file.write_text(truth.dump(f"the fake robot of draw {index}"))
+    runs = {}
+    for name, config, seconds, sets, fake in (
+            ("gantry", f"{robot}_sysid_gantry", gantry + 6.0, [f"task.duration={gantry}"],
+             ["--gantry", "--gantry-lift", "0.3"]),
+            ("trot", f"{robot}_sysid_trot", trot_s, [], [])):
+        args = argparse.Namespace(
+            robot=robot, base_state="estimator", truth_port=None, port=port, domain=domain,
+            fake_arg=[*fake, "--overlay", str(truth_file)], allowance=False, set=sets,
+            config=config, duration=seconds, mpc_arg=[])
+        r = run_once(args, folder / name)
+        summary = json.loads((folder / name / "run" / "summary.json").read_text()) \
+            if (folder / name / "run" / "summary.json").is_file() else {}
+        fake_summary = r["fake"] if isinstance(r["fake"], dict) else {}
+        runs[name] = {"real_time_factor": fake_summary.get("real_time_factor"),
+                      "states_hz": fake_summary.get("state_rate_hz"),
+                      "commands_hz": fake_summary.get("command_rate_hz"),
+                      "e2e_median_ms": (r.get("end_to_end_ms") or {}).get("median"),
+                      "trip": summary.get("damping_reason") or summary.get("fell_reason")
+                      or ("fell" if fake_summary.get("fell") else None)
+                      or (f"exit {r['mpc_exit']}" if r["mpc_exit"] else "none")}
+    tic = time.perf_counter()
+    ident = identify([folder / "gantry" / "run", folder / "trot" / "run"])
+    seconds = time.perf_counter() - tic
+    found = ident.overlay()
+    (folder / "identified.yaml").write_text(found.dump(f"identified over loopback, draw {index}"))
+    return {"robot": robot, "draw": index, "delay_ms": round(truth.delay * 1e3, 2),
+            **{f"{name}_{k}": v for name, r in runs.items() for k, v in r.items()},
+            "identify_s": round(seconds, 2), **compare(truth, found, ident.nominal)}
+
+
 def _code_version() -> str:
     """The commit of the identification's code (a stored identify-only result is for it)."""
     import subprocess
@@ -248,10 +292,32 @@ def main() -> None:
     p.add_argument("--identify-only", action="store_true",
                    help="identify again, with the code as it is, from the runs the campaign "
                         "stored (no new runs): the accuracy table sysid_identification")
+    p.add_argument("--loopback", action="store_true",
+                   help="each draw over loopback in real time (mpc-fake-robot in a process of "
+                        "its own, UDP for Go1, DDS for Go2): the gantry and trotting runs, "
+                        "identification, accuracy and the fake robot's real-time factor; no "
+                        "closed-loop comparison (table sysid_loopback)")
+    p.add_argument("--first-draw", type=int, default=0)
+    p.add_argument("--port", type=int, default=18470, help="--loopback: the fake robot's UDP "
+                   "port (the bridge takes the next)")
+    p.add_argument("--domain", type=int, default=77, help="--loopback: the DDS domain")
     args = p.parse_args()
     out = Path(args.out).resolve()
+    if args.loopback:
+        rows = []
+        for i in range(args.first_draw, args.first_draw + args.draws):
+            for robot in args.robots:
+                r = loopback_case(robot, i, out / "loopback", args.gantry, args.trot,
+                                  args.port, args.domain)
+                print(json.dumps(r), flush=True)
+                rows.append({**r, "fails": "; ".join(r["fails"]) or "none"})
+        print(write_tables(rows, out, "sysid_loopback",
+                           f"Over loopback in real time; {args.gantry:g} s gantry excitation, "
+                           f"{args.trot:g} s trotting runs."))
+        return
     cases = [{"robot": r, "draw": i, "gantry": args.gantry, "trot": args.trot,
-              "out": str(out / "runs")} for i in range(args.draws) for r in args.robots]
+              "out": str(out / "runs")}
+             for i in range(args.first_draw, args.first_draw + args.draws) for r in args.robots]
     rows = []
 
     def show(case: dict, result: dict) -> None:

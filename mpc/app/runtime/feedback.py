@@ -7,10 +7,13 @@ gains into a growing joint oscillation, which a smaller g avoids. A non-finite r
 never sent (the plant keeps its last command); a policy older than ``timeout`` or repeated
 non-finite results put the plant in damping, with the reason logged.
 
-A command also takes time to reach the motors: the transport delay δ of the planning model's
-overlay (:mod:`robots.overlay`, identified by ``mpc-sysid``; ``runtime.compensate_delay``).
-The command sent at s acts from s + δ, so with that command lead the law evaluates the policy
-there, at the state the measured speeds carry the measured one to:
+A command also takes time to reach the motors, and the state it is computed from is already
+old when it is read: the command lead δ is the planning model overlay's transport delay
+(:mod:`robots.overlay`, identified by ``mpc-sysid``) plus the state's age
+(``runtime.sensor_latency``; :func:`mpc.app.runtime.session.command_lead`). The state read at
+s is the robot's at s − latency and the command sent at s acts from s + delay, so with the
+lead the law evaluates the policy δ ahead, at the state the measured speeds carry the measured
+one to:
 
     u(s) = clamp(u*(s + δ) + g K(s + δ) (x̂ ⊖ x*(s + δ))),   x̂ = (q(s) ⊕ δ q̇(s), q̇(s))
 

@@ -518,13 +518,15 @@ class FinalReading:
 
 
 def command_lead(cfg: Config) -> float:
-    """How long (s) a command takes to reach the motors, as far as the planner knows: the
-    transport delay of the planning model's overlay (``robot.overlay``), unless
-    ``runtime.compensate_delay`` is off; 0 without an overlay (the nominal model has none)."""
+    """How far (s) the state read is from the moment a command computed from it reaches the
+    motors, as far as the planner knows: the state's age (``runtime.sensor_latency``) plus the
+    transport delay of the planning model's overlay (``robot.overlay``), whose delay is what
+    ``mpc-sysid`` measures for the whole loop less that latency; 0 without an overlay (the
+    nominal model knows no delay) or with ``runtime.compensate_delay`` off."""
     overlay = cfg.robot_overlay
     if overlay is None or not cfg.runtime.compensate_delay:
         return 0.0
-    return float(overlay.delay)
+    return float(overlay.delay) + cfg.runtime.sensor_latency
 
 
 def path_sensors(task: Task) -> list[slice]:

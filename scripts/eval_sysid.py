@@ -228,11 +228,13 @@ def run_case(case: dict) -> dict:
 
 
 def loopback_case(robot: str, index: int, out: Path, gantry: float, trot_s: float,
-                  port: int, domain: int) -> dict:
+                  port: int, domain: int, allowance: bool) -> dict:
     """Draw ``index`` over loopback in real time (``--loopback``): ``mpc-fake-robot`` with the
     truth overlay in a process of its own (Go1: legacy UDP, Go2: DDS), the shipped gantry and
     trotting configs through ``mpc-run`` on the robot's bridge (``scripts/hw_loopback.py``),
-    then ``mpc-sysid`` on the two run directories."""
+    ``mpc-sysid`` on the two run directories, then the trotting run again planned on the
+    identified overlay. ``allowance``: hw_loopback's looser stale-state and stale-command
+    limits (for a machine shared with other heavy work; not the product's result)."""
     from hw_loopback import run_once
 
     folder = out / f"{robot}_{index}"
@@ -240,31 +242,36 @@ def loopback_case(robot: str, index: int, out: Path, gantry: float, trot_s: floa
     truth = draw(robot, index)
     truth_file = folder / "truth.yaml"
     truth_file.write_text(truth.dump(f"the fake robot of draw {index}"))
-    runs = {}
-    for name, config, seconds, sets, fake in (
-            ("gantry", f"{robot}_sysid_gantry", gantry + 6.0, [f"task.duration={gantry}"],
-             ["--gantry", "--gantry-lift", "0.3"]),
-            ("trot", f"{robot}_sysid_trot", trot_s, [], [])):
+    overlay_file = folder / "identified.yaml"
+    runs: dict[str, dict] = {}
+
+    def once(name: str, config: str, seconds: float, sets: list[str], fake: list[str]) -> None:
         args = argparse.Namespace(
             robot=robot, base_state="estimator", truth_port=None, port=port, domain=domain,
-            fake_arg=[*fake, "--overlay", str(truth_file)], allowance=False, set=sets,
+            fake_arg=[*fake, "--overlay", str(truth_file)], allowance=allowance, set=sets,
             config=config, duration=seconds, mpc_arg=[])
         r = run_once(args, folder / name)
-        summary = json.loads((folder / name / "run" / "summary.json").read_text()) \
-            if (folder / name / "run" / "summary.json").is_file() else {}
+        path = folder / name / "run" / "summary.json"
+        summary = json.loads(path.read_text()) if path.is_file() else {}
         fake_summary = r["fake"] if isinstance(r["fake"], dict) else {}
         runs[name] = {"real_time_factor": fake_summary.get("real_time_factor"),
                       "states_hz": fake_summary.get("state_rate_hz"),
-                      "commands_hz": fake_summary.get("command_rate_hz"),
                       "e2e_median_ms": (r.get("end_to_end_ms") or {}).get("median"),
+                      "s": summary.get("sim_time_s") or summary.get("wall_time_s"),
                       "trip": summary.get("damping_reason") or summary.get("fell_reason")
                       or ("fell" if fake_summary.get("fell") else None)
                       or (f"exit {r['mpc_exit']}" if r["mpc_exit"] else "none")}
+
+    once("gantry", f"{robot}_sysid_gantry", gantry + 6.0, [f"task.duration={gantry}"],
+         ["--gantry", "--gantry-lift", "0.3"])
+    once("trot", f"{robot}_sysid_trot", trot_s, [], [])
     tic = time.perf_counter()
     ident = identify([folder / "gantry" / "run", folder / "trot" / "run"])
     seconds = time.perf_counter() - tic
     found = ident.overlay()
-    (folder / "identified.yaml").write_text(found.dump(f"identified over loopback, draw {index}"))
+    overlay_file.write_text(found.dump(f"identified over loopback, draw {index}"))
+    once("trot_identified", f"{robot}_sysid_trot", trot_s,
+         [f"robot={{name: {robot}, overlay: {overlay_file}}}"], [])
     return {"robot": robot, "draw": index, "delay_ms": round(truth.delay * 1e3, 2),
             **{f"{name}_{k}": v for name, r in runs.items() for k, v in r.items()},
             "identify_s": round(seconds, 2), **compare(truth, found, ident.nominal)}
@@ -297,6 +304,9 @@ def main() -> None:
                         "its own, UDP for Go1, DDS for Go2): the gantry and trotting runs, "
                         "identification, accuracy and the fake robot's real-time factor; no "
                         "closed-loop comparison (table sysid_loopback)")
+    p.add_argument("--allowance", action="store_true",
+                   help="--loopback: hw_loopback's looser stale-state and stale-command limits "
+                        "(a machine shared with other heavy work; not the product's result)")
     p.add_argument("--first-draw", type=int, default=0)
     p.add_argument("--port", type=int, default=18470, help="--loopback: the fake robot's UDP "
                    "port (the bridge takes the next)")
@@ -308,12 +318,13 @@ def main() -> None:
         for i in range(args.first_draw, args.first_draw + args.draws):
             for robot in args.robots:
                 r = loopback_case(robot, i, out / "loopback", args.gantry, args.trot,
-                                  args.port, args.domain)
+                                  args.port, args.domain, args.allowance)
                 print(json.dumps(r), flush=True)
                 rows.append({**r, "fails": "; ".join(r["fails"]) or "none"})
         print(write_tables(rows, out, "sysid_loopback",
                            f"Over loopback in real time; {args.gantry:g} s gantry excitation, "
-                           f"{args.trot:g} s trotting runs."))
+                           f"{args.trot:g} s trotting runs"
+                           f"{'; hw_loopback --allowance' if args.allowance else ''}."))
         return
     cases = [{"robot": r, "draw": i, "gantry": args.gantry, "trot": args.trot,
               "out": str(out / "runs")}

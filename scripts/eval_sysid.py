@@ -51,6 +51,7 @@ from mpc.app import campaign
 from mpc.app.config import load_config
 from mpc.app.run import run
 from mpc.app.runtime import feedback
+from mpc.app.sysid.data import SysidError
 from mpc.app.sysid.identify import identify
 from robots.overlay import Overlay, nominal
 
@@ -266,7 +267,12 @@ def loopback_case(robot: str, index: int, out: Path, gantry: float, trot_s: floa
          ["--gantry", "--gantry-lift", "0.3"])
     once("trot", f"{robot}_sysid_trot", trot_s, [], [])
     tic = time.perf_counter()
-    ident = identify([folder / "gantry" / "run", folder / "trot" / "run"])
+    try:
+        ident = identify([folder / "gantry" / "run", folder / "trot" / "run"])
+    except SysidError as e:  # a run that tripped too early to identify from
+        return {"robot": robot, "draw": index, "delay_ms": round(truth.delay * 1e3, 2),
+                **{f"{name}_{k}": v for name, r in runs.items() for k, v in r.items()},
+                "fails": [f"not identified: {e}"]}
     seconds = time.perf_counter() - tic
     found = ident.overlay()
     overlay_file.write_text(found.dump(f"identified over loopback, draw {index}"))

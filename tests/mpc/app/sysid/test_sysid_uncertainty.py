@@ -39,7 +39,7 @@ def test_the_reported_uncertainty_covers_the_truth(gantry_run):  # noqa: F811
     """Three parameters in four within two reported standard deviations of the truth, none
     further than four, and the delay within two (the jackknife's spread from ten blocks is
     itself uncertain by about a third, hence the allowance; the statistical figures put the
-    delay 50-80 of theirs off, the jackknife's with the log's sampling 1-1.5)."""
+    delay tens of theirs off, the jackknife's with the log's sampling under 2)."""
     ident = identify([gantry_run])
     z = []
     for fit in ident.actuators.joints:

@@ -136,8 +136,11 @@ class SensorModel:
                                  np.array(accel, float), np.array(q, float),
                                  np.array(dq, float), np.array(foot_force, float))
         nj, n = len(dq), len(foot_force)
-        # one draw: bias walks (6), attitude (3), gyro, accel (6), joint speeds, feet (2 n)
-        z = rng.standard_normal(15 + nj + 2 * n)
+        # one draw: bias walks (6), attitude (3), gyro, accel (6), joint speeds, and per foot
+        # the gauge's noise, or the unreliable sensor's offset walk and noise (the order and
+        # count of separate draws: the same seed gives the same readings)
+        feet = {"gauge": n, "unreliable": 2 * n}.get(s.foot_force, 0)
+        z = rng.standard_normal(15 + nj + feet)
         self.bg += s.gyro_bias_walk * math.sqrt(dt) * z[0:3]
         self.ba += s.accel_bias_walk * math.sqrt(dt) * z[3:6]
         a = math.exp(-dt / s.attitude_tau)
@@ -156,9 +159,9 @@ class SensorModel:
         ff = np.asarray(foot_force, float)
         noise = z[15 + nj:]
         if s.foot_force == "gauge":
-            ff = self.ff_gain[:n] * ff + self.ff_offset[:n] + s.foot_force_noise * noise[:n]
+            ff = self.ff_gain[:n] * ff + self.ff_offset[:n] + s.foot_force_noise * noise
         elif s.foot_force == "unreliable":
-            self.ff_offset[:n] += 5.0 * math.sqrt(dt) * noise[n:]
-            ff = 0.2 * ff + self.ff_offset[:n] + 4 * s.foot_force_noise * noise[:n]
+            self.ff_offset[:n] += 5.0 * math.sqrt(dt) * noise[:n]
+            ff = 0.2 * ff + self.ff_offset[:n] + 4 * s.foot_force_noise * noise[n:]
         self.delay.append(SensorReading(time, quat_m, gyro_m, accel_m, q_m, dq_m, ff))
         return self.delay[0]

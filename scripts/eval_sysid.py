@@ -1,7 +1,8 @@
 """System identification against perturbed fake robots: accuracy, closed-loop gain, speed.
 
-    python scripts/eval_sysid.py [--robots go1 go2] [--draws 10] [--gantry 60] [--trot 12]
-        [--engine ray|serial] [--out bench_results/sysid]
+    python scripts/eval_sysid.py [--robots go1 go2] [--draws 10] [--first-draw 0]
+        [--gantry 60] [--trot 12] [--engine ray|serial] [--out bench_results/sysid]
+        [--identify-only | --loopback]
 
 Each case (a robot and a draw) is one campaign case (:mod:`mpc.app.campaign`, Ray local by
 default, or ``--engine serial``), all in lockstep on :class:`hardware.fake.motor_plant.
@@ -16,7 +17,11 @@ its link log written as a robot's bridge writes it):
 3. the trotting run (``configs/<robot>_sysid_trot.yaml``, ``--trot`` s) planned on the nominal
    model, the config's own estimator on the fake robot's sensors;
 4. ``mpc-sysid`` on both run directories (identification timed), the overlay written;
-5. the trotting run again, planned on the identified overlay.
+5. the trotting run again, planned on the identified overlay (its delay compensated by the
+   feedback law, ``runtime.compensate_delay``), and what that gain is measured against: the
+   same without the delay compensated, planned on the truth overlay itself (the most a model
+   can give), and the nominal fake robot planned on the nominal model (the reference: what the
+   perturbation costs).
 
 Reported per case: each identified parameter's error against the truth (pass: within 10 %,
 or 0.05 N m (friction) / 1 ms / 0.2 kg where the truth is near zero; the delay within 2 ms;
@@ -46,6 +51,7 @@ from mpc.app import campaign
 from mpc.app.config import load_config
 from mpc.app.run import run
 from mpc.app.runtime import feedback
+from mpc.app.sysid.data import SysidError
 from mpc.app.sysid.identify import identify
 from robots.overlay import Overlay, nominal
 
@@ -76,7 +82,9 @@ def draw(robot: str, index: int) -> Overlay:
 
 class _Tracking:
     """The feedback law's joint tracking error: at every step, the plan's joint angles at the
-    state's time minus the measured ones (wraps FeedbackController.step for one run)."""
+    state's time minus the measured ones (wraps FeedbackController.step for one run). The plan
+    is the latest that covers the state's time: a plan made with a command lead starts that
+    lead after the state it was made from, and until then the one before it stands."""
 
     def __init__(self) -> None:
         self.squares: list[float] = []
@@ -84,15 +92,20 @@ class _Tracking:
 
     def __enter__(self) -> _Tracking:
         original, squares = self.original, self.squares
+        plans = [None, None]  # the previous and the latest policy
 
         def step(ctrl, policy, state):
+            if policy is not plans[1]:
+                plans[:] = [plans[1], policy]
+            if state.time < policy.start and plans[0] is not None:
+                policy = plans[0]
             i = int(np.clip(np.searchsorted(policy.times, state.time) - 1, 0,
                             len(policy.times) - 2))
             w = float(np.clip((state.time - policy.times[i])
                               / (policy.times[i + 1] - policy.times[i]), 0.0, 1.0))
             plan = (1 - w) * policy.qpos[i, 7:] + w * policy.qpos[i + 1, 7:]
             squares.append(float(np.mean((plan - np.asarray(state.qpos)[7:]) ** 2)))
-            return original(ctrl, policy, state)
+            return original(ctrl, plans[1], state)
 
         feedback.FeedbackController.step = step
         return self
@@ -104,8 +117,12 @@ class _Tracking:
         return float(np.sqrt(np.mean(self.squares))) if self.squares else float("nan")
 
 
-def trot(robot: str, truth: Overlay, folder: Path, seconds: float, overlay: str = "") -> dict:
-    overrides = ["runtime.mode=lockstep", f"runtime.duration={seconds}"]
+def trot(robot: str, truth: Overlay | None, folder: Path, seconds: float, overlay: str = "",
+         compensate_delay: bool = True) -> dict:
+    """The trotting run on the fake robot ``truth`` (None: the nominal model), planned on the
+    nominal model or on ``overlay``; its tracking errors and trips."""
+    overrides = ["runtime.mode=lockstep", f"runtime.duration={seconds}",
+                 f"runtime.compensate_delay={str(compensate_delay).lower()}"]
     if overlay:
         overrides.append(f"robot={{name: {robot}, overlay: {overlay}}}")
     cfg = load_config(f"configs/{robot}_sysid_trot.yaml", overrides)
@@ -192,14 +209,78 @@ def run_case(case: dict) -> dict:
     overlay_file = folder / "identified.yaml"
     overlay_file.write_text(found.dump(f"identified in draw {index}"))
     after = trot(robot, truth, folder / "trot_identified", case["trot"], str(overlay_file))
+    # what the gain is measured against: the nominal robot on its own model (what the
+    # perturbation costs), the identified model without its delay compensated, and the truth
+    uncompensated = trot(robot, truth, folder / "trot_identified_uncompensated", case["trot"],
+                         str(overlay_file), compensate_delay=False)
+    truth_file = folder / "truth.yaml"
+    truth_file.write_text(truth.dump(f"the fake robot of draw {index}"))
+    exact = trot(robot, truth, folder / "trot_truth", case["trot"], str(truth_file))
+    reference = trot(robot, None, folder / "trot_reference", case["trot"])
+    runs = {"reference": reference, "nominal": before, "identified": after,
+            "uncompensated": uncompensated, "truth": exact}
     result = {"robot": robot, "draw": index, "gantry_trip": gantry_trip,
               "identify_s": round(seconds, 2), "delay_ms": round(truth.delay * 1e3, 2),
               **compare(truth, found, ident.nominal),
-              "joint_rms_nominal": before["joint_rms"], "joint_rms_identified": after["joint_rms"],
-              "velocity_rms_nominal": before["velocity_rms"],
-              "velocity_rms_identified": after["velocity_rms"],
-              "trips_nominal": before["trips"], "trips_identified": after["trips"]}
+              **{f"{k}_rms_{name}": r[f"{k}_rms"] for k in ("joint", "velocity")
+                 for name, r in runs.items()},
+              **{f"trips_{name}": r["trips"] for name, r in runs.items()}}
     return json.loads(json.dumps(result))
+
+
+def loopback_case(robot: str, index: int, out: Path, gantry: float, trot_s: float,
+                  port: int, domain: int, allowance: bool) -> dict:
+    """Draw ``index`` over loopback in real time (``--loopback``): ``mpc-fake-robot`` with the
+    truth overlay in a process of its own (Go1: legacy UDP, Go2: DDS), the shipped gantry and
+    trotting configs through ``mpc-run`` on the robot's bridge (``scripts/hw_loopback.py``),
+    ``mpc-sysid`` on the two run directories, then the trotting run again planned on the
+    identified overlay. ``allowance``: hw_loopback's looser stale-state and stale-command
+    limits (for a machine shared with other heavy work; not the product's result)."""
+    from hw_loopback import run_once
+
+    folder = out / f"{robot}_{index}"
+    folder.mkdir(parents=True, exist_ok=True)
+    truth = draw(robot, index)
+    truth_file = folder / "truth.yaml"
+    truth_file.write_text(truth.dump(f"the fake robot of draw {index}"))
+    overlay_file = folder / "identified.yaml"
+    runs: dict[str, dict] = {}
+
+    def once(name: str, config: str, seconds: float, sets: list[str], fake: list[str]) -> None:
+        args = argparse.Namespace(
+            robot=robot, base_state="estimator", truth_port=None, port=port, domain=domain,
+            fake_arg=[*fake, "--overlay", str(truth_file)], allowance=allowance, set=sets,
+            config=config, duration=seconds, mpc_arg=[])
+        r = run_once(args, folder / name)
+        path = folder / name / "run" / "summary.json"
+        summary = json.loads(path.read_text()) if path.is_file() else {}
+        fake_summary = r["fake"] if isinstance(r["fake"], dict) else {}
+        runs[name] = {"real_time_factor": fake_summary.get("real_time_factor"),
+                      "states_hz": fake_summary.get("state_rate_hz"),
+                      "e2e_median_ms": (r.get("end_to_end_ms") or {}).get("median"),
+                      "s": summary.get("sim_time_s") or summary.get("wall_time_s"),
+                      "trip": summary.get("damping_reason") or summary.get("fell_reason")
+                      or ("fell" if fake_summary.get("fell") else None)
+                      or (f"exit {r['mpc_exit']}" if r["mpc_exit"] else "none")}
+
+    once("gantry", f"{robot}_sysid_gantry", gantry + 6.0, [f"task.duration={gantry}"],
+         ["--gantry", "--gantry-lift", "0.3"])
+    once("trot", f"{robot}_sysid_trot", trot_s, [], [])
+    tic = time.perf_counter()
+    try:
+        ident = identify([folder / "gantry" / "run", folder / "trot" / "run"])
+    except SysidError as e:  # a run that tripped too early to identify from
+        return {"robot": robot, "draw": index, "delay_ms": round(truth.delay * 1e3, 2),
+                **{f"{name}_{k}": v for name, r in runs.items() for k, v in r.items()},
+                "fails": [f"not identified: {e}"]}
+    seconds = time.perf_counter() - tic
+    found = ident.overlay()
+    overlay_file.write_text(found.dump(f"identified over loopback, draw {index}"))
+    once("trot_identified", f"{robot}_sysid_trot", trot_s,
+         [f"robot={{name: {robot}, overlay: {overlay_file}}}"], [])
+    return {"robot": robot, "draw": index, "delay_ms": round(truth.delay * 1e3, 2),
+            **{f"{name}_{k}": v for name, r in runs.items() for k, v in r.items()},
+            "identify_s": round(seconds, 2), **compare(truth, found, ident.nominal)}
 
 
 def _code_version() -> str:
@@ -224,10 +305,36 @@ def main() -> None:
     p.add_argument("--identify-only", action="store_true",
                    help="identify again, with the code as it is, from the runs the campaign "
                         "stored (no new runs): the accuracy table sysid_identification")
+    p.add_argument("--loopback", action="store_true",
+                   help="each draw over loopback in real time (mpc-fake-robot in a process of "
+                        "its own, UDP for Go1, DDS for Go2): the gantry and trotting runs, "
+                        "identification, accuracy and the fake robot's real-time factor; no "
+                        "closed-loop comparison (table sysid_loopback)")
+    p.add_argument("--allowance", action="store_true",
+                   help="--loopback: hw_loopback's looser stale-state and stale-command limits "
+                        "(a machine shared with other heavy work; not the product's result)")
+    p.add_argument("--first-draw", type=int, default=0)
+    p.add_argument("--port", type=int, default=18470, help="--loopback: the fake robot's UDP "
+                   "port (the bridge takes the next)")
+    p.add_argument("--domain", type=int, default=77, help="--loopback: the DDS domain")
     args = p.parse_args()
     out = Path(args.out).resolve()
+    if args.loopback:
+        rows = []
+        for i in range(args.first_draw, args.first_draw + args.draws):
+            for robot in args.robots:
+                r = loopback_case(robot, i, out / "loopback", args.gantry, args.trot,
+                                  args.port, args.domain, args.allowance)
+                print(json.dumps(r), flush=True)
+                rows.append({**r, "fails": "; ".join(r["fails"]) or "none"})
+        print(write_tables(rows, out, "sysid_loopback",
+                           f"Over loopback in real time; {args.gantry:g} s gantry excitation, "
+                           f"{args.trot:g} s trotting runs"
+                           f"{'; hw_loopback --allowance' if args.allowance else ''}."))
+        return
     cases = [{"robot": r, "draw": i, "gantry": args.gantry, "trot": args.trot,
-              "out": str(out / "runs")} for i in range(args.draws) for r in args.robots]
+              "out": str(out / "runs")}
+             for i in range(args.first_draw, args.first_draw + args.draws) for r in args.robots]
     rows = []
 
     def show(case: dict, result: dict) -> None:
@@ -252,9 +359,11 @@ def main() -> None:
         row = {k: v for k, v in r.items() if k != "fails"}
         row["fails"] = "; ".join(r["fails"]) or "none"
         for k in ("joint", "velocity"):
-            a, b = r[f"{k}_rms_nominal"], r[f"{k}_rms_identified"]
-            row[f"{k}_gain_%"] = round(100 * (1 - b / a), 1)
-            row[f"{k}_rms_nominal"], row[f"{k}_rms_identified"] = round(a, 4), round(b, 4)
+            a = r[f"{k}_rms_nominal"]
+            for name in ("identified", "uncompensated", "truth"):
+                row[f"{k}_gain_{name}_%"] = round(100 * (1 - r[f"{k}_rms_{name}"] / a), 1)
+            for name in ("reference", "nominal", "identified", "uncompensated", "truth"):
+                row[f"{k}_rms_{name}"] = round(r[f"{k}_rms_{name}"], 5)
         rows.append(row)
     note = (f"Lockstep on the fake robot's motors with a random truth overlay; {args.gantry:g} s "
             f"gantry excitation, {args.trot:g} s trotting runs; engine {args.engine}.")

@@ -76,6 +76,13 @@ class RuntimeConfig:
                                   help="lockstep: a plan comes into force this long (s of plant "
                                        "time) after the state it started from, as a slow "
                                        "planner's would in real time (0: at once)")
+    compensate_delay: bool = setting(True, help="feed back for when a command reaches the "
+                                     "motors: the planning model overlay's delay plus "
+                                     "sensor_latency ahead (see mpc/app/runtime/feedback.py)")
+    sensor_latency: float = setting(0.002, min=0.0, max=0.1,
+                                    help="age (s) of the robot's state when it is read (the "
+                                         "encoders' latency: 2 ms on the Unitree robots and "
+                                         "the fake robots); part of the command lead")
     policy_timeout: float = setting(0.5, gt=0.0, max=10.0,
                                     help="feedback damps after the policy is this old (s)")
 

@@ -136,8 +136,10 @@ class Session:
         cfg = self.cfg
         self.robot = self.task.robot
         rt = cfg.runtime
+        lead = command_lead(cfg)
         self.feedback = FeedbackController(self.plant, self.planner.layout.nu,
-                                           rt.policy_timeout, rt.feedback_gain)
+                                           rt.policy_timeout, rt.feedback_gain, lead=lead,
+                                           model=self.planner.model)
         # Planning ahead: by the measured iteration time in real time, by the emulated plan
         # latency in lockstep (where wall time means nothing).
         self.predictor = None
@@ -517,6 +519,18 @@ class FinalReading:
     state: PlantState
     damping_reason: str | None
     trip_reason: str | None
+
+
+def command_lead(cfg: Config) -> float:
+    """How far (s) the state read is from the moment a command computed from it reaches the
+    motors, as far as the planner knows: the state's age (``runtime.sensor_latency``) plus the
+    transport delay of the planning model's overlay (``robot.overlay``), whose delay is what
+    ``mpc-sysid`` measures for the whole loop less that latency; 0 without an overlay (the
+    nominal model knows no delay) or with ``runtime.compensate_delay`` off."""
+    overlay = cfg.robot_overlay
+    if overlay is None or not cfg.runtime.compensate_delay:
+        return 0.0
+    return float(overlay.delay) + cfg.runtime.sensor_latency
 
 
 def path_sensors(task: Task) -> list[slice]:

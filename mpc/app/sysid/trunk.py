@@ -19,8 +19,8 @@ trunk's mass m and centre of mass c are then the least-squares solution of (1) o
 samples (``scipy.optimize.least_squares``; forces in N, moments divided by ``LEVER`` to weigh
 like forces), its rotational inertia scaled with its mass as an overlay scales it.
 
-Uncertainty: from the Jacobian at the optimum, σ² (JᵀJ)⁻¹, with the residuals' effective
-number of samples as in :mod:`mpc.app.sysid.actuators`. A standing run alone makes the mass
+Uncertainty: the linearized delete-a-block jackknife over stretches of the runs
+(:mod:`mpc.app.sysid.uncertainty`), as for the actuators. A standing run alone makes the mass
 and the horizontal centre of mass observable (static balance of forces and moments); the
 height of the centre of mass needs horizontal accelerations, which trotting provides.
 """
@@ -33,9 +33,9 @@ import mujoco
 import numpy as np
 from scipy.optimize import least_squares
 
+from mpc.app.sysid import uncertainty
 from mpc.app.sysid.actuators import (
     ActuatorFit,
-    _correlation_factor,
     inverse_dynamics,
     rigid_body_model,
 )
@@ -60,24 +60,16 @@ class TrunkFit:
     samples: int
 
 
-@dataclass
-class _Sample:
-    """Per sample: the leg's contact forces summed into the base's rows (Σ J_{i,b}ᵀ F_i)."""
-
-    contact: np.ndarray
-    index: np.ndarray
-
-
-def _motor_torque(data: RunData, fit: ActuatorFit, nominal: Overlay, sample: np.ndarray
-                  ) -> np.ndarray:
-    """Net joint torque τ_i of the identified actuators at ``sample`` (module docstring)."""
-    when = data.t[sample] - fit.delay
+def _motor_torque(data: RunData, delay: float, values: dict[str, dict[str, float]],
+                  nominal: Overlay, sample: np.ndarray) -> np.ndarray:
+    """Net joint torque τ_i at ``sample`` of the actuators ``values`` (per joint, as
+    :class:`mpc.app.sysid.actuators.JointFit` holds them) at ``delay`` (module docstring)."""
+    when = data.t[sample] - delay
     c = data.commands
     q, dq, ddq, sign = (x[sample] for x in (data.q, data.dq, data.ddq, data.sign))
     out = np.empty((len(sample), len(data.joints)))
-    by_joint = {j.joint: j.values for j in fit.joints}
     for j, joint in enumerate(data.joints):
-        p, p0 = by_joint[joint], nominal.joints[joint]
+        p, p0 = values[joint], nominal.joints[joint]
         kp0, d0 = p0.kp or 1.0, p0.damping or 1.0
         limit = p0.torque_limit or np.inf
         motor = (p["kp"] / kp0 * (c.at("kpq", when)[:, j] - c.at("kp", when)[:, j] * q[:, j])
@@ -89,17 +81,34 @@ def _motor_torque(data: RunData, fit: ActuatorFit, nominal: Overlay, sample: np.
     return out
 
 
-def _contacts(data: RunData, model: mujoco.MjModel, fit: ActuatorFit, nominal: Overlay,
-              sample: np.ndarray) -> np.ndarray:
-    """Σ_i J_{i,b}ᵀ F_i at each sample (rows: samples, columns: the base's 6 dofs)."""
+@dataclass
+class _Legs:
+    """One run's samples: y of the actuated joints, and per sample the map H from the legs'
+    net joint forces y − τ to the base's rows, Σ_i J_{i,b}ᵀ F_i = H (y − τ) (a leg's block of H
+    is J_{i,b}ᵀ J_{i,leg}⁻ᵀ)."""
+
+    data: RunData
+    sample: np.ndarray
+    y: np.ndarray
+    H: np.ndarray
+
+    def contact(self, delay: float, values: dict[str, dict[str, float]], nominal: Overlay
+                ) -> np.ndarray:
+        """Σ_i J_{i,b}ᵀ F_i at each sample (rows: samples, columns: the base's 6 dofs) with
+        the actuators ``values`` at ``delay``."""
+        tau = _motor_torque(self.data, delay, values, nominal, self.sample)
+        return np.einsum("sbj,sj->sb", self.H, self.y - tau)
+
+
+def _legs(data: RunData, model: mujoco.MjModel, sample: np.ndarray) -> _Legs:
+    """The legs' part of the base's rows at ``sample`` (:class:`_Legs`)."""
     y = inverse_dynamics(data, model, sample)
-    tau = _motor_torque(data, fit, nominal, sample)
     cols = np.array([model.joint(j).id for j in data.joints])
     qadr, dadr = model.jnt_qposadr[cols], model.jnt_dofadr[cols]
     feet = [model.site(f).id for f in data.robot.feet]
     d = mujoco.MjData(model)
     jac = np.zeros((3, model.nv))
-    out = np.zeros((len(sample), 6))
+    H = np.zeros((len(sample), 6, len(cols)))
     for row, k in enumerate(sample):
         d.qpos[:] = 0.0
         d.qpos[3:7] = data.quat[k]
@@ -111,10 +120,8 @@ def _contacts(data: RunData, model: mujoco.MjModel, fit: ActuatorFit, nominal: O
             leg = np.flatnonzero(np.abs(jac[:, dadr]).sum(axis=0) > 1e-9)
             if len(leg) != 3:
                 continue
-            force = np.linalg.lstsq(jac[:, dadr[leg]].T, y[row, leg] - tau[row, leg],
-                                    rcond=None)[0]
-            out[row] += jac[:, :6].T @ force
-    return out
+            H[row][:, leg] += jac[:, :6].T @ np.linalg.pinv(jac[:, dadr[leg]].T)
+    return _Legs(data, sample, y, H)
 
 
 def _base_rows(model: mujoco.MjModel, data: RunData, sample: np.ndarray, body: int,
@@ -131,12 +138,14 @@ def identify(runs: list[RunData], nominal: Overlay, fit: ActuatorFit) -> TrunkFi
     model = rigid_body_model(robot.name)
     body = model.body(robot.base_body).id
     mass0, inertia0 = float(model.body_mass[body]), model.body_inertia[body].copy()
-    parts = []
+    legs, parts = [], []
+    values = {j.joint: j.values for j in fit.joints}
     for data in runs:
         every = max(1, int(1.0 / (RATE * data.dt)))
         edge = int(0.3 / data.dt)
         sample = np.arange(edge, len(data.t) - edge, every)
-        parts.append((data, sample, _contacts(data, model, fit, nominal, sample)))
+        legs.append(_legs(data, model, sample))
+        parts.append((data, sample, legs[-1].contact(fit.delay, values, nominal)))
     if sum(len(s) for _, s, _ in parts) < 50:
         raise SysidError("fewer than 50 samples of standing or trotting for the trunk")
     scale = np.array([1, 1, 1, 1 / LEVER, 1 / LEVER, 1 / LEVER])
@@ -151,10 +160,28 @@ def identify(runs: list[RunData], nominal: Overlay, fit: ActuatorFit) -> TrunkFi
                         bounds=(np.r_[0.1 * mass0, -0.5, -0.5, -0.5],
                                 np.r_[10 * mass0, 0.5, 0.5, 0.5]))
     r = sol.fun
-    n_eff = len(r) / _correlation_factor(r)
-    s2 = float(r @ r) / max(n_eff - 4, 1.0)
-    cov = s2 * np.linalg.pinv(sol.jac.T @ sol.jac)
-    std = np.sqrt(np.diag(cov))
+    # the linearized jackknife over stretches of the runs (mpc/app/sysid/uncertainty.py): a
+    # sample's six rows stay together
+    stretches = [(6 * block[:, None] + np.arange(6)).ravel()
+                 for block in uncertainty.blocks(len(r) // 6)]
+    own = uncertainty.jackknife_std(uncertainty.linearized(sol.jac, r, sol.x, stretches))
+    # and the actuators' own uncertainty carried through the contact forces: the trunk's fit
+    # (one Gauss-Newton step) with each of the actuators' jackknife fits, whose spread adds
+    # (the gantry runs are independent of these)
+    carried = []
+    for delay_k, values_k in fit.without:
+        shift = np.concatenate([leg.contact(delay_k, values_k, nominal) - c
+                                for leg, (_, _, c) in zip(legs, parts, strict=True)])
+        carried.append(sol.x + np.linalg.lstsq(sol.jac, (shift * scale).ravel(),
+                                               rcond=None)[0])
+    std = np.hypot(own, uncertainty.jackknife_std(np.array(carried))) if carried else own
+    if fit.delay_sampling > 0:  # and the delay's sampling spread, through its sensitivity
+        h = fit.delay_sampling
+        ends = [np.concatenate([leg.contact(fit.delay + sign * h, values, nominal)
+                                for leg in legs]) for sign in (1.0, -1.0)]
+        slope = np.linalg.lstsq(sol.jac, ((ends[0] - ends[1]) * scale).ravel() / 2,
+                                rcond=None)[0]
+        std = np.hypot(std, slope)
     force = np.concatenate([c for _, _, c in parts])
     return TrunkFit(float(sol.x[0]), sol.x[1:4].copy(), float(std[0]), std[1:4],
                     float(np.sqrt(np.mean(r ** 2))), float(np.sqrt(np.mean(force ** 2))),

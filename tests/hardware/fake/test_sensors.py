@@ -67,3 +67,17 @@ def test_the_attitude_error_is_of_the_stated_size():
 def test_a_figure_that_makes_no_sense_names_its_key(options, key):
     with pytest.raises(ValueError, match=key):
         SensorSpec.build(options)
+
+
+def test_the_reported_orientation_is_the_true_one_turned_by_the_attitude_error():
+    """q_m = q exp(e): the attitude error e turns the true orientation in the body frame."""
+    from hardware.rotations import quat_exp, quat_mul
+
+    spec = SensorSpec(latency=0.0)
+    model = SensorModel(spec, DT, 4, seed=3)
+    true = np.array([0.9, 0.1, -0.3, 0.2])
+    true /= np.linalg.norm(true)
+    r = model.measure(0.0, true, np.zeros(3), np.zeros(3), np.zeros(12), np.zeros(12),
+                      np.zeros(4))
+    np.testing.assert_allclose(r.quat, quat_mul(true, quat_exp(model.att)), atol=1e-12)
+    assert np.linalg.norm(model.att) > 0

@@ -1,6 +1,7 @@
 """The feedback law never sends non-finite commands and damps on an expired policy."""
 
 import numpy as np
+import pytest
 
 from common.trajectory import ModelLayout
 from mpc.app.plants.plant_base import Plant, PlantState
@@ -96,3 +97,38 @@ def test_gain_scale_multiplies_the_feedback_term(floating_model):
     assert np.all(sent[1.0] != 0)
     np.testing.assert_allclose(sent[0.5], 0.5 * sent[1.0], rtol=1e-12)
     np.testing.assert_array_equal(sent[0.0], 0.0)
+
+
+def test_a_command_lead_sends_the_action_for_when_the_command_arrives(floating_model):
+    """With a command lead δ the command sent at s is the policy's action at s + δ, at the
+    measured state carried δ along by its speeds (the motors obey it from s + δ)."""
+    model = floating_model
+    lay = ModelLayout.of(model)
+    qpos = model.qpos0.copy()
+    gains = np.zeros((2, model.nu, lay.nx))
+    gains[:, :, 0] = 2.0  # feedback on the base's x position
+    pol = Policy.build(lay, np.array([0.0, 0.1]), np.stack([qpos, qpos]),
+                       np.zeros((2, model.nv)), np.zeros((2, 0)),
+                       np.stack([np.zeros(model.nu), np.full(model.nu, 1.0)]), gains)
+    qvel = np.zeros(model.nv)
+    qvel[0] = 0.5  # moving along x: δ later it is 0.5 δ further
+    state = PlantState(0.05, qpos.copy(), qvel, np.zeros(0))
+    lead = 0.008
+    plant = RecordingPlant()
+    FeedbackController(plant, model.nu, timeout=0.3, gain=0.5, lead=lead,
+                       model=model).step(pol, state)
+    ahead = qpos.copy()
+    ahead[0] += 0.5 * lead
+    expected, _ = pol.action(0.05 + lead, ahead, qvel, np.zeros(0), feedback=0.5)
+    np.testing.assert_allclose(plant.sent[0], expected, rtol=1e-12)
+    now, _ = pol.action(0.05, qpos, qvel, np.zeros(0), feedback=0.5)
+    assert not np.allclose(plant.sent[0], now)  # not what the law without a lead sends
+    np.testing.assert_array_equal(state.qpos, qpos)  # the measured state is left alone
+
+
+def test_a_command_lead_needs_the_model_and_cannot_be_negative(floating_model):
+    with pytest.raises(ValueError, match="command lead"):
+        FeedbackController(RecordingPlant(), floating_model.nu, timeout=0.3, lead=0.01)
+    with pytest.raises(ValueError, match="command lead"):
+        FeedbackController(RecordingPlant(), floating_model.nu, timeout=0.3, lead=-0.01,
+                           model=floating_model)

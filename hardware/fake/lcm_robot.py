@@ -82,11 +82,13 @@ def simulated_robot(robot: RobotInfo, timestep: float = 0.002, seed: int = 0,
     """The robot behind LCM: :class:`FakeRobotSim` standing at its home pose, its joints keeping
     the model's damping (the LCM plant commands the planning model's actuator gains, which act
     on top of it), no watchdog of its own (:class:`FakeLcmRobot` keeps the link's) and its
-    sensors ideal unless ``sensors`` says otherwise."""
+    sensors ideal unless ``sensors`` says otherwise; it reports each step's start, the IMU all
+    of one instant (with the step's end, its velocity error in the mocap closed loop was 0.016
+    m/s RMS instead of 0.011, ``scripts/mocap_closed_loop.py --mode lockstep``)."""
     return FakeRobotSim(robot, start="standing", command_timeout=np.inf, damping_kd=DAMPING_KD,
                         sensors=sensors or SensorSpec(enabled=False), seed=seed + 1,
                         terrain=terrain, overlay=overlay, keep_joint_damping=True,
-                        timestep=timestep)
+                        timestep=timestep, sense_step_start=True)
 
 
 def motor_command(sim: FakeRobotSim, q: np.ndarray, dq: np.ndarray, kp: np.ndarray,
@@ -219,8 +221,8 @@ class FakeLcmRobot:
         sim, r = self.sim, self.sim.reading
         gyro = r.gyro + self.noise[0] * self._rng.standard_normal(3)
         accel = r.accel + self.noise[1] * self._rng.standard_normal(3)
-        return Snapshot(float(sim.data.time), r.q, r.dq, sim.tau.copy(), gyro, accel,
-                        sim.data.qpos.copy(), sim.data.qvel.copy())
+        t, qpos, qvel = sim.sensed
+        return Snapshot(t, r.q, r.dq, sim.tau.copy(), gyro, accel, qpos.copy(), qvel.copy())
 
     def step(self) -> None:
         self._watch()

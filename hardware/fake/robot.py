@@ -79,8 +79,13 @@ class FakeRobotSim:
                  seed: int = 0, terrain: TerrainSpec = None,
                  spec: mujoco.MjSpec | None = None, overlay: Overlay | None = None,
                  gantry_lift: float = 0.0, keep_joint_damping: bool = False,
-                 timestep: float | None = None):
-        """``timestep``: the simulation's step (s; None: the model's own)."""
+                 timestep: float | None = None, sense_step_start: bool = False):
+        """``timestep``: the simulation's step (s; None: the model's own).
+        ``sense_step_start``: the sensors read the state at each step's start, stamped with
+        that instant (:attr:`sensed`), all of a piece: MuJoCo's step computes the accelerometer
+        (and the contact forces) at the step's start, so a reading of the state at its end
+        carries an acceleration one step older than its stamp. Off: the state at the step's
+        end, with that older acceleration."""
         if gantry_release is not None and not (gantry and gantry_release >= 0.0):
             raise ValueError("gantry_release needs the gantry and a time >= 0 s")
         if gantry_lift and not (gantry and 0.0 <= gantry_lift <= 1.0):
@@ -176,7 +181,10 @@ class FakeRobotSim:
         mujoco.mj_forward(m, self.data)
         self.sensors = SensorModel(sensors or default_sensors(robot.name), self.timestep,
                                    len(robot.feet), seed)
-        self._sense()
+        self.sense_step_start = sense_step_start
+        #: The instant the last reading is of: (simulation time, qpos, qvel).
+        self.sensed = (float(self.data.time), self.data.qpos.copy(), self.data.qvel.copy())
+        self._sense(*self.sensed)
 
     @property
     def timestep(self) -> float:
@@ -243,17 +251,20 @@ class FakeRobotSim:
                                                      d.qpos[self.qadr], d.qvel[self.vadr])
         self.model.dof_damping[self.vadr] = self.joint_damping + implicit
         d.ctrl[:] = explicit
+        start = (float(d.time), d.qpos.copy(), d.qvel.copy()) if self.sense_step_start else None
         mujoco.mj_step(self.model, d)
         self.tau = explicit - implicit * d.qvel[self.vadr]  # the step's mean motor torque
-        self._sense()
+        self.sensed = start or (float(d.time), d.qpos, d.qvel)
+        self._sense(*self.sensed)
 
-    def _sense(self) -> None:
-        """Sample the sensors (every step, whether or not a state is published)."""
-        d = self.data
+    def _sense(self, time: float, qpos: np.ndarray, qvel: np.ndarray) -> None:
+        """Sample the sensors (every step, whether or not a state is published) on the state
+        (``time``, ``qpos``, ``qvel``); the accelerometer and foot forces are those MuJoCo
+        computed at the last step's start."""
         feet = self.foot_forces()
         self.reading = self.sensors.measure(
-            d.time, d.qpos[3:7], d.qvel[3:6], d.sensordata[self.acc_adr:self.acc_adr + 3],
-            d.qpos[self.qadr], d.qvel[self.vadr], feet[:len(self.robot.feet)])
+            time, qpos[3:7], qvel[3:6], self.data.sensordata[self.acc_adr:self.acc_adr + 3],
+            qpos[self.qadr], qvel[self.vadr], feet[:len(self.robot.feet)])
 
     def state(self) -> LowState:
         """What the robot publishes now."""

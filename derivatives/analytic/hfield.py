@@ -95,12 +95,17 @@ def _row(v, i):
 
 
 @njit(inline="always")
+def _rotate_back(mat, x):
+    """A world vector in the field's axes: matᵀ x."""
+    return (mat[0] * x[0] + mat[3] * x[1] + mat[6] * x[2],
+            mat[1] * x[0] + mat[4] * x[1] + mat[7] * x[2],
+            mat[2] * x[0] + mat[5] * x[1] + mat[8] * x[2])
+
+
+@njit(inline="always")
 def _to_local(pos, mat, x):
     """x in the frame (pos, mat) of the field: matᵀ (x − pos)."""
-    y = _sub(x, pos)
-    return (mat[0] * y[0] + mat[3] * y[1] + mat[6] * y[2],
-            mat[1] * y[0] + mat[4] * y[1] + mat[7] * y[2],
-            mat[2] * y[0] + mat[5] * y[1] + mat[8] * y[2])
+    return _rotate_back(mat, _sub(x, pos))
 
 
 @njit(inline="always")
@@ -280,14 +285,6 @@ def _segment_prism(c, half, v):
             else:
                 kind, bi, bj = EDGE, i, j
     return best, x1, w2, kind, bi, bj, param
-
-
-@njit(inline="always")
-def _rotate_back(mat, x):
-    """A world vector in the field's axes: matᵀ x."""
-    return (mat[0] * x[0] + mat[3] * x[1] + mat[6] * x[2],
-            mat[1] * x[0] + mat[4] * x[1] + mat[7] * x[2],
-            mat[2] * x[0] + mat[5] * x[1] + mat[8] * x[2])
 
 
 @njit(cache=True, nogil=True)

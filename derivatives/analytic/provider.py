@@ -333,21 +333,18 @@ class AnalyticProvider(DerivativeProvider):
         (``info``: the contact concerned, where there is one)."""
         m = self.model
         if status == UNSUPPORTED_CONTACT:
-            geoms = data.contact.geom[info]
-            pair = "-".join(mujoco.mjtGeom(m.geom_type[g]).name[7:].lower() for g in geoms)
+            pair = contact_pair(m, data, info)
             reason = f"contact {pair}"
             message = (f"a {pair} contact is active, which the analytic derivatives do not "
                        "cover")
         elif status == SINGULAR_FRAME:
-            geoms = data.contact.geom[info]
-            pair = "-".join(mujoco.mjtGeom(m.geom_type[g]).name[7:].lower() for g in geoms)
+            pair = contact_pair(m, data, info)
             reason = f"singular {pair} geometry"
             message = (f"a {pair} contact's geometry is singular (an upright capsule on the "
                        "floor under a pyramidal or anisotropic cone, where MuJoCo's contact "
                        "frame turns discontinuously, or parallel capsules)")
         elif status == HFIELD_NOT_REPRODUCED:
-            geoms = data.contact.geom[info]
-            pair = "-".join(mujoco.mjtGeom(m.geom_type[g]).name[7:].lower() for g in geoms)
+            pair = contact_pair(m, data, info)
             reason = f"{pair} contact not reproduced"
             message = (f"a {pair} contact does not match the exact closest points of any of "
                        "the height field's prisms (a sphere centre or capsule axis inside the "
@@ -392,3 +389,9 @@ class AnalyticProvider(DerivativeProvider):
             self._executor.shutdown(wait=True)
         if self._fd is not None:
             self._fd.close()
+
+
+def contact_pair(m: mujoco.MjModel, data: mujoco.MjData, contact: int) -> str:
+    """Contact ``contact``'s geom types as a warning names them, e.g. ``sphere-hfield``."""
+    return "-".join(mujoco.mjtGeom(m.geom_type[g]).name[7:].lower()
+                    for g in data.contact.geom[contact])

@@ -95,6 +95,17 @@ def _row(v, i):
 
 
 @njit(inline="always")
+def _segment_feature(t, i, j):
+    """The feature of edge (i, j) at parameter t of its closest point: vertex i at t ≤ 0,
+    vertex j at t ≥ 1, else the edge itself."""
+    if t <= 0.0:
+        return VERTEX, i, -1
+    if t >= 1.0:
+        return VERTEX, j, -1
+    return EDGE, i, j
+
+
+@njit(inline="always")
 def _rotate_back(mat, x):
     """A world vector in the field's axes: matᵀ x."""
     return (mat[0] * x[0] + mat[3] * x[1] + mat[6] * x[2],
@@ -212,12 +223,7 @@ def _point_prism(q, v):
             d2, p, t = _segment_closest(q, _row(v, i), _row(v, j))
             if d2 < best:
                 best, point = d2, p
-                if t <= 0.0:
-                    kind, bi, bj = VERTEX, i, -1
-                elif t >= 1.0:
-                    kind, bi, bj = VERTEX, j, -1
-                else:
-                    kind, bi, bj = EDGE, i, j
+                kind, bi, bj = _segment_feature(t, i, j)
     if inside:
         return -depth, deep_point, FACE, deep_face, -1
     return np.sqrt(best), point, kind, bi, bj
@@ -278,12 +284,7 @@ def _segment_prism(c, half, v):
         dist = np.sqrt(dot3(g, g))
         if dist < best:
             best, x1, w2, param = dist, p, w, 2.0 * s - 1.0
-            if t <= 0.0:
-                kind, bi, bj = VERTEX, i, -1
-            elif t >= 1.0:
-                kind, bi, bj = VERTEX, j, -1
-            else:
-                kind, bi, bj = EDGE, i, j
+            kind, bi, bj = _segment_feature(t, i, j)
     return best, x1, w2, kind, bi, bj, param
 
 

@@ -11,6 +11,7 @@ import pytest
 
 import robots
 from robots.overlay import OverlayError
+from tests.cli_checks import assert_one_line
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -61,14 +62,6 @@ def test_a_bad_overlay_is_one_line_naming_it(tmp_path, text, fragment):
 def test_an_unreadable_overlay_is_one_line_naming_it(tmp_path):
     with pytest.raises(OverlayError, match=r"^cannot read overlay file .*nothing\.yaml: No such"):
         robots.load_overlay(tmp_path / "nothing.yaml", "go1")
-
-
-def assert_one_line(res: subprocess.CompletedProcess, fragment: str) -> None:
-    assert res.returncode == 2, res.stderr
-    assert "Traceback" not in res.stderr + res.stdout
-    lines = [line for line in res.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, res.stderr
-    assert fragment in lines[0], lines[0]
 
 
 def test_mpc_run_refuses_a_bad_overlay_in_one_line(tmp_path):

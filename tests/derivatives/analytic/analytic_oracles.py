@@ -49,6 +49,22 @@ def tangent_fd(m: mujoco.MjModel, qpos: np.ndarray, fun, eps: float = 1e-6) -> n
     return np.stack(columns, axis=-1)
 
 
+def constraint_jacobian_fd(m: mujoco.MjModel, d: mujoco.MjData) -> np.ndarray:
+    """∂J/∂q of the constraint Jacobian ``efc_J`` at ``d`` by :func:`tangent_fd`, shape
+    (nefc, nv, nv) with ∂J/∂q_j in the last axis; the constraint set must not change within
+    the step (asserted)."""
+    nefc, nv = d.nefc, m.nv
+
+    def jacobian(qpos):
+        s = mujoco.MjData(m)
+        s.qpos[:] = qpos
+        mujoco.mj_fwdPosition(m, s)
+        assert s.nefc == nefc and s.ncon == d.ncon
+        return s.efc_J.reshape(nefc, nv).copy()
+
+    return tangent_fd(m, d.qpos, jacobian)
+
+
 def vector_fd(x: np.ndarray, fun, eps: float = 1e-6) -> np.ndarray:
     """Centered differences of fun(x) over a plain vector x."""
     columns = []

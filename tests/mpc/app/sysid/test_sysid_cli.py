@@ -17,6 +17,7 @@ from mpc.app.config import load_config
 from mpc.app.run import run
 from mpc.app.sysid.identify import SENSOR_LATENCY
 from robots.overlay import Overlay, nominal
+from tests.cli_checks import assert_one_line
 
 REPO = Path(__file__).resolve().parents[4]
 DELAY = 0.006
@@ -76,14 +77,6 @@ def test_the_loop_delay_less_the_sensor_latency_is_the_overlay_delay(gantry_run,
     da, db = (yaml.safe_load(p.read_text())["delay"] for p in (a, b))
     assert db - da == pytest.approx(SENSOR_LATENCY, abs=1e-9)
     assert abs(da - DELAY) < abs(db - DELAY)
-
-
-def assert_one_line(res: subprocess.CompletedProcess, fragment: str) -> None:
-    assert res.returncode == 2, res.stderr
-    assert "Traceback" not in res.stderr + res.stdout
-    lines = [line for line in res.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, res.stderr
-    assert fragment in lines[0], lines[0]
 
 
 def test_a_missing_directory_is_one_line(tmp_path):

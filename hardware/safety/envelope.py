@@ -175,6 +175,10 @@ ENVELOPE: tuple[Rule, ...] = (
     Rule("runtime.policy_timeout", "s", Bounds(max="planner.horizon"), None,
          "0.5 (hardware configs: their horizon, 0.35)",
          "past the horizon the feedback would follow a plan beyond its last knot"),
+    Rule("runtime.sensor_latency", "s", None, Bounds(max=0.02), "0.002",
+         "with an overlay the feedback sends the plan's command this much (plus the overlay's "
+         "delay) ahead of the state read; the Unitree robots' encoders report 1-2 ms, so tens "
+         "of ms lead the motors toward a state the robot is not in yet"),
     Rule("command.timeout", "s", Bounds(max=1.0), Bounds(max=0.5), "0.5",
          "the dead man: after the command source goes silent the robot keeps walking on its "
          "last command this long"),

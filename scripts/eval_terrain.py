@@ -474,7 +474,13 @@ def main(argv: list[str] | None = None) -> int:
 
     campaign = Campaign(run_case, out / "cases", engine=engine, address=args.address,
                         cpus_per_case=max(c["threads"] for c in cases), on_result=show)
-    results = [r for r in campaign.run(cases) if r is not None]
+    try:
+        results = [r for r in campaign.run(cases) if r is not None]
+    except KeyboardInterrupt:
+        done = sum(campaign.stored(c) is not None for c in cases)
+        print(f"eval_terrain: interrupted: {done} of {len(cases)} cases finished in "
+              f"{out / 'cases'}; the same command resumes", file=sys.stderr)
+        return 130
     for case, error in campaign.failures:
         print(f"FAILED {case}: {error.strip().splitlines()[-1]}", file=sys.stderr)
     if not results:

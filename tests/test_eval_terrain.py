@@ -126,3 +126,24 @@ def test_the_true_rise_of_each_believed_stance_is_collected():
     plant.step()
     assert len(plant.stance_rise) == before + 2
     assert np.abs(plant.stance_rise[before:]).max() < 5e-3  # millimetres: still settling
+
+
+def test_an_interrupted_campaign_says_so_in_one_line_and_resumes(tmp_path, capsys, monkeypatch):
+    """Ctrl-C during the second case: exit 130, one line, the first case kept; the same command
+    then runs only the second."""
+    real, ran = eval_terrain.run_case, []
+
+    def interrupted(case: dict) -> dict:
+        if case["seed"] == 4 and "interrupted" not in ran:
+            ran.append("interrupted")
+            raise KeyboardInterrupt
+        ran.append(case["seed"])
+        return real(case)
+
+    monkeypatch.setattr(eval_terrain, "run_case", interrupted)
+    args = [*TINY[:5], "3", "4", *TINY[6:], "--out", str(tmp_path)]
+    assert eval_terrain.main(args) == 130
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "interrupted: 1 of 2 cases finished" in err[0]
+    assert eval_terrain.main(args) == 0
+    assert ran == [3, "interrupted", 4]

@@ -476,6 +476,10 @@ def main(argv: list[str] | None = None) -> int:
                         cpus_per_case=max(c["threads"] for c in cases), on_result=show)
     try:
         results = [r for r in campaign.run(cases) if r is not None]
+    except ConnectionError as e:  # ray.init: no cluster there, or a token it does not take
+        print(f"eval_terrain: error: --address {args.address}: {str(e).splitlines()[0]} (is the "
+              "cluster up, and RAY_AUTH_TOKEN its token?)", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         done = sum(campaign.stored(c) is not None for c in cases)
         print(f"eval_terrain: interrupted: {done} of {len(cases)} cases finished in "

@@ -64,8 +64,8 @@ from mpc.tasks.gait import Gait, GaitClock, SpeedGait, step_height
 from mpc.tasks.ground import GroundFit, GroundPlane, up_axis
 from mpc.tasks.map_ground import MapGround
 from mpc.tasks.map_window import WindowSpec
-from mpc.tasks.terrain_map import HeightMap
 from mpc.tasks.task_base import CostTerm, Task, weighted_terms
+from mpc.tasks.terrain_map import HeightMap
 from mpc.tasks.velocity import VELOCITY_MODE_RANGES, VelocityMode, VelocityReference
 from robots.info import RobotInfo
 from robots.statics import resting_site_heights

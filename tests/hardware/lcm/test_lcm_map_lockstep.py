@@ -1,0 +1,69 @@
+"""A lockstep run of the Go2 stairs config whose map arrives over LCM from another process
+plans exactly as the same run with the map from its file: a window of the map's grid
+(``map_input.size`` 6.6 m x 2 m at 0.05 m, centred on the map) holds the same samples, the
+same height field and the same targets (tests/mpc/tasks/test_map_window.py). With a smaller
+window the plans differ where the window ends (docs/terrain.md, "Maps while running")."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from mpc.app.config import load_config
+from mpc.app.runtime.lockstep import lockstep_steps
+from mpc.app.runtime.session import Session
+
+ROOT = Path(__file__).resolve().parents[3]
+STAIRS = ROOT / "configs" / "maps" / "stairs_12cm.yaml"
+#: Publishes the stairs map every 20 ms until killed: a mapping process.
+PUBLISHER = """
+import sys, time
+import lcm
+from hardware.lcm.map_input import encode
+from mpc.tasks.terrain_map import load
+link, data = lcm.LCM(sys.argv[1]), encode(load(sys.argv[3]))
+while True:
+    link.publish(sys.argv[2], data)
+    time.sleep(0.02)
+"""
+
+
+def plans(overrides: list[str], run_dir: Path, duration: float = 0.2) -> tuple[list, dict]:
+    """The nominal controls of every plan of a lockstep run, and its map input's counts."""
+    cfg = load_config("configs/go2_hw_stairs.yaml", [
+        "runtime.mode=lockstep", "output.mcap=false",
+        f"plant={{type: sim, terrain: {{kind: map, file: {STAIRS}}}}}", *overrides])
+    session = Session(cfg, run_dir)
+    out = []
+    try:
+        done = 0
+        for _ in lockstep_steps(session, duration):
+            if session.counters.iterations + 1 > done and session.planner.nominal is not None:
+                done = session.counters.iterations + 1
+                out.append(session.planner.nominal.ctrl.copy())
+    finally:
+        summary = session.close("lockstep")
+    return out, summary.get("map_input") or {}
+
+
+def test_a_map_over_lcm_plans_as_the_same_map_from_its_file(udpm_url, tmp_path):
+    channel = "MAP_LOCKSTEP"
+    publisher = subprocess.Popen([sys.executable, "-c", PUBLISHER, udpm_url, channel,
+                                  str(STAIRS)], cwd=ROOT)
+    try:
+        over_lcm, counts = plans([
+            "task.map=null", f"map_input.source={{type: lcm, lcm_url: '{udpm_url}', "
+            f"channel: {channel}}}", "map_input.size=[6.6, 2.0]", "map_input.ahead=2.3",
+            "map_input.recentre=100", "map_input.heights=[0.0, 0.6]", "map_input.wait=20"],
+            tmp_path / "lcm")
+    finally:
+        publisher.kill()
+        publisher.wait()
+    from_file, _ = plans([], tmp_path / "file")
+    assert counts["applied"] >= 1 and counts["refused"] == {}
+    assert len(over_lcm) == len(from_file) >= 8
+    for k, (a, b) in enumerate(zip(over_lcm, from_file, strict=True)):
+        assert np.array_equal(a, b), f"plan {k}: max difference {np.abs(a - b).max()}"

@@ -99,6 +99,8 @@ class MapGround:
         Returns whether anything changed."""
         if self.window is None:
             raise MapError("a map is followed only with a window (map_input)")
+        if received is not None and _same(received, self.window.source):
+            received = None  # the same map again (a mapper repeating itself) changes nothing
         if received is not None:
             self.window.source = received
         changed = self.window.move_to(qpos)
@@ -144,3 +146,9 @@ class MapGround:
         _, gx, gy = which.height_and_gradient(x, y)
         J[..., row, cols.start] -= gx
         J[..., row, cols.start + 1] -= gy
+
+
+def _same(a: HeightMap, b: HeightMap | None) -> bool:
+    """Whether two maps are the same grid of the same heights."""
+    return (b is not None and a.shape == b.shape and a.resolution == b.resolution
+            and a.origin == b.origin and np.array_equal(a.heights, b.heights))

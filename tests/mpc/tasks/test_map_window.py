@@ -89,6 +89,7 @@ def test_the_window_moves_with_the_robot_and_the_model_touches_the_map_there():
     z, _ = resample(flight, window.origin, 0.05, window.shape)
     assert np.allclose(field_heights(m), z, atol=1e-6)  # float32 in MuJoCo
     assert not task.follow_map(None, base_at(m, 0.2))  # within recentre: stays
+    assert not task.follow_map(stairs(rise=0.12), base_at(m, 0.2))  # the same map again
     assert task.follow_map(None, base_at(m, 1.6))  # up the flight: moves ahead of the base
     assert m.body_pos[body, :2].tolist() == pytest.approx([2.1, 0.0], abs=1e-12)
     assert window.origin == pytest.approx((1.1, -0.5), abs=1e-12)

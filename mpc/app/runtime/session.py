@@ -227,7 +227,8 @@ class Session:
         if section.wait > 0 and not self.map_updates.source.wait(section.wait):
             raise ValueError(f"map_input: no valid map within map_input.wait = {section.wait:g} "
                              f"s on {self.map_updates.source.describe()}")
-        self.map_updates.apply(state.qpos)
+        if self.map_updates.apply(state.qpos) and self.audit is not None:
+            self.audit.terrain_changed(self.planner.model)
 
     def attach(self, observer: Observer) -> None:
         """Report the rest of the run to ``observer`` too."""
@@ -276,8 +277,10 @@ class Session:
             self._switch_to_fd()
         if self.command_source is not None:
             self.update_command(state.time)
-        if self.map_updates is not None:  # between plans: nothing steps the planning model
-            self.map_updates.apply(state.qpos)
+        # between plans: nothing steps the planning model; the audit checks on what it plans on
+        if (self.map_updates is not None and self.map_updates.apply(state.qpos)
+                and self.audit is not None):
+            self.audit.terrain_changed(self.planner.model)
         stats = self.planner.iterate(state.time, state.qpos, state.qvel, state.act)
         if self.audit is not None and stats.status == "ok":
             self.audit.offer(stats.iteration, self.planner.nominal, self.planner.linearization,

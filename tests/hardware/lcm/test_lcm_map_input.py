@@ -143,3 +143,32 @@ def test_bytes_that_are_no_map_are_refused_and_receiving_goes_on(updates):
     assert apply_until_changed(upd, qpos) is not None
     assert upd.stats()["refused"] == {"undecodable": 1}
     assert upd.task.map_ground.map.height(0.0, 0.0) == pytest.approx(0.05)
+
+
+def test_a_terrain_change_clears_a_derivative_cache(udpm_url):
+    """The wasp backend reuses derivatives across plans: on another ground they are another
+    ground's, so a map that changes the terrain clears its cache (a map that changes nothing
+    does not)."""
+    cfg = load_config("configs/go2_hw_stairs.yaml", [
+        "plant={type: sim}", "task.map=null", "map_input.source={type: lcm}",
+        "map_input.size=[3.0, 1.5]", "map_input.heights=[0.0, 0.8]",
+        "derivatives.backend=wasp"])
+    task = build_task(cfg)
+    planner = build_planner(cfg, task)
+    source = LcmMapSource(udpm_url, "MAP_WASP")
+    try:
+        upd = MapUpdates(source, task, planner)
+        model = planner.model
+        qpos, qvel, act = model.key_qpos[0].copy(), np.zeros(model.nv), np.zeros(model.na)
+        planner.reset(0.0, qpos, qvel, act)
+        planner.iterate(0.0, qpos, qvel, act)
+        cache = planner.provider.cache
+        assert cache.filled.any()
+        assert not upd.apply(qpos)  # nothing new: the cache stays
+        assert cache.filled.any()
+        lcm.LCM(udpm_url).publish("MAP_WASP", encode(FLIGHT))
+        assert apply_until_changed(upd, qpos) is not None
+        assert not cache.filled.any()
+    finally:
+        source.close()
+        planner.close()

@@ -98,3 +98,40 @@ def test_the_derivative_audit_checks_on_the_map_that_arrived(udpm_url, tmp_path)
         publisher.wait()
     audit = summary["derivative_audit"]
     assert audit["checks"] >= 2 and audit["disagreements"] == 0, audit
+
+
+def test_a_map_arriving_during_a_run_is_applied_between_plans(udpm_url, tmp_path):
+    """No map at the start (``map_input.wait: 0``: the window is the floor); a map published
+    while the run steps reaches the planning model's field at the next plan."""
+    import time
+
+    import lcm
+
+    from hardware.lcm.map_input import encode
+    from mpc.tasks.terrain_map import load
+
+    channel = "MAP_DURING"
+    cfg = load_config("configs/go2_hw_stairs.yaml", [
+        "runtime.mode=lockstep", "output.mcap=false",
+        f"plant={{type: sim, terrain: {{kind: map, file: {STAIRS}}}}}", "task.map=null",
+        f"map_input.source={{type: lcm, lcm_url: '{udpm_url}', channel: {channel}}}"])
+    session = Session(cfg, tmp_path)
+    model = session.planner.model
+    floor = model.hfield_data.copy()
+    try:
+        steps = lockstep_steps(session, 5.0)
+        for _ in range(10):
+            next(steps)
+        assert session.map_updates.applied == 0 and np.array_equal(model.hfield_data, floor)
+        sent = time.monotonic()
+        lcm.LCM(udpm_url).publish(channel, encode(load(STAIRS)))
+        while session.map_updates.applied == 0 and time.monotonic() - sent < 5.0:
+            next(steps)
+        took = time.monotonic() - sent
+    finally:
+        summary = session.close("lockstep")
+    assert summary["map_input"]["applied"] == 1, summary["map_input"]
+    assert not np.array_equal(model.hfield_data, floor)
+    window = session.task.map_ground.window
+    assert window.heights.max() == 0.6  # the flight's top, from the map
+    print(f"applied {took * 1e3:.0f} ms after publishing (lockstep plans take wall time)")

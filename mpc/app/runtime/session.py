@@ -203,7 +203,7 @@ class Session:
             self.command_filter = CommandFilter(cfg.command.max_speed, cfg.command.max_accel,
                                                 cfg.command.timeout)
             self.update_command(state.time)
-        self._start_map_input(state)
+        self._start_map_input()
         waypoints = self.task.waypoints
         self.goal_final = np.array(waypoints[-1] if len(waypoints) else [np.nan, np.nan])
         self.goal_distance_start = self.goal_distance(state.qpos)
@@ -213,9 +213,9 @@ class Session:
         self._record_period = 1.0 / cfg.output.record_rate
         self._warmup_done = False
 
-    def _start_map_input(self, state: PlantState) -> None:
+    def _start_map_input(self) -> None:
         """The map source (``map_input.source``), the first map awaited if ``map_input.wait``
-        asks for one (ValueError, one line, if none arrives), the window placed at the start."""
+        asks for one (ValueError, one line, if none arrives); each plan applies the newest."""
         section = self.cfg.map_input
         if not section.source:
             return
@@ -227,8 +227,6 @@ class Session:
         if section.wait > 0 and not self.map_updates.source.wait(section.wait):
             raise ValueError(f"map_input: no valid map within map_input.wait = {section.wait:g} "
                              f"s on {self.map_updates.source.describe()}")
-        if self.map_updates.apply(state.qpos) and self.audit is not None:
-            self.audit.terrain_changed(self.planner.model)
 
     def attach(self, observer: Observer) -> None:
         """Report the rest of the run to ``observer`` too."""

@@ -135,6 +135,14 @@ def test_outside_the_received_map_the_window_keeps_its_last_values_then_the_floo
     new = (xs > 0.6 - 1e-9) & (xs < 0.8 + 1e-9)
     assert np.all(window.heights[:, new] == 0.1)
     assert np.all(window.heights[:, kept] == 0.3)
+    # moving on: what the first map showed and the second does not cover stays in view
+    assert task.follow_map(None, base_at(m, 0.55))
+    xs = window.origin[0] + 0.05 * np.arange(window.shape[1])
+    kept = (xs > -0.25 - 1e-9) & (xs < 0.25 + 1e-9)
+    new = (xs > 0.6 - 1e-9) & (xs < 0.8 + 1e-9)
+    assert kept.any() and np.all(window.heights[:, kept] == 0.3)
+    assert np.all(window.heights[:, new] == 0.1)
+    assert np.all(window.heights[:, ~(kept | new)] == -0.2)
     assert np.allclose(field_heights(m), window.heights, atol=1e-6)
 
 

@@ -135,3 +135,18 @@ def test_a_map_arriving_during_a_run_is_applied_between_plans(udpm_url, tmp_path
     window = session.task.map_ground.window
     assert window.heights.max() == 0.6  # the flight's top, from the map
     print(f"applied {took * 1e3:.0f} ms after publishing (lockstep plans take wall time)")
+
+
+def test_no_map_within_the_wait_is_one_line_and_exit_2(udpm_url, tmp_path, capsys):
+    from mpc.app import cli
+
+    code = cli.main([
+        "configs/go2_hw_stairs.yaml", "--mode", "lockstep", "--duration", "0.1", "--out",
+        str(tmp_path / "run"), "--set", f"plant={{type: sim, terrain: {{kind: map, file: "
+        f"{STAIRS}}}}}", "--set", "task.map=null", "--set",
+        f"map_input.source={{type: lcm, lcm_url: '{udpm_url}', channel: MAP_SILENT}}",
+        "--set", "map_input.wait=0.3"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2
+    assert err.splitlines() == ["mpc-run: error: map_input: no valid map within map_input.wait"
+                                " = 0.3 s on LCM channel MAP_SILENT"], err

@@ -42,7 +42,8 @@ LEVELS: dict[str, list[list[str]]] = {
                     ["derivatives.analytic", "derivatives.wasp"], ["derivatives.registry"],
                     ["derivatives$"]],
     "mpc": [["mpc$"], ["mpc.norms"], ["mpc.tasks"], ["mpc.planner"],
-            ["mpc.app.errors", "mpc.app.schema"], ["mpc.app.plants", "mpc.app.commands"],
+            ["mpc.app.errors", "mpc.app.schema"],
+            ["mpc.app.plants", "mpc.app.commands", "mpc.app.maps"],
             ["mpc.app.config"], ["mpc.app.assembly", "mpc.app.observers"],
             ["mpc.app.record"], ["mpc.app.runtime"],
             ["mpc.app.run", "mpc.app.view", "mpc.app.plots", "mpc.app.campaign",
@@ -180,7 +181,7 @@ def test_no_module_names_a_module_of_a_higher_layer_or_level():
 def test_every_plug_in_entry_point_names_a_class_above_the_registries():
     groups = entry_points()
     assert {"legged_mpc.plants", "legged_mpc.command_sources", "legged_mpc.observers",
-            "legged_mpc.safety"} <= set(groups)
+            "legged_mpc.safety", "legged_mpc.map_sources"} <= set(groups)
     for group, targets in groups.items():
         for name, target in targets.items():
             module = target.partition(":")[0]

@@ -6,6 +6,7 @@ import pytest
 from derivatives import BACKENDS, DerivativeProvider
 from hardware.estimation.base_state import BaseStateSource
 from hardware.estimation.sources import SOURCES
+from mpc.app.maps import MAP_SOURCES, MapSource
 from mpc.app.observers.observer_base import Observer
 from mpc.app.plants import PLANTS, SAFETY
 from mpc.app.plants.plant_base import Plant
@@ -13,7 +14,7 @@ from mpc.app.runtime.session import OBSERVERS
 from mpc.tasks import TASKS, Task
 
 REGISTRIES = [(BACKENDS, DerivativeProvider), (TASKS, Task), (PLANTS, Plant),
-              (OBSERVERS, Observer), (SOURCES, BaseStateSource)]
+              (OBSERVERS, Observer), (SOURCES, BaseStateSource), (MAP_SOURCES, MapSource)]
 
 
 @pytest.mark.parametrize(("registry", "base"), REGISTRIES, ids=lambda r: getattr(r, "what", ""))

@@ -29,8 +29,11 @@ def build_task(cfg: Config) -> Task:
 
 def build_planner(cfg: Config, task: Task) -> Planner:
     """The task's planner: iLQR, or for an open-loop task (a joint excitation) the planner
-    that publishes its reference (:class:`mpc.planner.scripted.ScriptedPlanner`)."""
+    that publishes its reference (:class:`mpc.planner.scripted.ScriptedPlanner`). With a map
+    input (``map_input.source``) the task plans on its window (:mod:`mpc.tasks.map_window`)."""
     settings = cfg.planner
+    if cfg.map_input.source:  # maps received while running: a window moving with the robot
+        task.set_map_window(cfg.map_input.window())
     model = task.planning_model(settings.timestep, settings.self_collision,
                                settings.impratio, cfg.robot_overlay)
     if getattr(task, "open_loop", False):

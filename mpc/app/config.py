@@ -23,6 +23,7 @@ from common import yamlfile
 from common.settings import setting
 from derivatives import BACKENDS
 from mpc.app.commands import COMMAND_SOURCES, CommandFilter
+from mpc.app.maps import MAP_SOURCES
 from mpc.app.plants import PLANTS, SAFETY
 from mpc.app.schema import (
     ConfigError,
@@ -33,6 +34,8 @@ from mpc.app.schema import (
 )
 from mpc.planner.ilqr import ILQRSettings
 from mpc.tasks import TASKS, make_task
+from mpc.tasks.map_window import WindowSpec
+from mpc.tasks.terrain_map import MapError
 
 #: The shipped configs: ``configs/`` of the repository, installed as ``mpc/configs`` (in the
 #: source tree ``mpc/configs`` is a link to ``configs/``).
@@ -140,6 +143,35 @@ class CommandConfig:
 
 
 @dataclass
+class MapInputConfig:
+    """``map_input:``: terrain maps received while running (docs/terrain.md, "Maps while
+    running"), planned on as a local window moving with the robot (:mod:`mpc.tasks.map_window`).
+    Needs ``task.ground: map``; ``task.map``, if given, is the window's first contents."""
+
+    source: dict = setting({}, help="map source {type: lcm | ros2, its options} ({}: none, the "
+                           "map is task.map's alone)")
+    size: list[float] = setting([4.0, 2.0], gt=0.0, max=100.0,
+                                help="the window's length along x and width along y (m)")
+    resolution: float = setting(0.05, gt=0.0, max=1.0, help="m between the window's samples")
+    ahead: float = setting(0.5, min=-10.0, max=10.0,
+                           help="the window's centre this far ahead of the base (m, heading)")
+    recentre: float = setting(0.25, gt=0.0, max=100.0,
+                              help="the window moves when its wanted centre is this far off (m)")
+    heights: list[float] = setting([-0.5, 1.0], min=-100.0, max=100.0,
+                                   help="[low, high] heights the window holds (m; clipped)")
+    floor: float = setting(0.0, min=-100.0, max=100.0,
+                           help="ground height (m) where no map has been received")
+    wait: float = setting(0.0, min=0.0, max=60.0,
+                          help="at the start wait this long (s) for a first map; 0: do not "
+                               "wait (plan on task.map or the floor until one arrives)")
+
+    def window(self) -> WindowSpec:
+        """The window these keys describe (MapError if they do not make one)."""
+        return WindowSpec(self.size[0], self.size[1], self.resolution, self.ahead,
+                          self.recentre, self.heights[0], self.heights[1], self.floor)
+
+
+@dataclass
 class Config:
     #: The robot's name. In a file, ``robot:`` is the name, or a mapping ``{name: go1,
     #: overlay: FILE}`` that also names a model overlay (:mod:`robots.overlay`).
@@ -155,6 +187,7 @@ class Config:
     telemetry: TelemetryConfig = field(default_factory=TelemetryConfig)
     command: CommandConfig = field(default_factory=CommandConfig)
     ros2: Ros2Config = field(default_factory=Ros2Config)
+    map_input: MapInputConfig = field(default_factory=MapInputConfig)
     #: The model overlay's file (absolute; "" for none), from ``robot.overlay``.
     overlay: str = ""
     #: Where it came from, for messages.
@@ -340,6 +373,7 @@ def validate(data: dict, source: str) -> Config:
     cfg.plant = _validate_plant(cfg, source)
     cfg.safety = _validate_safety(cfg, source)
     cfg.command.source = _validate_command(cfg, source)
+    cfg.map_input.source = _validate_map_input(cfg, source)
     check_consistency(cfg)
     SAFETY.get("envelope")(cfg)  # a robot's safety-relevant values (hardware/safety/envelope.py)
     return cfg
@@ -576,6 +610,39 @@ def _validate_command(cfg: Config, source: str) -> dict:
         CommandFilter(cfg.command.max_speed, cfg.command.max_accel, cfg.command.timeout)
     except ValueError as e:
         raise ConfigError(f"{source}: {e}") from None
+    return {"type": kind, **params}
+
+
+def _validate_map_input(cfg: Config, source: str) -> dict:
+    """The map source's section, and the window it plans on; the window needs a task on a
+    map (``task.ground: map``)."""
+    section = dict(cfg.map_input.source)
+    kind = section.pop("type", None)
+    if kind is None:
+        if section:
+            raise ConfigError(f"{source}: 'map_input.source' needs a 'type' (available: "
+                              f"{', '.join(MAP_SOURCES.available())})")
+        return {}
+    if cfg.task.get("ground") != "map":
+        raise ConfigError(f"{source}: 'map_input.source' is set but task.ground is "
+                          f"{cfg.task.get('ground', 'level')!r} (set task.ground: map)")
+    try:
+        cls = _plugin(MAP_SOURCES, kind, source, "map_input.source.type")
+    except ImportError as e:  # a plug-in whose optional packages are not installed
+        package = (e.name or "?").split(".")[0]
+        raise ConfigError(f"{source}: map_input.source.type {kind} needs the Python package "
+                          f"{package!r}: pip install 'legged-mpc[{kind}]'") from None
+    params = check_kwargs(cls, section, source, "map_input.source.", exclude=("ros2",))
+    m = cfg.map_input
+    for key, n in (("size", 2), ("heights", 2)):
+        if len(getattr(m, key)) != n:
+            raise ConfigError(f"{source}: 'map_input.{key}' must be a list of {n} numbers, "
+                              f"got {getattr(m, key)}")
+    try:
+        cls.check_options(params)
+        m.window()
+    except (ValueError, MapError) as e:
+        raise ConfigError(f"{source}: map_input: {e}") from None
     return {"type": kind, **params}
 
 

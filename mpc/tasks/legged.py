@@ -63,7 +63,9 @@ import numpy as np
 from mpc.tasks.gait import Gait, GaitClock, SpeedGait, step_height
 from mpc.tasks.ground import GroundFit, GroundPlane, up_axis
 from mpc.tasks.map_ground import MapGround
+from mpc.tasks.map_window import WindowSpec
 from mpc.tasks.task_base import CostTerm, Task, weighted_terms
+from mpc.tasks.terrain_map import HeightMap
 from mpc.tasks.velocity import VELOCITY_MODE_RANGES, VelocityMode, VelocityReference
 from robots.info import RobotInfo
 from robots.statics import resting_site_heights
@@ -315,6 +317,25 @@ class LeggedTask(VelocityMode, Task):
             raise ValueError("set_map after the planning model was built")
         self.map_ground = MapGround(terrain, self.map_clearance)
 
+    def set_map_window(self, window: WindowSpec) -> None:
+        """Plan on a local ``window`` of maps received while running (``ground: map``; the
+        task's map, if any, its first contents): before the planning model is built; then
+        :meth:`follow_map` between plans."""
+        if self.ground_mode != "map":
+            raise ValueError(f"a map window needs ground: map, the task's ground is "
+                             f"{self.ground_mode!r}")
+        if self._model is not None:
+            raise ValueError("set_map_window after the planning model was built")
+        initial = None if self.map_ground is None else self.map_ground.map
+        self.map_ground = MapGround(initial, self.map_clearance, window)
+
+    def follow_map(self, received: HeightMap | None, qpos: np.ndarray) -> bool:
+        """Between plans: a newly received map (or None) and the window moving with the base
+        at ``qpos`` (:meth:`MapGround.follow`); whether the planning model's terrain changed."""
+        if self.map_ground is None or self.map_ground.window is None:
+            raise ValueError("follow_map needs a map window (set_map_window)")
+        return self.map_ground.follow(received, qpos)
+
     def add_terrain(self, spec: mujoco.MjSpec) -> None:
         """The map into the planning model (``ground: map``)."""
         if self.ground_mode == "map":
@@ -326,6 +347,7 @@ class LeggedTask(VelocityMode, Task):
         """On a map, the feet alone touch it (:meth:`MapGround.feet_only`)."""
         if self.map_ground is not None:
             self.map_ground.feet_only(model, self.robot.feet)
+            self.map_ground.bind(model)
 
     def _rebuild(self, names: tuple[str, ...]) -> None:
         """Rebuild the affine rows of the terms ``names`` (those the task has)."""

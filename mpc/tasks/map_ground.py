@@ -27,6 +27,11 @@ the field, a line contact that has no single contact point to differentiate (the
 backend falls back to finite differences there), and the planner places feet, which the
 clearance targets keep the legs above the steps with; the simulated robot keeps every
 contact.
+
+**A map that changes while the robot runs** (:mod:`mpc.app.maps`): with a window
+(:mod:`mpc.tasks.map_window`) the planning model holds a local window of fixed size moving with
+the robot, and H, H_c and H_b are the window's (recomputed when it changes,
+:meth:`MapGround.follow`, between plans).
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ import mujoco
 import numpy as np
 
 from mpc.tasks.ground import GroundPlane
+from mpc.tasks.map_window import MapWindow, WindowSpec
 from mpc.tasks.terrain_map import HeightMap, MapError, load
 
 #: The map geom's name in the planning model.
@@ -52,20 +58,58 @@ class MapGround:
     #: Standard deviation (m) of the body map's smoothing.
     BODY_SIGMA: ClassVar[float] = 0.15
 
-    def __init__(self, terrain: HeightMap | str | Path, clearance: float = 0.05):
+    def __init__(self, terrain: HeightMap | str | Path | None, clearance: float = 0.05,
+                 window: WindowSpec | None = None):
         """``terrain``: a map or the path of a map file (:func:`mpc.tasks.terrain_map.load`);
-        ``clearance`` (m): the reach of the clearance map."""
+        ``clearance`` (m): the reach of the clearance map; ``window``: plan on a local window
+        of maps received while running (``terrain``, if given, its first contents; None:
+        the floor)."""
         if isinstance(terrain, (str, Path)):
             terrain = load(terrain)
-        if not isinstance(terrain, HeightMap):
+        if not isinstance(terrain, HeightMap) and not (terrain is None and window is not None):
             raise MapError(f"a map is a HeightMap or a file, got {type(terrain).__name__}")
+        self.clearance = float(clearance)
+        #: The moving window, or None (the planning model holds ``terrain`` whole).
+        self.window = None if window is None else MapWindow(window, terrain)
+        self._derive(terrain if self.window is None else self.window.map)
+
+    def _derive(self, terrain: HeightMap) -> None:
+        """The map the targets read and its filtered copies."""
         self.map = terrain
-        self.clearance_map = terrain.dilated(clearance, clearance / 2)
+        self.clearance_map = terrain.dilated(self.clearance, self.clearance / 2)
         self.body_map = terrain.smoothed(self.BODY_SIGMA)
 
     def add_to(self, spec: mujoco.MjSpec) -> None:
-        """The map into the planning model's specification (its floor lowered under it)."""
-        self.map.add_to(spec, MAP_GEOM)
+        """The map (or the window) into the planning model's specification (its floor
+        lowered under it)."""
+        if self.window is not None:
+            self.window.add_to(spec, MAP_GEOM)
+        else:
+            self.map.add_to(spec, MAP_GEOM)
+
+    def bind(self, model: mujoco.MjModel) -> None:
+        """The compiled planning model whose field the window writes (nothing without one)."""
+        if self.window is not None:
+            self.window.bind(model, MAP_GEOM)
+
+    def follow(self, received: HeightMap | None, qpos: np.ndarray) -> bool:
+        """Between plans (nothing may be stepping the planning model): take ``received`` (a
+        new map, or None) and move the window with the base at ``qpos``
+        (:mod:`mpc.tasks.map_window`); the planning model's field and the targets' maps follow.
+        Returns whether anything changed."""
+        if self.window is None:
+            raise MapError("a map is followed only with a window (map_input)")
+        if received is not None and _same(received, self.window.source):
+            received = None  # the same map again (a mapper repeating itself) changes nothing
+        if received is not None:
+            self.window.source = received
+        changed = self.window.move_to(qpos)
+        if received is not None and not changed:
+            self.window.fill(received)
+        if changed or received is not None:
+            self._derive(self.window.map)
+            return True
+        return False
 
     @staticmethod
     def feet_only(model: mujoco.MjModel, feet: tuple[str, ...]) -> None:
@@ -102,3 +146,9 @@ class MapGround:
         _, gx, gy = which.height_and_gradient(x, y)
         J[..., row, cols.start] -= gx
         J[..., row, cols.start + 1] -= gy
+
+
+def _same(a: HeightMap, b: HeightMap | None) -> bool:
+    """Whether two maps are the same grid of the same heights."""
+    return (b is not None and a.shape == b.shape and a.resolution == b.resolution
+            and a.origin == b.origin and np.array_equal(a.heights, b.heights))

@@ -203,6 +203,29 @@ def _smooth(heights: np.ndarray, sigma_cells: float) -> np.ndarray:
     return ndimage.gaussian_filter(heights, sigma_cells, mode="nearest")
 
 
+# --- from a message ------------------------------------------------------------------------------
+def from_message(rows: int, cols: int, heights, resolution: float,
+                 origin: tuple[float, float]) -> HeightMap:
+    """The map a map message describes (:mod:`mpc.app.maps`): ``heights`` row-major, ``rows``
+    along y and ``cols`` along x, ``heights[r * cols + c]`` the ground at (origin_x + c ·
+    resolution, origin_y + r · resolution); MapError naming what is wrong (a length other than
+    rows · cols, NaN, a resolution of zero or below, fewer than 2 x 2 samples)."""
+    flat = np.asarray(heights, dtype=float).ravel()
+    if rows < 2 or cols < 2:
+        raise MapError(f"rows and cols must be >= 2, got {rows} x {cols}")
+    if rows * cols > MAX_SAMPLES:
+        raise MapError(f"{rows} x {cols} samples, at most {MAX_SAMPLES}")
+    if flat.size != rows * cols:
+        raise MapError(f"{flat.size} heights for rows x cols = {rows} x {cols} = "
+                       f"{rows * cols}")
+    bad = np.flatnonzero(~np.isfinite(flat))
+    if bad.size:
+        r, c = divmod(int(bad[0]), cols)
+        raise MapError(f"heights must be finite: {bad.size} NaN or inf, the first at row {r}, "
+                       f"col {c}")
+    return HeightMap(flat.reshape(rows, cols), resolution, origin)
+
+
 # --- loading -----------------------------------------------------------------------------------
 def load(path: str | Path) -> HeightMap:
     """The map of a file (see the module docstring); MapError naming what is wrong."""

@@ -4,6 +4,7 @@ DO NOT MODIFY BY HAND!!!!
 lcm-gen 1.5.3
 """
 
+from .height_map_t import height_map_t as height_map_t
 from .joint_command_t import joint_command_t as joint_command_t
 from .mocap_pose_t import mocap_pose_t as mocap_pose_t
 from .planner_telemetry_t import planner_telemetry_t as planner_telemetry_t

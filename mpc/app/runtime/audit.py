@@ -65,6 +65,9 @@ class _Knot(Knot):
 
     iteration: int = 0
     knot: int = 0
+    #: The planning model's terrain when the knot was planned (:meth:`DerivativeAudit.
+    #: terrain_changed`), or None while it is the one the audit's model was copied with.
+    terrain: tuple[np.ndarray, np.ndarray] | None = None
 
 
 class DerivativeAudit:
@@ -81,6 +84,9 @@ class DerivativeAudit:
         self.meta = meta
         self.model = oracle_model(model)
         self._data = mujoco.MjData(self.model)
+        #: The terrain of knots offered from now on, and the one the audit's model holds.
+        self._terrain: tuple[np.ndarray, np.ndarray] | None = None
+        self._applied: tuple[np.ndarray, np.ndarray] | None = None
         self._rng = np.random.default_rng(seed)
         self._queue: queue.Queue[_Knot | None] = queue.Queue(maxsize=1)
         self._lock = threading.Lock()
@@ -115,7 +121,15 @@ class DerivativeAudit:
                 self.skipped += 1
             return
         t = int(self._rng.choice(knots))
-        self._queue.put_nowait(_Knot.of(nominal, lin, t, iteration=iteration, knot=t))
+        self._queue.put_nowait(_Knot.of(nominal, lin, t, iteration=iteration, knot=t,
+                                        terrain=self._terrain))
+
+    def terrain_changed(self, model: mujoco.MjModel) -> None:
+        """The planning model's terrain changed between plans (a map received while running,
+        :mod:`mpc.app.runtime.map_updates`): the knots offered from now on are checked on a
+        copy of its height fields and body poses (a window's body moves), not on the terrain
+        the audit's model was copied with."""
+        self._terrain = (model.hfield_data.copy(), model.body_pos.copy())
 
     # --- worker -------------------------------------------------------------------------------
     def _work(self) -> None:
@@ -131,6 +145,9 @@ class DerivativeAudit:
 
     def _check(self, k: _Knot) -> None:
         start = _time.perf_counter()
+        if k.terrain is not None and k.terrain is not self._applied:
+            self.model.hfield_data[:], self.model.body_pos[:] = k.terrain
+            self._applied = k.terrain
         s = self.settings
         # the oracle's own error: truncation grows as eps², the solver's residual (and the
         # steep cone curvature of a barely sliding foot) as 1/eps; where eps is too small for

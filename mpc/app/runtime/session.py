@@ -24,11 +24,13 @@ from derivatives.counter import fallbacks_since
 from mpc.app import assembly
 from mpc.app.commands import COMMAND_SOURCES, CommandFilter, CommandSource
 from mpc.app.config import AuditSettings, Config
+from mpc.app.maps import MAP_SOURCES
 from mpc.app.observers.observer_base import Observer, PlanReport, StateReport, Status
 from mpc.app.plants.plant_base import Plant, PlantState
 from mpc.app.record.recorder import RunRecorder
 from mpc.app.runtime.audit import DerivativeAudit
 from mpc.app.runtime.feedback import FeedbackController
+from mpc.app.runtime.map_updates import MapUpdates
 from mpc.app.runtime.predict import StatePredictor
 from mpc.app.runtime.signals import held_signals
 from mpc.app.runtime.tally import Tally
@@ -79,6 +81,8 @@ class Session:
         self.recorder = RunRecorder(self.run_dir, cfg.to_dict(),
                                     [t.name for t in self.task.terms])
         self.planner = self.plant = None
+        #: Maps received while running (``map_input.source``), else None.
+        self.map_updates: MapUpdates | None = None
         #: What the start-up is doing (named in the record of an interrupted start).
         self.stage = "compiling the planner (or loading its compiled kernels)"
         try:
@@ -110,7 +114,8 @@ class Session:
         """The plant first (damping), then the planner, then the record, each whatever the
         others did; a failure of the plant's or the planner's close is logged (the error that
         ended the start is the one raised)."""
-        for what, part in (("plant", self.plant), ("planner", self.planner)):
+        for what, part in (("plant", self.plant), ("planner", self.planner),
+                           ("map source", self.map_updates)):
             if part is not None:
                 try:
                     part.close()
@@ -198,6 +203,7 @@ class Session:
             self.command_filter = CommandFilter(cfg.command.max_speed, cfg.command.max_accel,
                                                 cfg.command.timeout)
             self.update_command(state.time)
+        self._start_map_input()
         waypoints = self.task.waypoints
         self.goal_final = np.array(waypoints[-1] if len(waypoints) else [np.nan, np.nan])
         self.goal_distance_start = self.goal_distance(state.qpos)
@@ -206,6 +212,21 @@ class Session:
         self._next_record = state.time
         self._record_period = 1.0 / cfg.output.record_rate
         self._warmup_done = False
+
+    def _start_map_input(self) -> None:
+        """The map source (``map_input.source``), the first map awaited if ``map_input.wait``
+        asks for one (ValueError, one line, if none arrives); each plan applies the newest."""
+        section = self.cfg.map_input
+        if not section.source:
+            return
+        options = dict(section.source)
+        source_cls = MAP_SOURCES.get(options.pop("type"))
+        if "ros2" in inspect.signature(source_cls.__init__).parameters:
+            options["ros2"] = self.cfg.ros2  # a ROS 2 source joins the run's ROS 2 domain
+        self.map_updates = MapUpdates(source_cls(**options), self.task, self.planner)
+        if section.wait > 0 and not self.map_updates.source.wait(section.wait):
+            raise ValueError(f"map_input: no valid map within map_input.wait = {section.wait:g} "
+                             f"s on {self.map_updates.source.describe()}")
 
     def attach(self, observer: Observer) -> None:
         """Report the rest of the run to ``observer`` too."""
@@ -254,6 +275,10 @@ class Session:
             self._switch_to_fd()
         if self.command_source is not None:
             self.update_command(state.time)
+        # between plans: nothing steps the planning model; the audit checks on what it plans on
+        if (self.map_updates is not None and self.map_updates.apply(state.qpos)
+                and self.audit is not None):
+            self.audit.terrain_changed(self.planner.model)
         stats = self.planner.iterate(state.time, state.qpos, state.qvel, state.act)
         if self.audit is not None and stats.status == "ok":
             self.audit.offer(stats.iteration, self.planner.nominal, self.planner.linearization,
@@ -499,6 +524,10 @@ class Session:
             step("closing the command source", self.command_source.close)
             summary["command_source"] = step("counting the command source's input",
                                              self.command_source.stats)
+        if self.map_updates is not None:
+            step("closing the map source", self.map_updates.close)
+            summary["map_input"] = step("counting the map source's input",
+                                        self.map_updates.stats)
         # read after closing: a robot link in a process of its own reports as it ends
         summary["plant"] = step("counting the plant's link", self.plant.stats) or {}
         # commands a hardware link refused for their age (None: a plant that does not judge it)

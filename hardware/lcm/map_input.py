@@ -1,0 +1,98 @@
+"""Terrain maps over LCM (``map_input.source.type: lcm``).
+
+Messages are ``lcm_types.height_map_t`` (hardware/lcm/lcm_types/height_map_t.lcm; the fields
+are those of every map message, :mod:`mpc.app.maps.map_source`) on ``channel``. A background
+thread receives them; each valid one replaces the map the run has not taken yet, and the run
+applies the newest between plans. A message that does not decode, or whose grid is wrong (a
+length other than rows · cols, NaN or inf, a resolution of zero or below, fewer than 2 x 2
+samples), is refused and counted with one warning naming what is wrong (at most one a second,
+:mod:`hardware.refusals`); the last good map stays. :func:`encode` makes the message of a
+map (what a mapping process, or a test, publishes).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+import lcm
+import numpy as np
+
+from hardware.lcm import DECODE_ERRORS
+from hardware.lcm.lcm_types import height_map_t
+from hardware.refusals import INVALID, UNDECODABLE, Refusals
+from mpc.app.maps.map_source import MapSource
+from mpc.tasks.terrain_map import HeightMap, MapError, from_message
+
+log = logging.getLogger(__name__)
+
+DEFAULT_URL = "udpm://239.255.76.67:7667?ttl=0"
+
+
+def encode(terrain: HeightMap, utime: int = 0) -> bytes:
+    """The ``height_map_t`` bytes of ``terrain``."""
+    msg = height_map_t()
+    msg.utime = int(utime)
+    msg.origin_x, msg.origin_y = terrain.origin
+    msg.resolution = terrain.resolution
+    msg.rows, msg.cols = terrain.shape
+    msg.heights = terrain.heights.ravel().tolist()
+    msg.num_heights = len(msg.heights)
+    return msg.encode()
+
+
+class LcmMapSource(MapSource):
+    name = "lcm"
+
+    def __init__(self, lcm_url: str = DEFAULT_URL, channel: str = "TERRAIN_MAP"):
+        super().__init__()
+        self.check_options({"lcm_url": lcm_url, "channel": channel})
+        try:
+            self._lcm = lcm.LCM(lcm_url)
+        except Exception as e:  # the lcm module raises RuntimeError/OSError variants
+            raise ValueError(f"map_input.source: cannot open LCM URL {lcm_url!r}: {e}") from None
+        self.channel = channel
+        self._stop = threading.Event()
+        #: Messages refused (undecodable, a bad grid), and errors of the LCM handler.
+        self.refused = Refusals(f"map_input lcm {channel}", log)
+        self._subscription = self._lcm.subscribe(channel, self._on_message)
+        self._thread = threading.Thread(target=self._receive, name="lcm-map", daemon=True)
+        self._thread.start()
+
+    @classmethod
+    def check_options(cls, options: dict) -> None:
+        if not options.get("lcm_url", DEFAULT_URL) or not options.get("channel", "x"):
+            raise ValueError("map_input.source: lcm_url and channel must not be empty")
+
+    def describe(self) -> str:
+        return f"LCM channel {self.channel}"
+
+    def _receive(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self._lcm.handle_timeout(50)
+            except Exception as e:  # a bug in the handler: counted and logged, never fatal
+                self.refused.refuse("handler_error", f"{type(e).__name__}: {e}")
+
+    def _on_message(self, channel: str, data: bytes) -> None:
+        try:
+            msg = height_map_t.decode(data)
+        except DECODE_ERRORS as e:
+            self.refused.refuse(UNDECODABLE, f"{len(data)} B, {e}")
+            return
+        try:
+            terrain = from_message(msg.rows, msg.cols, np.asarray(msg.heights),
+                                   msg.resolution, (msg.origin_x, msg.origin_y))
+        except MapError as e:
+            self.refused.refuse(INVALID, str(e))
+            return
+        self.offer(terrain)
+
+    def stats(self) -> dict:
+        """Maps taken, and messages refused by reason."""
+        return {**super().stats(), "refused": self.refused.as_dict()}
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(1.0)
+        self._lcm.unsubscribe(self._subscription)

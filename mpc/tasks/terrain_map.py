@@ -30,6 +30,7 @@ the robot walks.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -152,6 +153,27 @@ class HeightMap:
         as an elevation map does."""
         rng = np.random.default_rng(seed)
         return self._with(self.heights + offset + noise * rng.standard_normal(self.shape))
+
+    def steps(self) -> list[tuple[float, float, float]] | None:
+        """The map as flat treads if it is a flight of steps along x: every row the same
+        profile, made of runs of at least two equal samples (a riser between two samples,
+        never a slope over several). Returns (x0, x1, z) per run along +x, each run reaching
+        half a cell beyond its end samples (the riser midway between the samples it lies
+        between, the first and last run to the map's border); None if the map is not so.
+        A world built of these treads has vertical risers, where the height field's riser
+        slopes over one cell."""
+        h = self.heights
+        if not np.all(h == h[0]):
+            return None
+        z = h[0]
+        cut = np.flatnonzero(np.diff(z) != 0.0) + 1
+        bounds = [0, *cut.tolist(), len(z)]
+        if any(b - a < 2 for a, b in itertools.pairwise(bounds)):
+            return None
+        x0, res = self.origin[0], self.resolution
+        edge = [x0, *(x0 + (c - 0.5) * res for c in cut), x0 + (len(z) - 1) * res]
+        return [(float(edge[k]), float(edge[k + 1]), float(z[bounds[k]]))
+                for k in range(len(bounds) - 1)]
 
     def _with(self, heights: np.ndarray) -> HeightMap:
         return HeightMap(heights, self.resolution, self.origin)

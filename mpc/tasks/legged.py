@@ -121,6 +121,7 @@ class LeggedTask(VelocityMode, Task):
         "ground_prior": {"gt": 0.0, "max": 10.0},
         "ground": {"choices": ("level", "fit", "map")},
         "map_clearance": {"min": 0.0, "max": 0.5},
+        "map_edge": {"min": 0.0, "max": 0.5},
         **VELOCITY_MODE_RANGES,
     }
     #: Terms whose affine part depends on :attr:`ground`: rebuilt when it changes.
@@ -137,7 +138,8 @@ class LeggedTask(VelocityMode, Task):
                  cadence_gain: float = 1.0, max_cadence: float = 3.5, lift_gain: float = 0.03,
                  max_lift: float = 0.08, hip_radius: float = 0.25, stand_speed: float = 0.05,
                  ground: str = "level", ground_prior: float = 0.01, slope_follow: float = 0.5,
-                 map: str | None = None, map_clearance: float = 0.05):
+                 map: str | None = None, map_clearance: float = 0.05,
+                 map_edge: float = 0.0):
         """``gait``: a name of :attr:`GAITS`, its ``duty``, ``cadence`` (Hz) and
         ``step_height`` (m) replaced where given. ``goal``: [x, y] or waypoints [[x, y], ...];
         ``hold_time`` (s): hold the start position until then. ``height`` (m): the base over
@@ -151,7 +153,8 @@ class LeggedTask(VelocityMode, Task):
         ``slope_follow``: the fraction of the fitted ground's tilt the upright target
         follows. ``ground: map``: the terrain map of file ``map`` (:mod:`mpc.tasks.map_ground`;
         or set one from code with :meth:`set_map`), ``map_clearance`` (m) the reach of its
-        swing-clearance targets."""
+        swing-clearance targets, ``map_edge`` (m; 0: none) the reach of its foothold term:
+        a foot in stance costs the map's relief within that reach of it."""
         super().__init__(robot)
         if ground not in ("level", "fit", "map"):
             raise ValueError(f"unknown ground {ground!r}; choose from level, fit, map")
@@ -159,12 +162,13 @@ class LeggedTask(VelocityMode, Task):
             raise ValueError(f"map is set but ground is {ground!r} (set ground: map)")
         self.ground_mode = ground
         self.map_clearance = float(map_clearance)
+        self.map_edge = float(map_edge)
         #: The terrain map the task plans on (``ground: map``), else None.
         self.map_ground: MapGround | None = None
         self._model: mujoco.MjModel | None = None
         if map is not None:
             try:
-                self.map_ground = MapGround(map, self.map_clearance)
+                self.map_ground = MapGround(map, self.map_clearance, self.map_edge)
             except ValueError as e:
                 raise ValueError(f"map: {e}") from None
         self.ground_prior = float(ground_prior)
@@ -313,7 +317,7 @@ class LeggedTask(VelocityMode, Task):
                              f"{self.ground_mode!r}")
         if self._model is not None:
             raise ValueError("set_map after the planning model was built")
-        self.map_ground = MapGround(terrain, self.map_clearance)
+        self.map_ground = MapGround(terrain, self.map_clearance, self.map_edge)
 
     def add_terrain(self, spec: mujoco.MjSpec) -> None:
         """The map into the planning model (``ground: map``)."""
@@ -480,7 +484,8 @@ class LeggedTask(VelocityMode, Task):
         if "gait" in rows:
             step = self.swing_targets(time)
             gait = r[..., rows["gait"]]
-            r[..., rows["gait"]] = np.where(step > 0, gait - self.foot_height - step, 0.0)
+            r[..., rows["gait"]] = np.where(step > 0, gait - self.foot_height - step,
+                                            self._footholds(sensordata, None))
         return r
 
     def residual_jacobian(self, sensordata: np.ndarray, time: np.ndarray) -> np.ndarray:
@@ -493,7 +498,28 @@ class LeggedTask(VelocityMode, Task):
         if gait is not None:
             swing = self.swing_targets(time) > 0
             J[..., gait, :] *= swing[..., None]
+            if self.map_ground is not None and self.map_ground.edge_map is not None:
+                stance = np.zeros_like(J[..., gait, :])
+                self._footholds(np.broadcast_to(sensordata, (*shape, self.G.shape[1])), stance)
+                J[..., gait, :] += np.where(swing[..., None], 0.0, stance)
         return J
+
+    def _footholds(self, s: np.ndarray, J: np.ndarray | None):
+        """The gait rows of the feet in stance on a map with a foothold term (``map_edge``):
+        E(f_x, f_y), the map's relief within ``map_edge`` of the foot (``J`` None: returned,
+        (..., nfeet)), or its gradient added to ``J`` (the gait rows' block). Without: 0."""
+        mg = self.map_ground
+        if mg is None or mg.edge_map is None:
+            return 0.0
+        if J is None:
+            out = np.zeros((*s.shape[:-1], len(self.robot.feet)))
+            for i, foot in enumerate(self.robot.feet):
+                mg.subtract(mg.edge_map, out, s, i, self.sensor(f"{foot}_pos"))
+            return -out
+        for i, foot in enumerate(self.robot.feet):
+            mg.differentiate(mg.edge_map, J, s, i, self.sensor(f"{foot}_pos"))
+        J *= -1.0
+        return None
 
     def _map_terms(self, s: np.ndarray, r: np.ndarray | None, J: np.ndarray | None) -> None:
         """The map's part of the gait and height rows (:mod:`mpc.tasks.map_ground`): subtract

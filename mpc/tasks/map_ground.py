@@ -5,12 +5,20 @@ With H the map, two filtered copies of it serve the terms (ρ the foot sites' re
 h the standing height, step(t) the gait's lift, p the base position, f a foot's position):
 
     gait    per foot in swing: f_z − (H_c(f_x, f_y) + ρ + step(t))
+            per foot in stance (with ``edge`` > 0): E(f_x, f_y)
     height  p_z − H_b(p_x, p_y) − ρ − h
 
 * H_c, the **clearance** map: the highest ground within ``clearance`` (m) of each point, smoothed
   with a Gaussian of half that. Read at the foot's planned position at every knot, it is the
   map under each foot's predicted path: a foot swinging toward a riser is asked up to the
   tread above before it reaches it, one going down stays over the edge until it is past it.
+* E, the **edge** map (``task.map_edge`` > 0): the map's relief within ``edge`` of each point
+  (the highest less the lowest ground), smoothed with a Gaussian of half that. A foothold
+  near a riser costs its rise, on either side of it, and its gradient moves the landing foot
+  to the middle of the tread: the feet in stance at a knot are where the swing ended, so the
+  planner chooses footholds off the edges (the foothold adaptation of perceptive MPCs, as a
+  cost rather than a heuristic shift of the target). A foot set down on or against a riser
+  is what trapped the feet before: on the field's sloped riser it slides in and sinks.
 * H_b, the **body** map: the map smoothed over :attr:`BODY_SIGMA`, about half a body length:
   under the base a flight of stairs is its slope, so the base rises with the flight rather than
   step by step.
@@ -52,9 +60,11 @@ class MapGround:
     #: Standard deviation (m) of the body map's smoothing.
     BODY_SIGMA: ClassVar[float] = 0.15
 
-    def __init__(self, terrain: HeightMap | str | Path, clearance: float = 0.05):
+    def __init__(self, terrain: HeightMap | str | Path, clearance: float = 0.05,
+                 edge: float = 0.0):
         """``terrain``: a map or the path of a map file (:func:`mpc.tasks.terrain_map.load`);
-        ``clearance`` (m): the reach of the clearance map."""
+        ``clearance`` (m): the reach of the clearance map; ``edge`` (m): the reach of the
+        edge map (0: none)."""
         if isinstance(terrain, (str, Path)):
             terrain = load(terrain)
         if not isinstance(terrain, HeightMap):
@@ -62,6 +72,7 @@ class MapGround:
         self.map = terrain
         self.clearance_map = terrain.dilated(clearance, clearance / 2)
         self.body_map = terrain.smoothed(self.BODY_SIGMA)
+        self.edge_map = terrain.relief(edge, edge / 2) if edge > 0.0 else None
 
     def add_to(self, spec: mujoco.MjSpec) -> None:
         """The map into the planning model's specification (its floor lowered under it)."""

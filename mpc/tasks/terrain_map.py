@@ -132,12 +132,29 @@ class HeightMap:
         with a gradient that leads it up before an edge rather than at it."""
         key = ("dilated", float(radius), float(sigma))
         if key not in self._cache:
-            n = int(np.ceil(radius / self.resolution))
-            yy, xx = np.mgrid[-n:n + 1, -n:n + 1] * self.resolution
-            disc = xx ** 2 + yy ** 2 <= radius ** 2 + 1e-12
-            top = ndimage.maximum_filter(self.heights, footprint=disc, mode="nearest")
+            top = ndimage.maximum_filter(self.heights, footprint=self._disc(radius),
+                                         mode="nearest")
             self._cache[key] = self._with(_smooth(top, sigma / self.resolution))
         return self._cache[key]
+
+    def relief(self, radius: float, sigma: float) -> HeightMap:
+        """The relief within ``radius`` of each sample (the highest less the lowest ground in
+        a disc), smoothed with a Gaussian of standard deviation ``sigma`` (m): zero on flat
+        ground, the rise of a step within ``radius`` of its edge, on either side, with a
+        gradient that points away from the edge toward the middle of the treads."""
+        key = ("relief", float(radius), float(sigma))
+        if key not in self._cache:
+            disc = self._disc(radius)
+            top = ndimage.maximum_filter(self.heights, footprint=disc, mode="nearest")
+            bottom = ndimage.minimum_filter(self.heights, footprint=disc, mode="nearest")
+            self._cache[key] = self._with(_smooth(top - bottom, sigma / self.resolution))
+        return self._cache[key]
+
+    def _disc(self, radius: float) -> np.ndarray:
+        """The samples within ``radius`` of the centre of a square footprint."""
+        n = int(np.ceil(radius / self.resolution))
+        yy, xx = np.mgrid[-n:n + 1, -n:n + 1] * self.resolution
+        return xx ** 2 + yy ** 2 <= radius ** 2 + 1e-12
 
     def smoothed(self, sigma: float) -> HeightMap:
         """The map smoothed with a Gaussian of standard deviation ``sigma`` (m): the ground

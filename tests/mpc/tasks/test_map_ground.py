@@ -134,3 +134,65 @@ def test_the_shipped_stairs_configs_plan_on_the_map_without_finite_differences(c
         for _ in range(3):
             planner.iterate(0.0, d.qpos, d.qvel, d.act)
     assert derivatives.fd_evaluations() == before
+
+
+@pytest.fixture(scope="module")
+def go2_footholds():
+    task = make_task("quadruped_flat", robots.info("go2"), ground="map", goal=[3.0, 0.0],
+                     map_edge=0.06)
+    task.set_map(STAIRS)
+    return task, task.planning_model(0.01)
+
+
+def test_a_foot_in_stance_near_a_riser_costs_the_relief_and_is_led_to_the_treads_middle(
+        go2_footholds):
+    """map_edge: the gait row of a foot in stance is the map's relief within reach of it,
+    zero mid-tread and the rise at the riser, whose gradient points to the tread's middle;
+    without it the row is 0 in stance."""
+    task, m = go2_footholds
+    d = standing(task, m, 0.3)
+    task.update(0.0, d.qpos, d.qvel)
+    s0 = d.sensordata.copy()
+    rows, time = task.rows["gait"], np.asarray(0.1)
+    stance = task.swing_targets(time) <= 0
+    i = int(np.flatnonzero(stance)[0])
+    col = task.sensor(f"{task.robot.feet[i]}_pos")
+
+    def at(x: float):
+        s = s0.copy()
+        s[col.start : col.start + 2] = x, 0.0
+        s[col.start + 2] = float(STAIRS.height(x, 0.0))
+        return s, task.residual(s, time)[rows][i], task.residual_jacobian(s, time)[rows][i]
+
+    _, mid, _ = at(0.70)  # the middle of the first tread (0.6 .. 0.85)
+    assert abs(mid) < 0.005
+    _, edge, _ = at(0.575)  # the riser
+    assert edge > 0.08
+    _, _, before = at(0.54)  # short of the riser: the cost falls going back
+    _, _, after = at(0.62)  # just on the tread: it falls going on to the middle
+    assert after[col.start] < 0.0 < before[col.start]
+    # with no foothold term the stance row is zero
+    plain = make_task("quadruped_flat", robots.info("go2"), ground="map", goal=[3.0, 0.0])
+    plain.set_map(STAIRS)
+    plain.planning_model(0.01)
+    plain.update(0.0, d.qpos, d.qvel)
+    s, _, _ = at(0.575)
+    assert plain.residual(s, time)[plain.rows["gait"]][i] == 0.0
+
+
+def test_the_foothold_terms_jacobian_is_exact(go2_footholds):
+    task, m = go2_footholds
+    rng = np.random.default_rng(1)
+    d = standing(task, m, 0.43, 0.013)
+    task.update(0.0, d.qpos, d.qvel)
+    s0 = d.sensordata.copy()
+    times = np.array([0.1, 0.27])
+    for _ in range(3):
+        S = np.broadcast_to(s0 + 0.02 * rng.standard_normal(s0.shape), (2, len(s0))).copy()
+        J = task.residual_jacobian(S, times)
+        assert np.abs(J[:, task.rows["gait"]]).max() > 0.0
+        for k in range(len(s0)):
+            e = np.zeros(len(s0))
+            e[k] = 1e-6
+            fd = (task.residual(S + e, times) - task.residual(S - e, times)) / 2e-6
+            assert np.abs(J[..., k] - fd).max() < 1e-6, k

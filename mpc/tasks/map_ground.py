@@ -5,7 +5,7 @@ With H the map, two filtered copies of it serve the terms (ρ the foot sites' re
 h the standing height, step(t) the gait's lift, p the base position, f a foot's position):
 
     gait    per foot in swing: f_z − (H_c(f_x, f_y) + ρ + step(t))
-            per foot in stance (with ``edge`` > 0): E(f_x, f_y)
+            per foot in its next stance (``edge`` > 0, its foothold moved): d · (f − f*)
     height  p_z − H_b(p_x, p_y) − ρ − h
 
 * H_c, the **clearance** map: the highest ground within ``clearance`` (m) of each point, smoothed
@@ -13,12 +13,17 @@ h the standing height, step(t) the gait's lift, p the base position, f a foot's 
   map under each foot's predicted path: a foot swinging toward a riser is asked up to the
   tread above before it reaches it, one going down stays over the edge until it is past it.
 * E, the **edge** map (``task.map_edge`` > 0): the map's relief within ``edge`` of each point
-  (the highest less the lowest ground), smoothed with a Gaussian of half that. A foothold
-  near a riser costs its rise, on either side of it, and its gradient moves the landing foot
-  to the middle of the tread: the feet in stance at a knot are where the swing ended, so the
-  planner chooses footholds off the edges (the foothold adaptation of perceptive MPCs, as a
-  cost rather than a heuristic shift of the target). A foot set down on or against a riser
-  is what trapped the feet before: on the field's sloped riser it slides in and sinks.
+  (the highest less the lowest ground), smoothed with a Gaussian of half that: zero on flat
+  ground, the rise near a riser on either side of it. **Footholds** (the foothold adaptation
+  of perceptive MPCs): once per plan each foot's next touchdown is predicted (the hip where
+  the gait sets the foot down, plus half the stance's travel at the base's velocity: Raibert's
+  heuristic); if the edge map there exceeds :attr:`MapGround.EDGE_TOLERANCE` the foothold is
+  moved along the travel d to the nearest flat point f* (:meth:`MapGround.safe_foothold`),
+  and over that stance the foot's gait row is d · (f − f*): the planner sets it down short of
+  the riser or well onto the tread. (A cost E(f) on the stance feet instead stalled the Go2
+  in front of the first riser: its bump between the two sides is a local minimum.) A foot
+  set down on or against a riser is what trapped the feet: on the field's sloped riser it
+  slides in and sinks.
 * H_b, the **body** map: the map smoothed over :attr:`BODY_SIGMA`, about half a body length:
   under the base a flight of stairs is its slope, so the base rises with the flight rather than
   step by step.
@@ -59,6 +64,10 @@ class MapGround:
 
     #: Standard deviation (m) of the body map's smoothing.
     BODY_SIGMA: ClassVar[float] = 0.15
+    #: Relief (m) of the edge map up to which a foothold counts as flat.
+    EDGE_TOLERANCE: ClassVar[float] = 0.02
+    #: How far (m) a foothold may be moved off an edge.
+    SHIFT_REACH: ClassVar[float] = 0.2
 
     def __init__(self, terrain: HeightMap | str | Path, clearance: float = 0.05,
                  edge: float = 0.0):
@@ -92,6 +101,23 @@ class MapGround:
                 reach = np.linalg.norm(model.geom_pos[geom] - model.site_pos[site])
                 if reach <= model.geom_rbound[geom]:
                     model.geom_conaffinity[geom] |= MAP_BIT
+
+    def safe_foothold(self, xy, direction) -> np.ndarray | None:
+        """Where a foot aimed at ``xy`` lands clear of the edges: None if the edge map there
+        is at most :attr:`EDGE_TOLERANCE` (no shift needed), else the nearest point along
+        ``direction`` (a unit xy vector: the travel), forward or back, within
+        :attr:`SHIFT_REACH`, where it is (None if there is none). The choice is discrete, made
+        once per plan, as perceptive MPCs adapt footholds: the edge map's bump between the
+        two sides of a riser is a local minimum that a cost alone does not cross."""
+        xy = np.asarray(xy, dtype=float)
+        if float(self.edge_map.height(xy[0], xy[1])) <= self.EDGE_TOLERANCE:
+            return None
+        step = self.map.resolution / 5
+        shifts = np.arange(step, self.SHIFT_REACH + step / 2, step)
+        shifts = np.stack((shifts, -shifts), axis=1).ravel()  # nearest first, forward first
+        points = xy + shifts[:, None] * np.asarray(direction, dtype=float)
+        safe = self.edge_map.height(points[:, 0], points[:, 1]) <= self.EDGE_TOLERANCE
+        return points[int(np.argmax(safe))] if safe.any() else None
 
     def plane_under(self, xy) -> GroundPlane:
         """The body map's tangent plane at ``xy``."""

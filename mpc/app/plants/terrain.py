@@ -67,6 +67,10 @@ from mpc.tasks import terrain_map
 FAR = 20.0
 #: How far (m) boxes reach below the lowest ground, so that no seam shows at the floor.
 DEPTH = 0.1
+#: How far (m) the treads of a map built of boxes reach below the floor: a foot pushed deep into
+#: a thin tread (the floor's 5 cm under the lowest) is nearer its bottom face than its top and
+#: would be pushed through it (seen after a stumble: both hind feet wedged under the first tread).
+TREAD_DEPTH = 0.5
 #: Gap (m) kept between slabs' bounding circles.
 SLAB_GAP = 0.02
 #: Colour of the terrain's geoms (the floor keeps its own).
@@ -492,12 +496,13 @@ def build(spec: mujoco.MjSpec, terrain, robot_feet: list[str] | None = None) -> 
 def _treads(spec: mujoco.MjSpec, hmap: terrain_map.HeightMap,
             treads: list[tuple[float, float, float]], floor, i: int) -> list:
     """A map that is a flight of steps (:meth:`~mpc.tasks.terrain_map.HeightMap.steps`) as
-    one box per tread, from the floor (lowered as under a map's height field) to the tread,
+    one box per tread, from below the floor (lowered as under a map's height field) to the tread,
     across the map's width: a staircase with vertical risers, where a height field's riser
     slopes over a cell and a foot pressed into it meets the inner walls of MuJoCo's prisms,
     which push it sideways (docs/terrain.md, "Planning on a map")."""
-    bottom = float(hmap.heights.min()) - terrain_map.FLOOR_DROP
-    floor.pos = [floor.pos[0], floor.pos[1], bottom]
+    floor_z = float(hmap.heights.min()) - terrain_map.FLOOR_DROP
+    floor.pos = [floor.pos[0], floor.pos[1], floor_z]
+    bottom = floor_z - TREAD_DEPTH
     y0, width = hmap.origin[1], hmap.size[1]
     return [spec.worldbody.add_geom(
         name=f"terrain_tread{i}_{k}", type=mujoco.mjtGeom.mjGEOM_BOX,

@@ -316,3 +316,14 @@ def test_a_noisy_map_or_a_ramp_stays_a_height_field():
     assert any(m.geom_type[g] == mujoco.mjtGeom.mjGEOM_HFIELD for g in ground)
     m, _, _, ground = probe_world({"kind": "map", "file": STAIRS, "shape": "field"})
     assert any(m.geom_type[g] == mujoco.mjtGeom.mjGEOM_HFIELD for g in ground)
+
+
+def test_a_foot_pushed_deep_into_the_lowest_tread_is_pushed_back_up():
+    """The lowest tread of a flight built of boxes is 5 cm over the floor: a ball pushed into
+    it, its centre 4 cm under the top (below the tread's middle), must still be pushed up, not
+    through it."""
+    m, d, _, ground = probe_world({"kind": "map", "file": STAIRS})
+    d.qpos[0:3], d.qpos[3:7] = [0.2, 0.0, -0.04], [1, 0, 0, 0]
+    mujoco.mj_forward(m, d)
+    normals = [(1.0 if c.geom1 in ground else -1.0) * c.frame[:3] for c in d.contact[:d.ncon]]
+    assert normals and all(n[2] > 0.99 for n in normals)

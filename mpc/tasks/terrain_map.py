@@ -174,11 +174,14 @@ class HeightMap:
     def steps(self) -> list[tuple[float, float, float]] | None:
         """The map as flat treads if it is a flight of steps along x: every row the same
         profile, made of runs of at least two equal samples (a riser between two samples,
-        never a slope over several). Returns (x0, x1, z) per run along +x, each run reaching
-        half a cell beyond its end samples (the riser midway between the samples it lies
-        between, the first and last run to the map's border); None if the map is not so.
-        A world built of these treads has vertical risers, where the height field's riser
-        slopes over one cell."""
+        never a slope over several). Returns (x0, x1, z) per run along +x, the first and last
+        run reaching the map's border; None if the map is not so. Each riser stands at the
+        higher tread's sample next to it (the lower tread covers the cell the height field's
+        riser slopes over): the treads are nowhere above the field, so a foot the planner
+        lifts over the field's riser clears the vertical one. (:func:`stairs`'s risers up
+        stand where it puts them, at ``start + k·tread``; those down one sample before.) A
+        world built of these treads has vertical risers where the field slopes over a
+        cell."""
         h = self.heights
         if not np.all(h == h[0]):
             return None
@@ -188,7 +191,8 @@ class HeightMap:
         if any(b - a < 2 for a, b in itertools.pairwise(bounds)):
             return None
         x0, res = self.origin[0], self.resolution
-        edge = [x0, *(x0 + (c - 0.5) * res for c in cut), x0 + (len(z) - 1) * res]
+        riser = [c if z[c] > z[c - 1] else c - 1 for c in cut]  # the higher run's end sample
+        edge = [x0, *(x0 + c * res for c in riser), x0 + (len(z) - 1) * res]
         return [(float(edge[k]), float(edge[k + 1]), float(z[bounds[k]]))
                 for k in range(len(bounds) - 1)]
 

@@ -29,9 +29,10 @@ on it.
   and ``noise`` (m, standard deviation per sample, seeded by ``seed``), disagree as an
   elevation map does. Alone (or with ``soft``): ramps, steps and the rest are the map's job.
   A map that is a flight of steps along x (:meth:`~mpc.tasks.terrain_map.HeightMap.steps`) is
-  built of boxes, one per tread, with vertical risers midway between the samples (``shape:
-  auto``, the default; ``shape: field`` keeps the height field): a real staircase, where the
-  height field's riser slopes over one cell and traps a foot pressed into it.
+  built of boxes, one per tread, with vertical risers at the higher tread's sample next to
+  them, the treads nowhere above the map (``shape: auto``, the default; ``shape: field``
+  keeps the height field): a real staircase, where the height field's riser slopes over one
+  cell and traps a foot pressed into it.
 - ``soft``: the ground's contact made softer (``solref``, ``solimp``) and optionally its
   ``friction`` changed; the ground then takes precedence over the feet's own contact
   parameters (MuJoCo's geom priority), keeping their condim.

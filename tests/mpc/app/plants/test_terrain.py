@@ -274,11 +274,11 @@ STAIRS = str(Path(__file__).parents[4] / "configs" / "maps" / "stairs_12cm.yaml"
 
 def riser_normals(shape: str) -> list[np.ndarray]:
     """The contact normals (from the ground to the ball) of a ball pressed into the first
-    riser of the 12 cm stairs map (between the samples at x = 0.55 and 0.6), at several
-    heights below the tread."""
+    riser of the 12 cm stairs map (the field's between the samples at x = 0.55 and 0.6, the
+    boxes' at 0.6), at several heights below the tread."""
     m, d, _, ground = probe_world({"kind": "map", "file": STAIRS, "shape": shape})
     normals = []
-    for x in (0.56, 0.575, 0.585):
+    for x in (0.575, 0.585, 0.595):
         for z in (0.05, 0.08):
             d.qpos[0:3], d.qpos[3:7] = [x, 0.01, z], [1, 0, 0, 0]
             mujoco.mj_forward(m, d)
@@ -306,8 +306,9 @@ def test_a_map_of_steps_is_built_of_treads_at_the_maps_heights():
     # the ball rests on each tread (midway between risers) and on the landing
     for x, z in [(-0.5, 0.0), (0.7, 0.12), (1.2, 0.36), (2.0, 0.6), (3.2, 0.36), (4.5, 0.0)]:
         assert ground_distance(m, d, ground, x, z + BALL) == pytest.approx(0.0, abs=1e-9)
-    # risers midway between the samples either side
-    assert ground_distance(m, d, ground, 0.575 - BALL - 0.01, 0.06) == pytest.approx(0.01)
+    # the risers at the higher tread's sample: 0.6 up, 2.8 (the landing's last sample) down
+    assert ground_distance(m, d, ground, 0.6 - BALL - 0.01, 0.06) == pytest.approx(0.01)
+    assert ground_distance(m, d, ground, 2.8 + BALL + 0.01, 0.54) == pytest.approx(0.01)
 
 
 def test_a_noisy_map_or_a_ramp_stays_a_height_field():

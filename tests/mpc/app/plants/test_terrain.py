@@ -101,6 +101,8 @@ def test_combined_ramps_past_45_degrees_are_refused():
     ([{"kind": "ramp"}, {"kind": "rough", "start": 0.0}],
      "'terrain[1]': a rough region needs flat ground"),
     ({"kind": "soft", "solimp": [0.9, 0.5, 0.01, 0.5, 2]}, "'terrain.solimp' must be"),
+    ({"kind": "map", "file": "configs/maps/stairs_12cm.yaml", "shape": "boxy"},
+     "'terrain.shape' must be one of auto, field, got 'boxy'"),
 ])
 def test_bad_terrain_gets_one_line_naming_the_key(value, message):
     with pytest.raises(terrain_mod.TerrainError) as e:

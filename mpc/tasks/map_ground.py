@@ -1,7 +1,7 @@
 """The ground from a terrain map (``task.ground: map``): the height-dependent targets of a legged
 task read the map (:mod:`mpc.tasks.terrain_map`) instead of a plane.
 
-With H the map, two filtered copies of it serve the terms (ρ the foot sites' resting height,
+With H the map, filtered copies of it serve the terms (ρ the foot sites' resting height,
 h the standing height, step(t) the gait's lift, p the base position, f a foot's position):
 
     gait    per foot in swing: f_z − (H_c(f_x, f_y) + ρ + step(t))
@@ -15,10 +15,11 @@ h the standing height, step(t) the gait's lift, p the base position, f a foot's 
 * E, the **edge** map (``task.map_edge`` > 0): the map's relief within ``edge`` of each point
   (the highest less the lowest ground), smoothed with a Gaussian of half that: zero on flat
   ground, the rise near a riser on either side of it. **Footholds** (the foothold adaptation
-  of perceptive MPCs): once per plan each foot's next touchdown is predicted (the hip where
-  the gait sets the foot down, plus half the stance's travel at the base's velocity: Raibert's
-  heuristic); if the edge map there exceeds :attr:`MapGround.EDGE_TOLERANCE` the foothold is
-  moved along the travel d to the nearest flat point f* (:meth:`MapGround.safe_foothold`),
+  of perceptive MPCs): once per plan each foot's next foothold is predicted (its home
+  position under the base where the gait sets it down, plus half the stance's travel at the
+  base's velocity: Raibert's heuristic); if the edge map there exceeds
+  :attr:`MapGround.EDGE_TOLERANCE` the foothold is moved along the travel d to the nearest
+  flat point f* (:meth:`MapGround.safe_foothold`),
   and over that stance the foot's gait row is d · (f − f*): the planner sets it down short of
   the riser or well onto the tread. (A cost E(f) on the stance feet instead stalled the Go2
   in front of the first riser: its bump between the two sides is a local minimum.) A foot
@@ -28,11 +29,12 @@ h the standing height, step(t) the gait's lift, p the base position, f a foot's 
   under the base a flight of stairs is its slope, so the base rises with the flight rather than
   step by step.
 
-Both are functions of the sensors, not affine: the task's residual subtracts them, and its
-Jacobian adds −∂H/∂x, −∂H/∂y in the columns of the foot's (or the base's) x and y, exactly
+H_c and H_b are functions of the sensors, not affine: the task's residual subtracts them, and
+its Jacobian adds −∂H/∂x, −∂H/∂y in the columns of the foot's (or the base's) x and y, exactly
 (the bilinear interpolation's derivative, :meth:`~mpc.tasks.terrain_map.HeightMap.
-height_and_gradient`). The plane the other terms read (the upright target, the fall check) is
-the body map's tangent plane under the base, updated once per plan (:meth:`plane_under`).
+height_and_gradient`); the foothold row is affine in f (d and f* fixed for the plan). The
+plane the other terms read (the upright target, the fall check) is the body map's tangent
+plane under the base, updated once per plan (:meth:`plane_under`).
 The planning model stands on the map itself (a MuJoCo height field, added by
 :meth:`add_to`): its contacts are the map's, which the analytic derivatives cover. Only the
 feet touch it (:meth:`feet_only`): a shin along a riser is a capsule parallel to a face of

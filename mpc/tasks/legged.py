@@ -510,7 +510,7 @@ class LeggedTask(VelocityMode, Task):
             step = self.swing_targets(time)
             gait = r[..., rows["gait"]]
             r[..., rows["gait"]] = np.where(step > 0, gait - self.foot_height - step,
-                                            self._footholds(sensordata, time, None))
+                                            self._foothold_rows(sensordata, time))
         return r
 
     def residual_jacobian(self, sensordata: np.ndarray, time: np.ndarray) -> np.ndarray:
@@ -525,33 +525,39 @@ class LeggedTask(VelocityMode, Task):
             J[..., gait, :] *= swing[..., None]
             if self.foothold_plan is not None:
                 stance = np.zeros_like(J[..., gait, :])
-                self._footholds(sensordata, np.broadcast_to(time, shape), stance)
+                self._add_foothold_jacobian(np.broadcast_to(time, shape), stance)
                 J[..., gait, :] += np.where(swing[..., None], 0.0, stance)
         return J
 
-    def _footholds(self, s: np.ndarray, time: np.ndarray, J: np.ndarray | None):
-        """The gait rows of the feet in stance over their next stance when their foothold was
-        moved (:meth:`plan_footholds`): d · (f − f*) (``J`` None: returned, (..., nfeet)), or
-        d in the foot's x, y columns added to ``J`` (the gait rows' block, (..., nfeet, ns)).
-        0 otherwise (and without a foothold term)."""
+    def _foothold_rows(self, s: np.ndarray, time: np.ndarray) -> np.ndarray | float:
+        """The gait rows (..., nfeet) of the feet in their next stance whose foothold was moved
+        (:meth:`plan_footholds`): d · (f − f*); 0 elsewhere, and 0 without a foothold plan."""
         plan = self.foothold_plan
         if plan is None:
             return 0.0
-        t = np.asarray(time)[..., None]
-        on = plan.moved & (t >= plan.touchdown) & (t < plan.liftoff)
-        d = plan.direction
-        if J is None:
-            out = np.zeros((*np.shape(s)[:-1], len(self.robot.feet)))
-            for i, foot in enumerate(self.robot.feet):
-                c = self.sensor(f"{foot}_pos").start
-                out[..., i] = (s[..., c] - plan.target[i, 0]) * d[0] + \
-                    (s[..., c + 1] - plan.target[i, 1]) * d[1]
-            return np.where(on, out, 0.0)
+        out = np.zeros((*np.shape(s)[:-1], len(self.robot.feet)))
+        for i, foot in enumerate(self.robot.feet):
+            c = self.sensor(f"{foot}_pos").start
+            out[..., i] = ((s[..., c] - plan.target[i, 0]) * plan.direction[0]
+                           + (s[..., c + 1] - plan.target[i, 1]) * plan.direction[1])
+        return np.where(self._foothold_knots(time), out, 0.0)
+
+    def _add_foothold_jacobian(self, time: np.ndarray, J: np.ndarray) -> None:
+        """Add d to the x, y columns of each foot's gait row where :meth:`_foothold_rows` is
+        not 0 (``J``: the gait rows' block, (..., nfeet, ns))."""
+        on = self._foothold_knots(time)
+        d = self.foothold_plan.direction
         for i, foot in enumerate(self.robot.feet):
             c = self.sensor(f"{foot}_pos").start
             J[..., i, c] += np.where(on[..., i], d[0], 0.0)
             J[..., i, c + 1] += np.where(on[..., i], d[1], 0.0)
-        return None
+
+    def _foothold_knots(self, time: np.ndarray) -> np.ndarray:
+        """(..., nfeet): whether a foot is in its next stance at ``time`` (...) with a moved
+        foothold."""
+        plan = self.foothold_plan
+        t = np.asarray(time)[..., None]
+        return plan.moved & (t >= plan.touchdown) & (t < plan.liftoff)
 
     def plan_footholds(self, time: float, qpos: np.ndarray, qvel: np.ndarray) -> None:
         """Each foot's next stance (touchdown to lift-off, on the gait's schedule within

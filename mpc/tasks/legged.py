@@ -95,6 +95,18 @@ class Stage:
             self.goal = np.array(self.goal, dtype=float)  # an array (a view stays a view)
 
 
+@dataclass
+class FootholdPlan:
+    """Each foot's next stance from ``touchdown`` to ``liftoff`` (s; inf: none ahead) and,
+    where ``moved``, the foothold ``target`` (world xy) it is led to along ``direction``."""
+
+    touchdown: np.ndarray
+    liftoff: np.ndarray
+    target: np.ndarray
+    moved: np.ndarray
+    direction: np.ndarray
+
+
 class LeggedTask(VelocityMode, Task):
     """Base of the legged tasks (see the module docstring)."""
 
@@ -123,12 +135,15 @@ class LeggedTask(VelocityMode, Task):
         "ground_prior": {"gt": 0.0, "max": 10.0},
         "ground": {"choices": ("level", "fit", "map")},
         "map_clearance": {"min": 0.0, "max": 0.5},
+        "map_edge": {"min": 0.0, "max": 0.5},
         **VELOCITY_MODE_RANGES,
     }
     #: Terms whose affine part depends on :attr:`ground`: rebuilt when it changes.
     GROUND_TERMS: ClassVar[tuple[str, ...]] = ("upright", "gait")
     #: A foot slower than this (m/s) in its planned stance stands: its foothold counts.
     STANCE_SPEED: ClassVar[float] = 0.25
+    #: Gait cycles ahead in which each foot's next stance is looked for (footholds on a map).
+    FOOTHOLD_LOOKAHEAD: ClassVar[float] = 1.5
 
     def __init__(self, robot: RobotInfo, gait: str = "trot", goal=(0.0, 0.0),
                  hold_time: float = 0.0, height: float = 0.25,
@@ -139,7 +154,8 @@ class LeggedTask(VelocityMode, Task):
                  cadence_gain: float = 1.0, max_cadence: float = 3.5, lift_gain: float = 0.03,
                  max_lift: float = 0.08, hip_radius: float = 0.25, stand_speed: float = 0.05,
                  ground: str = "level", ground_prior: float = 0.01, slope_follow: float = 0.5,
-                 map: str | None = None, map_clearance: float = 0.05):
+                 map: str | None = None, map_clearance: float = 0.05,
+                 map_edge: float = 0.0):
         """``gait``: a name of :attr:`GAITS`, its ``duty``, ``cadence`` (Hz) and
         ``step_height`` (m) replaced where given. ``goal``: [x, y] or waypoints [[x, y], ...];
         ``hold_time`` (s): hold the start position until then. ``height`` (m): the base over
@@ -153,7 +169,9 @@ class LeggedTask(VelocityMode, Task):
         ``slope_follow``: the fraction of the fitted ground's tilt the upright target
         follows. ``ground: map``: the terrain map of file ``map`` (:mod:`mpc.tasks.map_ground`;
         or set one from code with :meth:`set_map`), ``map_clearance`` (m) the reach of its
-        swing-clearance targets."""
+        swing-clearance targets, ``map_edge`` (m; 0: none) the reach of its edge map: a
+        foot whose next foothold is within that reach of an edge is led off it
+        (:meth:`plan_footholds`)."""
         super().__init__(robot)
         if ground not in ("level", "fit", "map"):
             raise ValueError(f"unknown ground {ground!r}; choose from level, fit, map")
@@ -161,12 +179,16 @@ class LeggedTask(VelocityMode, Task):
             raise ValueError(f"map is set but ground is {ground!r} (set ground: map)")
         self.ground_mode = ground
         self.map_clearance = float(map_clearance)
+        self.map_edge = float(map_edge)
+        #: Each foot's next stance and moved foothold (``map_edge`` > 0), else None.
+        self.foothold_plan: FootholdPlan | None = None
+        self._home_feet: np.ndarray | None = None
         #: The terrain map the task plans on (``ground: map``), else None.
         self.map_ground: MapGround | None = None
         self._model: mujoco.MjModel | None = None
         if map is not None:
             try:
-                self.map_ground = MapGround(map, self.map_clearance)
+                self.map_ground = MapGround(map, self.map_clearance, edge=self.map_edge)
             except ValueError as e:
                 raise ValueError(f"map: {e}") from None
         self.ground_prior = float(ground_prior)
@@ -301,6 +323,12 @@ class LeggedTask(VelocityMode, Task):
         self._site_vel = np.zeros(6)
         if self.ground_mode == "fit":
             self.ground_fit = GroundFit(len(self.robot.feet), self.ground_prior)
+        if self.map_ground is not None and self.map_ground.edge_map is not None:
+            mujoco.mj_resetDataKeyframe(model, self._kin, key)
+            mujoco.mj_kinematics(model, self._kin)
+            #: The feet's xy under the base at home, in the base's heading frame.
+            self._home_feet = (self._kin.site_xpos[self._foot_sites, 0:2]
+                               - self._kin.qpos[0:2])
 
     @property
     def posable_ground(self) -> bool:
@@ -315,7 +343,7 @@ class LeggedTask(VelocityMode, Task):
                              f"{self.ground_mode!r}")
         if self._model is not None:
             raise ValueError("set_map after the planning model was built")
-        self.map_ground = MapGround(terrain, self.map_clearance)
+        self.map_ground = MapGround(terrain, self.map_clearance, edge=self.map_edge)
 
     def set_map_window(self, window: WindowSpec) -> None:
         """Plan on a local ``window`` of maps received while running (``ground: map``; the
@@ -327,7 +355,7 @@ class LeggedTask(VelocityMode, Task):
         if self._model is not None:
             raise ValueError("set_map_window after the planning model was built")
         initial = None if self.map_ground is None else self.map_ground.map
-        self.map_ground = MapGround(initial, self.map_clearance, window)
+        self.map_ground = MapGround(initial, self.map_clearance, window, edge=self.map_edge)
 
     def follow_map(self, received: HeightMap | None, qpos: np.ndarray) -> bool:
         """Between plans: a newly received map (or None) and the window moving with the base
@@ -382,6 +410,7 @@ class LeggedTask(VelocityMode, Task):
         if self.map_ground is not None:
             self.ground = self.map_ground.plane_under(qpos[:2])
             self._rebuild(("upright",))
+            self.plan_footholds(time, qpos, qvel)
             return
         if self.ground_fit is None:
             return
@@ -502,7 +531,8 @@ class LeggedTask(VelocityMode, Task):
         if "gait" in rows:
             step = self.swing_targets(time)
             gait = r[..., rows["gait"]]
-            r[..., rows["gait"]] = np.where(step > 0, gait - self.foot_height - step, 0.0)
+            r[..., rows["gait"]] = np.where(step > 0, gait - self.foot_height - step,
+                                            self._foothold_rows(sensordata, time))
         return r
 
     def residual_jacobian(self, sensordata: np.ndarray, time: np.ndarray) -> np.ndarray:
@@ -515,7 +545,77 @@ class LeggedTask(VelocityMode, Task):
         if gait is not None:
             swing = self.swing_targets(time) > 0
             J[..., gait, :] *= swing[..., None]
+            if self.foothold_plan is not None:
+                stance = np.zeros_like(J[..., gait, :])
+                self._add_foothold_jacobian(np.broadcast_to(time, shape), stance)
+                J[..., gait, :] += np.where(swing[..., None], 0.0, stance)
         return J
+
+    def _foothold_rows(self, s: np.ndarray, time: np.ndarray) -> np.ndarray | float:
+        """The gait rows (..., nfeet) of the feet in their next stance whose foothold was moved
+        (:meth:`plan_footholds`): d · (f − f*); 0 elsewhere, and 0 without a foothold plan."""
+        plan = self.foothold_plan
+        if plan is None:
+            return 0.0
+        out = np.zeros((*np.shape(s)[:-1], len(self.robot.feet)))
+        for i, foot in enumerate(self.robot.feet):
+            c = self.sensor(f"{foot}_pos").start
+            out[..., i] = ((s[..., c] - plan.target[i, 0]) * plan.direction[0]
+                           + (s[..., c + 1] - plan.target[i, 1]) * plan.direction[1])
+        return np.where(self._foothold_knots(time), out, 0.0)
+
+    def _add_foothold_jacobian(self, time: np.ndarray, J: np.ndarray) -> None:
+        """Add d to the x, y columns of each foot's gait row where :meth:`_foothold_rows` is
+        not 0 (``J``: the gait rows' block, (..., nfeet, ns))."""
+        on = self._foothold_knots(time)
+        d = self.foothold_plan.direction
+        for i, foot in enumerate(self.robot.feet):
+            c = self.sensor(f"{foot}_pos").start
+            J[..., i, c] += np.where(on[..., i], d[0], 0.0)
+            J[..., i, c + 1] += np.where(on[..., i], d[1], 0.0)
+
+    def _foothold_knots(self, time: np.ndarray) -> np.ndarray:
+        """(..., nfeet): whether a foot is in its next stance at ``time`` (...) with a moved
+        foothold."""
+        plan = self.foothold_plan
+        t = np.asarray(time)[..., None]
+        return plan.moved & (t >= plan.touchdown) & (t < plan.liftoff)
+
+    def plan_footholds(self, time: float, qpos: np.ndarray, qvel: np.ndarray) -> None:
+        """Each foot's next stance (touchdown to lift-off, on the gait's schedule within
+        :attr:`FOOTHOLD_LOOKAHEAD` cycles) and its predicted foothold: the foot's home
+        position under the base, moved by the base's velocity to the touchdown and by half
+        the stance's travel beyond it (Raibert's heuristic); moved off the map's edges along
+        the travel where the edge map says it is not flat (:meth:`MapGround.safe_foothold`)."""
+        mg = self.map_ground
+        if mg is None or mg.edge_map is None or self._home_feet is None:
+            self.foothold_plan = None
+            return
+        period = 1.0 / self.timing[1]
+        times = time + np.arange(0.0, self.FOOTHOLD_LOOKAHEAD * period, period / 100)
+        swing = self.swing_targets(times) > 0.0
+        v = np.asarray(qvel[0:2], dtype=float)
+        speed = float(np.hypot(*v))
+        yaw = 2.0 * np.arctan2(qpos[6], qpos[3])  # about z, from the quaternion's w and z
+        turn = np.array([[np.cos(yaw), -np.sin(yaw)], [np.sin(yaw), np.cos(yaw)]])
+        direction = v / speed if speed > 1e-3 else turn[:, 0]
+        nfeet = len(self.robot.feet)
+        plan = FootholdPlan(np.full(nfeet, np.inf), np.full(nfeet, np.inf), np.zeros((nfeet, 2)),
+                            np.zeros(nfeet, bool), direction)
+        for i in range(nfeet):
+            down = np.flatnonzero(swing[:-1, i] & ~swing[1:, i])
+            if len(down) == 0:
+                continue
+            k = down[0] + 1
+            up = np.flatnonzero(swing[k:, i])
+            plan.touchdown[i] = times[k]
+            plan.liftoff[i] = times[k + up[0]] if len(up) else np.inf
+            stance = (times[k + up[0]] if len(up) else times[-1]) - times[k]
+            aim = qpos[0:2] + turn @ self._home_feet[i] + v * (times[k] - time + stance / 2)
+            target = mg.safe_foothold(aim, direction)
+            if target is not None:
+                plan.target[i], plan.moved[i] = target, True
+        self.foothold_plan = plan
 
     def _map_terms(self, s: np.ndarray, r: np.ndarray | None, J: np.ndarray | None) -> None:
         """The map's part of the gait and height rows (:mod:`mpc.tasks.map_ground`): subtract

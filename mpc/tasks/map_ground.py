@@ -1,25 +1,40 @@
 """The ground from a terrain map (``task.ground: map``): the height-dependent targets of a legged
 task read the map (:mod:`mpc.tasks.terrain_map`) instead of a plane.
 
-With H the map, two filtered copies of it serve the terms (ρ the foot sites' resting height,
+With H the map, filtered copies of it serve the terms (ρ the foot sites' resting height,
 h the standing height, step(t) the gait's lift, p the base position, f a foot's position):
 
     gait    per foot in swing: f_z − (H_c(f_x, f_y) + ρ + step(t))
+            per foot in its next stance (``edge`` > 0, its foothold moved): d · (f − f*)
     height  p_z − H_b(p_x, p_y) − ρ − h
 
 * H_c, the **clearance** map: the highest ground within ``clearance`` (m) of each point, smoothed
   with a Gaussian of half that. Read at the foot's planned position at every knot, it is the
   map under each foot's predicted path: a foot swinging toward a riser is asked up to the
   tread above before it reaches it, one going down stays over the edge until it is past it.
+* E, the **edge** map (``task.map_edge`` > 0): the map's relief within ``edge`` of each point
+  (the highest less the lowest ground), smoothed with a Gaussian of half that: zero on flat
+  ground, the rise near a riser on either side of it. **Footholds** (the foothold adaptation
+  of perceptive MPCs): once per plan each foot's next foothold is predicted (its home
+  position under the base where the gait sets it down, plus half the stance's travel at the
+  base's velocity: Raibert's heuristic); if the edge map there exceeds
+  :attr:`MapGround.EDGE_TOLERANCE` the foothold is moved along the travel d to the nearest
+  flat point f* (:meth:`MapGround.safe_foothold`),
+  and over that stance the foot's gait row is d · (f − f*): the planner sets it down short of
+  the riser or well onto the tread. (A cost E(f) on the stance feet instead stalled the Go2
+  in front of the first riser: its bump between the two sides is a local minimum.) A foot
+  set down on or against a riser is what trapped the feet: on the field's sloped riser it
+  slides in and sinks.
 * H_b, the **body** map: the map smoothed over :attr:`BODY_SIGMA`, about half a body length:
   under the base a flight of stairs is its slope, so the base rises with the flight rather than
   step by step.
 
-Both are functions of the sensors, not affine: the task's residual subtracts them, and its
-Jacobian adds −∂H/∂x, −∂H/∂y in the columns of the foot's (or the base's) x and y, exactly
+H_c and H_b are functions of the sensors, not affine: the task's residual subtracts them, and
+its Jacobian adds −∂H/∂x, −∂H/∂y in the columns of the foot's (or the base's) x and y, exactly
 (the bilinear interpolation's derivative, :meth:`~mpc.tasks.terrain_map.HeightMap.
-height_and_gradient`). The plane the other terms read (the upright target, the fall check) is
-the body map's tangent plane under the base, updated once per plan (:meth:`plane_under`).
+height_and_gradient`); the foothold row is affine in f (d and f* fixed for the plan). The
+plane the other terms read (the upright target, the fall check) is the body map's tangent
+plane under the base, updated once per plan (:meth:`plane_under`).
 The planning model stands on the map itself (a MuJoCo height field, added by
 :meth:`add_to`): its contacts are the map's, which the analytic derivatives cover. Only the
 feet touch it (:meth:`feet_only`): a shin along a riser is a capsule parallel to a face of
@@ -57,18 +72,23 @@ class MapGround:
 
     #: Standard deviation (m) of the body map's smoothing.
     BODY_SIGMA: ClassVar[float] = 0.15
+    #: Relief (m) of the edge map up to which a foothold counts as flat.
+    EDGE_TOLERANCE: ClassVar[float] = 0.02
+    #: How far (m) a foothold may be moved off an edge.
+    SHIFT_REACH: ClassVar[float] = 0.2
 
     def __init__(self, terrain: HeightMap | str | Path | None, clearance: float = 0.05,
-                 window: WindowSpec | None = None):
+                 window: WindowSpec | None = None, edge: float = 0.0):
         """``terrain``: a map or the path of a map file (:func:`mpc.tasks.terrain_map.load`);
         ``clearance`` (m): the reach of the clearance map; ``window``: plan on a local window
         of maps received while running (``terrain``, if given, its first contents; None:
-        the floor)."""
+        the floor); ``edge`` (m): the reach of the edge map (0: none)."""
         if isinstance(terrain, (str, Path)):
             terrain = load(terrain)
         if not isinstance(terrain, HeightMap) and not (terrain is None and window is not None):
             raise MapError(f"a map is a HeightMap or a file, got {type(terrain).__name__}")
         self.clearance = float(clearance)
+        self.edge = float(edge)
         #: The moving window, or None (the planning model holds ``terrain`` whole).
         self.window = None if window is None else MapWindow(window, terrain)
         self._derive(terrain if self.window is None else self.window.map)
@@ -78,6 +98,8 @@ class MapGround:
         self.map = terrain
         self.clearance_map = terrain.dilated(self.clearance, self.clearance / 2)
         self.body_map = terrain.smoothed(self.BODY_SIGMA)
+        self.edge_map = (terrain.relief(self.edge, self.edge / 2) if self.edge > 0.0
+                         else None)
 
     def add_to(self, spec: mujoco.MjSpec) -> None:
         """The map (or the window) into the planning model's specification (its floor
@@ -125,6 +147,23 @@ class MapGround:
                 reach = np.linalg.norm(model.geom_pos[geom] - model.site_pos[site])
                 if reach <= model.geom_rbound[geom]:
                     model.geom_conaffinity[geom] |= MAP_BIT
+
+    def safe_foothold(self, xy, direction) -> np.ndarray | None:
+        """Where a foot aimed at ``xy`` lands clear of the edges: None if the edge map there
+        is at most :attr:`EDGE_TOLERANCE` (no shift needed), else the nearest point along
+        ``direction`` (a unit xy vector: the travel), forward or back, within
+        :attr:`SHIFT_REACH`, where it is (None if there is none). The choice is discrete, made
+        once per plan, as perceptive MPCs adapt footholds: the edge map's bump between the
+        two sides of a riser is a local minimum that a cost alone does not cross."""
+        xy = np.asarray(xy, dtype=float)
+        if float(self.edge_map.height(xy[0], xy[1])) <= self.EDGE_TOLERANCE:
+            return None
+        step = self.map.resolution / 5
+        shifts = np.arange(step, self.SHIFT_REACH + step / 2, step)
+        shifts = np.stack((shifts, -shifts), axis=1).ravel()  # nearest first, forward first
+        points = xy + shifts[:, None] * np.asarray(direction, dtype=float)
+        safe = self.edge_map.height(points[:, 0], points[:, 1]) <= self.EDGE_TOLERANCE
+        return points[int(np.argmax(safe))] if safe.any() else None
 
     def plane_under(self, xy) -> GroundPlane:
         """The body map's tangent plane at ``xy``."""

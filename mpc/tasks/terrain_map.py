@@ -30,6 +30,7 @@ the robot walks.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -131,12 +132,29 @@ class HeightMap:
         with a gradient that leads it up before an edge rather than at it."""
         key = ("dilated", float(radius), float(sigma))
         if key not in self._cache:
-            n = int(np.ceil(radius / self.resolution))
-            yy, xx = np.mgrid[-n:n + 1, -n:n + 1] * self.resolution
-            disc = xx ** 2 + yy ** 2 <= radius ** 2 + 1e-12
-            top = ndimage.maximum_filter(self.heights, footprint=disc, mode="nearest")
+            top = ndimage.maximum_filter(self.heights, footprint=self._disc(radius),
+                                         mode="nearest")
             self._cache[key] = self._with(_smooth(top, sigma / self.resolution))
         return self._cache[key]
+
+    def relief(self, radius: float, sigma: float) -> HeightMap:
+        """The relief within ``radius`` of each sample (the highest less the lowest ground in
+        a disc), smoothed with a Gaussian of standard deviation ``sigma`` (m): zero on flat
+        ground, the rise of a step within ``radius`` of its edge, on either side, with a
+        gradient that points away from the edge toward the middle of the treads."""
+        key = ("relief", float(radius), float(sigma))
+        if key not in self._cache:
+            disc = self._disc(radius)
+            top = ndimage.maximum_filter(self.heights, footprint=disc, mode="nearest")
+            bottom = ndimage.minimum_filter(self.heights, footprint=disc, mode="nearest")
+            self._cache[key] = self._with(_smooth(top - bottom, sigma / self.resolution))
+        return self._cache[key]
+
+    def _disc(self, radius: float) -> np.ndarray:
+        """The samples within ``radius`` of the centre of a square footprint."""
+        n = int(np.ceil(radius / self.resolution))
+        yy, xx = np.mgrid[-n:n + 1, -n:n + 1] * self.resolution
+        return xx ** 2 + yy ** 2 <= radius ** 2 + 1e-12
 
     def smoothed(self, sigma: float) -> HeightMap:
         """The map smoothed with a Gaussian of standard deviation ``sigma`` (m): the ground
@@ -152,6 +170,31 @@ class HeightMap:
         as an elevation map does."""
         rng = np.random.default_rng(seed)
         return self._with(self.heights + offset + noise * rng.standard_normal(self.shape))
+
+    def steps(self) -> list[tuple[float, float, float]] | None:
+        """The map as flat treads if it is a flight of steps along x: every row the same
+        profile, made of runs of at least two equal samples (a riser between two samples,
+        never a slope over several). Returns (x0, x1, z) per run along +x, the first and last
+        run reaching the map's border; None if the map is not so. Each riser stands at the
+        higher tread's sample next to it (the lower tread covers the cell the height field's
+        riser slopes over): the treads are nowhere above the field, so a foot the planner
+        lifts over the field's riser clears the vertical one. (:func:`stairs`'s risers up
+        stand where it puts them, at ``start + k·tread``; those down one sample before.) A
+        world built of these treads has vertical risers where the field slopes over a
+        cell."""
+        h = self.heights
+        if not np.all(h == h[0]):
+            return None
+        z = h[0]
+        cut = np.flatnonzero(np.diff(z) != 0.0) + 1
+        bounds = [0, *cut.tolist(), len(z)]
+        if any(b - a < 2 for a, b in itertools.pairwise(bounds)):
+            return None
+        x0, res = self.origin[0], self.resolution
+        riser = [c if z[c] > z[c - 1] else c - 1 for c in cut]  # the higher run's end sample
+        edge = [x0, *(x0 + c * res for c in riser), x0 + (len(z) - 1) * res]
+        return [(float(edge[k]), float(edge[k + 1]), float(z[bounds[k]]))
+                for k in range(len(bounds) - 1)]
 
     def _with(self, heights: np.ndarray) -> HeightMap:
         return HeightMap(heights, self.resolution, self.origin)

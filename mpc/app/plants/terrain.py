@@ -28,6 +28,11 @@ on it.
   task (``task.ground: map``) plans on, so that map and world agree, or, with ``offset`` (m)
   and ``noise`` (m, standard deviation per sample, seeded by ``seed``), disagree as an
   elevation map does. Alone (or with ``soft``): ramps, steps and the rest are the map's job.
+  A map that is a flight of steps along x (:meth:`~mpc.tasks.terrain_map.HeightMap.steps`) is
+  built of boxes, one per tread, with vertical risers at the higher tread's sample next to
+  them, the treads nowhere above the map (``shape: auto``, the default; ``shape: field``
+  keeps the height field): a real staircase, where the height field's riser slopes over one
+  cell and traps a foot pressed into it.
 - ``soft``: the ground's contact made softer (``solref``, ``solimp``) and optionally its
   ``friction`` changed; the ground then takes precedence over the feet's own contact
   parameters (MuJoCo's geom priority), keeping their condim.
@@ -63,6 +68,10 @@ from mpc.tasks import terrain_map
 FAR = 20.0
 #: How far (m) boxes reach below the lowest ground, so that no seam shows at the floor.
 DEPTH = 0.1
+#: How far (m) the treads of a map built of boxes reach below the floor: a foot pushed deep into
+#: a thin tread (the floor's 5 cm under the lowest) is nearer its bottom face than its top and
+#: would be pushed through it (seen after a stumble: both hind feet wedged under the first tread).
+TREAD_DEPTH = 0.5
 #: Gap (m) kept between slabs' bounding circles.
 SLAB_GAP = 0.02
 #: Colour of the terrain's geoms (the floor keeps its own).
@@ -148,6 +157,8 @@ class Map:
     offset: float = setting(0.0, min=-1.0, max=1.0, help="m added to every height")
     noise: float = setting(0.0, min=0.0, max=0.2, help="m, standard deviation per sample")
     seed: int = setting(0, min=0, max=2**32 - 1)
+    shape: str = setting("auto", choices=("auto", "field"),
+                         help="auto: a flight of steps is built of boxes; field: a height field")
 
 
 @dataclass
@@ -462,7 +473,11 @@ def build(spec: mujoco.MjSpec, terrain, robot_feet: list[str] | None = None) -> 
         elif isinstance(f, Map):
             hmap = load_map(f)
             name = f"terrain_field{i}"
-            ground.append(hmap.add_to(spec, name, RGBA))
+            treads = hmap.steps() if f.shape == "auto" else None
+            if treads is None:
+                ground.append(hmap.add_to(spec, name, RGBA))
+            else:
+                ground.extend(_treads(spec, hmap, treads, floor, i))
             length, width = hmap.size
             out.fields.append((name, *hmap.origin, length, width, np.array(hmap.heights)))
             out.is_map = True
@@ -477,6 +492,24 @@ def build(spec: mujoco.MjSpec, terrain, robot_feet: list[str] | None = None) -> 
         if isinstance(f, Soft):
             _soften(spec, f, ground, robot_feet or [])
     return out
+
+
+def _treads(spec: mujoco.MjSpec, hmap: terrain_map.HeightMap,
+            treads: list[tuple[float, float, float]], floor, i: int) -> list:
+    """A map that is a flight of steps (:meth:`~mpc.tasks.terrain_map.HeightMap.steps`) as
+    one box per tread, from below the floor (lowered as under a map's height field) to the tread,
+    across the map's width: a staircase with vertical risers, where a height field's riser
+    slopes over a cell and a foot pressed into it meets the inner walls of MuJoCo's prisms,
+    which push it sideways (docs/terrain.md, "Planning on a map")."""
+    floor_z = float(hmap.heights.min()) - terrain_map.FLOOR_DROP
+    floor.pos = [floor.pos[0], floor.pos[1], floor_z]
+    bottom = floor_z - TREAD_DEPTH
+    y0, width = hmap.origin[1], hmap.size[1]
+    return [spec.worldbody.add_geom(
+        name=f"terrain_tread{i}_{k}", type=mujoco.mjtGeom.mjGEOM_BOX,
+        size=[(x1 - x0) / 2, width / 2, (z - bottom) / 2],
+        pos=[(x0 + x1) / 2, y0 + width / 2, (z + bottom) / 2], rgba=list(RGBA))
+        for k, (x0, x1, z) in enumerate(treads)]
 
 
 def _parsed(terrain) -> bool:

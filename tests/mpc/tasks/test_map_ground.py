@@ -134,3 +134,86 @@ def test_the_shipped_stairs_configs_plan_on_the_map_without_finite_differences(c
         for _ in range(3):
             planner.iterate(0.0, d.qpos, d.qvel, d.act)
     assert derivatives.fd_evaluations() == before
+
+
+@pytest.fixture(scope="module")
+def go2_footholds():
+    task = make_task("quadruped_flat", robots.info("go2"), ground="map", goal=[3.0, 0.0],
+                     gait="walk", map_edge=0.06)
+    task.set_map(STAIRS)
+    return task, task.planning_model(0.01)
+
+
+def test_a_foothold_on_or_near_a_riser_is_moved_to_the_nearest_flat_ground(go2_footholds):
+    """safe_foothold: a point within reach of the first riser (0.575 m, between the samples
+    at 0.55 and 0.6) moves along the travel to the nearest point where the edge map is flat,
+    back onto the floor or on to the tread; a point on flat ground stays."""
+    mg = go2_footholds[0].map_ground
+    assert mg.safe_foothold([0.3, 0.0], [1.0, 0.0]) is None
+    assert mg.safe_foothold([0.70, 0.1], [1.0, 0.0]) is None  # the tread's middle
+    for aim in (0.56, 0.575, 0.59, 0.62):
+        moved = mg.safe_foothold([aim, 0.1], [1.0, 0.0])
+        assert moved is not None and moved[1] == pytest.approx(0.1)
+        assert float(mg.edge_map.height(*moved)) <= mg.EDGE_TOLERANCE
+        assert moved[0] < 0.55 or moved[0] > 0.6  # off the riser's cell
+        assert abs(moved[0] - aim) <= 0.1
+    back = mg.safe_foothold([0.56, 0.0], [1.0, 0.0])
+    on = mg.safe_foothold([0.59, 0.0], [1.0, 0.0])
+    assert back[0] < 0.55 < 0.6 < on[0]  # the nearer side
+
+
+def walking_at(task, model, x: float, time: float) -> mujoco.MjData:
+    d = standing(task, model, x)
+    d.qvel[0] = 0.4
+    task.update(time, d.qpos, d.qvel)
+    return d
+
+
+def test_a_moved_foothold_leads_the_foot_there_over_its_next_stance(go2_footholds):
+    """With map_edge the task predicts each foot's next foothold once per plan; a foot whose
+    foothold falls near a riser gets, over its next stance, the gait row d · (f − f*) toward
+    the moved foothold f* (0 in its other stance knots); without map_edge no plan is made and
+    the row is 0 in stance."""
+    task, m = go2_footholds
+    d = walking_at(task, m, 0.2, 0.5)
+    plan = task.foothold_plan
+    assert plan is not None and plan.moved.any()
+    i = int(np.flatnonzero(plan.moved)[0])
+    s = d.sensordata.copy()
+    col = task.sensor(f"{task.robot.feet[i]}_pos").start
+    inside = (plan.touchdown[i] + min(plan.liftoff[i], plan.touchdown[i] + 1.0)) / 2
+    times = np.array([0.5, inside])
+    step = task.swing_targets(times)
+    assert step[1, i] == 0.0  # in stance there
+    r = task.residual(np.broadcast_to(s, (2, len(s))), times)[:, task.rows["gait"]]
+    expected = (s[col : col + 2] - plan.target[i]) @ plan.direction
+    assert r[1, i] == pytest.approx(expected) and abs(expected) > 0.01
+    if step[0, i] == 0.0:  # its current stance: free
+        assert r[0, i] == 0.0
+    plain = make_task("quadruped_flat", robots.info("go2"), ground="map", goal=[3.0, 0.0],
+                      gait="walk")
+    plain.set_map(STAIRS)
+    pm = plain.planning_model(0.01)
+    walking_at(plain, pm, 0.2, 0.5)
+    assert plain.foothold_plan is None
+    assert plain.residual(np.broadcast_to(s, (2, len(s))), times)[1, plain.rows["gait"]][i] \
+        == 0.0
+
+
+def test_the_foothold_rows_jacobian_is_exact(go2_footholds):
+    task, m = go2_footholds
+    rng = np.random.default_rng(1)
+    d = walking_at(task, m, 0.2, 0.5)
+    plan = task.foothold_plan
+    s0 = d.sensordata.copy()
+    i = int(np.flatnonzero(plan.moved)[0])
+    times = np.array([0.5, plan.touchdown[i] + 0.05, 0.8])
+    for _ in range(3):
+        S = np.broadcast_to(s0 + 0.02 * rng.standard_normal(s0.shape), (3, len(s0))).copy()
+        J = task.residual_jacobian(S, times)
+        assert np.abs(J[1, task.rows["gait"].start + i]).max() > 0.0
+        for k in range(len(s0)):
+            e = np.zeros(len(s0))
+            e[k] = 1e-6
+            fd = (task.residual(S + e, times) - task.residual(S - e, times)) / 2e-6
+            assert np.abs(J[..., k] - fd).max() < 1e-6, k

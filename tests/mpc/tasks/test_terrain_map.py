@@ -172,3 +172,21 @@ def test_the_shipped_maps_are_the_stairs_they_say():
         made = stairs(rise=rise / 100)
         assert np.allclose(shipped.heights, made.heights)
         assert shipped.origin == made.origin and shipped.resolution == made.resolution
+
+
+def test_a_flight_of_steps_is_told_from_other_maps():
+    """steps(): the treads of a map that is a flight of steps along x, each riser at the
+    higher tread's sample next to it (the treads nowhere above the field); None for a slope,
+    a bump across y or a one-sample run."""
+    treads = stairs(steps=2, rise=0.1, tread=0.25, start=0.6, landing=0.5, down=True,
+                    before=0.5, after=0.5).steps()
+    np.testing.assert_allclose(treads, [(-0.5, 0.6, 0.0), (0.6, 0.85, 0.1), (0.85, 1.55, 0.2),
+                                        (1.55, 1.8, 0.1), (1.8, 2.6, 0.0)], atol=1e-12)
+    ramp = HeightMap(np.tile(np.linspace(0, 0.3, 10), (4, 1)), 0.1)
+    assert ramp.steps() is None
+    bump = np.zeros((4, 10))
+    bump[2, 3:6] = 0.1
+    assert HeightMap(bump, 0.1).steps() is None
+    spike = np.zeros((3, 10))
+    spike[:, 4] = 0.1
+    assert HeightMap(spike, 0.1).steps() is None

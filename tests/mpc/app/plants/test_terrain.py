@@ -5,6 +5,7 @@ key for bad input, from the library and from ``mpc-run``."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import mujoco
 import numpy as np
@@ -100,6 +101,8 @@ def test_combined_ramps_past_45_degrees_are_refused():
     ([{"kind": "ramp"}, {"kind": "rough", "start": 0.0}],
      "'terrain[1]': a rough region needs flat ground"),
     ({"kind": "soft", "solimp": [0.9, 0.5, 0.01, 0.5, 2]}, "'terrain.solimp' must be"),
+    ({"kind": "map", "file": "configs/maps/stairs_12cm.yaml", "shape": "boxy"},
+     "'terrain.shape' must be one of auto, field, got 'boxy'"),
 ])
 def test_bad_terrain_gets_one_line_naming_the_key(value, message):
     with pytest.raises(terrain_mod.TerrainError) as e:
@@ -266,3 +269,64 @@ def test_a_heightfield_from_a_file(tmp_path):
     np.save(tmp_path / "bad.npy", np.full((3, 3), np.nan))
     with pytest.raises(terrain_mod.TerrainError, match=r"'terrain\.file' heights must be finite"):
         terrain_mod.parse({**spec, "file": str(tmp_path / "bad.npy")})
+
+
+STAIRS = str(Path(__file__).parents[4] / "configs" / "maps" / "stairs_12cm.yaml")
+
+
+def riser_normals(shape: str) -> list[np.ndarray]:
+    """The contact normals (from the ground to the ball) of a ball pressed into the first
+    riser of the 12 cm stairs map (the field's between the samples at x = 0.55 and 0.6, the
+    boxes' at 0.6), at several heights below the tread."""
+    m, d, _, ground = probe_world({"kind": "map", "file": STAIRS, "shape": shape})
+    normals = []
+    for x in (0.575, 0.585, 0.595):
+        for z in (0.05, 0.08):
+            d.qpos[0:3], d.qpos[3:7] = [x, 0.01, z], [1, 0, 0, 0]
+            mujoco.mj_forward(m, d)
+            for c in d.contact[:d.ncon]:
+                sign = 1.0 if c.geom1 in ground else -1.0
+                normals.append(sign * c.frame[:3].copy())
+    return normals
+
+
+def test_a_flight_of_steps_on_a_map_is_a_staircase_whose_risers_push_a_foot_back_not_aside():
+    """A height field's riser slopes over one cell and a ball pressed into it meets the inner
+    walls of MuJoCo's prisms, which push it along y; the map built of boxes (the default for a
+    flight of steps) pushes it straight back along −x, as a real riser does."""
+    field = riser_normals("field")
+    assert max(abs(n[1]) for n in field) > 0.9  # the prisms' walls: sideways
+    boxes = riser_normals("auto")
+    assert len(boxes) == 6
+    for n in boxes:
+        np.testing.assert_allclose(n, [-1.0, 0.0, 0.0], atol=1e-9)
+
+
+def test_a_map_of_steps_is_built_of_treads_at_the_maps_heights():
+    m, d, _, ground = probe_world({"kind": "map", "file": STAIRS})
+    assert not any(m.geom_type[g] == mujoco.mjtGeom.mjGEOM_HFIELD for g in ground)
+    # the ball rests on each tread (midway between risers) and on the landing
+    for x, z in [(-0.5, 0.0), (0.7, 0.12), (1.2, 0.36), (2.0, 0.6), (3.2, 0.36), (4.5, 0.0)]:
+        assert ground_distance(m, d, ground, x, z + BALL) == pytest.approx(0.0, abs=1e-9)
+    # the risers at the higher tread's sample: 0.6 up, 2.8 (the landing's last sample) down
+    assert ground_distance(m, d, ground, 0.6 - BALL - 0.01, 0.06) == pytest.approx(0.01)
+    assert ground_distance(m, d, ground, 2.8 + BALL + 0.01, 0.54) == pytest.approx(0.01)
+
+
+def test_a_noisy_map_or_a_ramp_stays_a_height_field():
+    noisy = {"kind": "map", "file": STAIRS, "noise": 0.01}
+    m, _, _, ground = probe_world(noisy)
+    assert any(m.geom_type[g] == mujoco.mjtGeom.mjGEOM_HFIELD for g in ground)
+    m, _, _, ground = probe_world({"kind": "map", "file": STAIRS, "shape": "field"})
+    assert any(m.geom_type[g] == mujoco.mjtGeom.mjGEOM_HFIELD for g in ground)
+
+
+def test_a_foot_pushed_deep_into_the_lowest_tread_is_pushed_back_up():
+    """The lowest tread of a flight built of boxes is 5 cm over the floor: a ball pushed into
+    it, its centre 4 cm under the top (below the tread's middle), must still be pushed up, not
+    through it."""
+    m, d, _, ground = probe_world({"kind": "map", "file": STAIRS})
+    d.qpos[0:3], d.qpos[3:7] = [0.2, 0.0, -0.04], [1, 0, 0, 0]
+    mujoco.mj_forward(m, d)
+    normals = [(1.0 if c.geom1 in ground else -1.0) * c.frame[:3] for c in d.contact[:d.ncon]]
+    assert normals and all(n[2] > 0.99 for n in normals)

@@ -32,12 +32,14 @@ So the capture point may move freely across the stance width but must stay on th
 the feet (a two-sphere foot is a line contact and resists almost no roll). Why v̂: walking
 steadily at v, the pendulum's mean zero-moment point (the feet) is the CoM's mean, so the mean
 capture point c + T ċ leads the feet by T v; measured from the feet as it is when standing, the
-term brakes every walk by that lead (0.1 m at 0.3 m/s for the H1, which then walked at 0.2 m/s
-against a 0.3 m/s command). Taken relative to the commanded walk, it costs what departs from it. All terms but balance
-are affine in the sensors, r = G(t) s + c(t); balance is nonlinear in the foot positions and its
-exact Jacobian is derived in :func:`segment_residual`. The affine terms but feet_upright, the
-goals and stages (``hold_time``: step or stand in place at the start position until then) and
-the velocity mode are the legged base's (:mod:`mpc.tasks.legged`).
+term brakes every walk by that lead (0.1 m at 0.3 m/s for the H1, which then walked at 0.21 m/s
+against a 0.3 m/s command). Taken relative to the commanded walk, it costs what departs from
+it; v̂ is constant over a plan, so the Jacobian is the standing one.
+
+All terms but balance are affine in the sensors, r = G(t) s + c(t); balance is nonlinear in the
+foot positions and its exact Jacobian is derived in :func:`segment_residual`. The affine terms
+but feet_upright, the goals and stages (``hold_time``: step or stand in place at the start
+position until then) and the velocity mode are the legged base's (:mod:`mpc.tasks.legged`).
 
 In velocity mode (as in :mod:`mpc.tasks.quadruped`) the task tracks a commanded body-frame twist
 ĉ: v is the pelvis velocity in its own frame (velocimeter), ω_z its yaw rate (gyro); position

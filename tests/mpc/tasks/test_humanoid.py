@@ -163,7 +163,7 @@ def test_walking_at_the_command_costs_the_balance_of_standing(h1_walking, h1):
     """The capture point is taken relative to the commanded walk: a CoM moving at the
     commanded velocity (world frame, turned by the heading) has the balance residual a still
     CoM has at zero command, and a still CoM is behind by T·v̂."""
-    task, model, data = h1_walking
+    task, _, data = h1_walking
     still = data.sensordata.copy()
     moving = still.copy()
     vel = task.sensor("com_vel")

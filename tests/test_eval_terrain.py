@@ -126,3 +126,17 @@ def test_the_true_rise_of_each_believed_stance_is_collected():
     plant.step()
     assert len(plant.stance_rise) == before + 2
     assert np.abs(plant.stance_rise[before:]).max() < 5e-3  # millimetres: still settling
+
+
+def test_the_h1_terrain_config_walks_up_the_5_degree_ramp():
+    """h1_hw_velocity_terrain on the deploy path (its Kalman filter carrying the height on
+    realistic sensors, the delays, the Menagerie H1), 0.3 m/s for 2 m, seed 4: it covers the
+    ramp (1.89 m); with h1_hw_velocity's level ground and flat-floor height it stalled on the
+    slope at 1.69 m."""
+    args = eval_terrain.argparse.Namespace(
+        threads=None, set=[], estimator="config", delay_ms=6.0, plan_latency_ms=20.0,
+        plant_model="reference", goal=None, speed=0.3, duration=12.0)
+    case = eval_terrain.make_case("h1_hw_velocity_terrain", "ramp_up_5", 4, args)
+    result = eval_terrain.run_case(case)
+    assert result["outcome"] == "goal", result
+    assert result["end_x_m"] > 1.8

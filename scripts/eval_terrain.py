@@ -14,8 +14,9 @@ plan coming into force ``--plan-latency-ms`` after the state it started from
 config``, as on a robot, the gait schedule's planned stance its contact prior) or the
 simulation's truth. The matrix's hardware configs plan on the
 level plane at 0 (``task.ground: level``, the default) and their Kalman filter measures the
-height against it; their blind-terrain variants ``a1_hw_terrain``, ``go1_hw_terrain`` and
-``go2_hw_terrain`` (``--configs``; for others ``--set task.ground=fit --set
+height against it; their blind-terrain variants ``a1_hw_terrain``, ``go1_hw_terrain``,
+``go2_hw_terrain`` and ``h1_hw_velocity_terrain`` (``--configs``; for others
+``--set task.ground=fit --set
 plant.base_state.ground=carried``) plan on the plane fitted to the footholds
 (:mod:`mpc.tasks.ground`) and carry the height from foothold to foothold.
 ``--plant-model reference`` (default) simulates the robot from another published description

@@ -147,3 +147,17 @@ def test_an_interrupted_campaign_says_so_in_one_line_and_resumes(tmp_path, capsy
     assert len(err) == 1 and "interrupted: 1 of 2 cases finished" in err[0]
     assert eval_terrain.main(args) == 0
     assert ran == [3, "interrupted", 4]
+
+
+def test_the_h1_terrain_config_walks_up_the_5_degree_ramp():
+    """h1_hw_velocity_terrain on the deploy path (its Kalman filter carrying the height on
+    realistic sensors, the delays, the Menagerie H1), 0.3 m/s for 2 m, seed 4: it covers the
+    ramp (1.89 m); with h1_hw_velocity's level ground and flat-floor height it stalled on the
+    slope at 1.69 m."""
+    args = eval_terrain.argparse.Namespace(
+        threads=None, set=[], estimator="config", delay_ms=6.0, plan_latency_ms=20.0,
+        plant_model="reference", goal=None, speed=0.3, duration=12.0)
+    case = eval_terrain.make_case("h1_hw_velocity_terrain", "ramp_up_5", 4, args)
+    result = eval_terrain.run_case(case)
+    assert result["outcome"] == "goal", result
+    assert result["end_x_m"] > 1.8

@@ -14,25 +14,32 @@ Residual terms:
     heading       (x_p)_xy − (cos ψ, sin ψ)                                smooth_abs
     position      p_xy − g_xy                                              l2
     gait          per foot in swing: f_z − (ρ + step(t)), else 0           smooth_abs
-    balance       b − Π(b),  b = c_xy + T ċ_xy  (capture point)            l2
+    balance       b − Π(b),  b = c_xy + T (ċ_xy − v̂)  (capture point)     l2
     effort        σ τ                                                      quadratic
     posture       q − q_home                                               quadratic
     velocity      (v_x − ĉ_x, v_y − ĉ_y, ω_z − ĉ_ω)   (velocity mode)     quadratic
 
 with h the pelvis height over the feet, ψ the heading, g the goal, ρ the foot radius, step(t)
 the gait's lift target (:mod:`mpc.tasks.gait`), T = √(z_c/g₀) the time constant of the linear
-inverted pendulum of CoM height z_c, σ an effort scale, and Π the projection onto the segment
+inverted pendulum of CoM height z_c, v̂ the commanded walking velocity (world xy: the velocity
+reference's, zero in goal mode), σ an effort scale, and Π the projection onto the segment
 between the feet shortened by a margin μ at each end:
 
     m = (f_L + f_R)/2,  d = f_R − f_L,  ℓ = |d|,  a = d/ℓ,  L = max(ℓ/2 − μ, 0)   (all xy)
     Π(b) = m + clamp((b − m)·a, −L, L) a.
 
 So the capture point may move freely across the stance width but must stay on the line through
-the feet (a two-sphere foot is a line contact and resists almost no roll). All terms but balance
-are affine in the sensors, r = G(t) s + c(t); balance is nonlinear in the foot positions and its
-exact Jacobian is derived in :func:`segment_residual`. The affine terms but feet_upright, the
-goals and stages (``hold_time``: step or stand in place at the start position until then) and
-the velocity mode are the legged base's (:mod:`mpc.tasks.legged`).
+the feet (a two-sphere foot is a line contact and resists almost no roll). Why v̂: walking
+steadily at v, the pendulum's mean zero-moment point (the feet) is the CoM's mean, so the mean
+capture point c + T ċ leads the feet by T v; measured from the feet as it is when standing, the
+term brakes every walk by that lead (0.1 m at 0.3 m/s for the H1, which then walked at 0.21 m/s
+against a 0.3 m/s command). Taken relative to the commanded walk, it costs what departs from
+it; v̂ is constant over a plan, so the Jacobian is the standing one.
+
+All terms but balance are affine in the sensors, r = G(t) s + c(t); balance is nonlinear in the
+foot positions and its exact Jacobian is derived in :func:`segment_residual`. The affine terms
+but feet_upright, the goals and stages (``hold_time``: step or stand in place at the start
+position until then) and the velocity mode are the legged base's (:mod:`mpc.tasks.legged`).
 
 In velocity mode (as in :mod:`mpc.tasks.quadruped`) the task tracks a commanded body-frame twist
 ĉ: v is the pelvis velocity in its own frame (velocimeter), ω_z its yaw rate (gyro); position
@@ -132,10 +139,15 @@ class HumanoidFlat(LeggedTask):
         """None: the balance residual is not affine (:meth:`residual`)."""
 
     # --- residual --------------------------------------------------------------------------
+    def balance_velocity(self) -> np.ndarray:
+        """v̂ (world xy, m/s): the velocity the capture point is taken relative to, the
+        velocity reference's R(ψ)(ĉ_x, ĉ_y) in velocity mode, else zero."""
+        return self.reference.velocity if self.velocity_mode else np.zeros(2)
+
     def _balance_inputs(self, sensordata: np.ndarray):
         com, vel = sensordata[..., self.sensor("com_pos")], sensordata[..., self.sensor("com_vel")]
         left, right = (sensordata[..., self.sensor(f"{f}_pos")] for f in self.robot.feet)
-        capture = com[..., :2] + self.balance_time * vel[..., :2]
+        capture = com[..., :2] + self.balance_time * (vel[..., :2] - self.balance_velocity())
         return capture, left[..., :2], right[..., :2]
 
     def residual(self, sensordata: np.ndarray, time: np.ndarray) -> np.ndarray:

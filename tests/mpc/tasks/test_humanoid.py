@@ -142,3 +142,46 @@ def test_bad_parameters_are_rejected(bad):
 def test_needs_two_feet():
     with pytest.raises(ValueError, match="needs a robot with 2 feet"):
         make_task("humanoid_flat", robots.info("go1"))
+
+
+@pytest.fixture(scope="module")
+def h1_walking():
+    """The H1 in velocity mode, commanded 0.3 m/s forward while facing 90° left (so the
+    walking velocity is world +y), at home."""
+    task = make_task("humanoid_flat", robots.info("h1"), gait="trot", mode="velocity")
+    model = task.planning_model(0.01)
+    data = mujoco.MjData(model)
+    mujoco.mj_resetDataKeyframe(model, data, model.key("home").id)
+    data.qpos[3:7] = [np.cos(np.pi / 4), 0.0, 0.0, np.sin(np.pi / 4)]
+    mujoco.mj_forward(model, data)
+    task.set_command([0.3, 0.0, 0.0])
+    task.update(0.0, data.qpos, data.qvel)
+    return task, model, data
+
+
+def test_walking_at_the_command_costs_the_balance_of_standing(h1_walking, h1):
+    """The capture point is taken relative to the commanded walk: a CoM moving at the
+    commanded velocity (world frame, turned by the heading) has the balance residual a still
+    CoM has at zero command, and a still CoM is behind by T·v̂."""
+    task, _, data = h1_walking
+    still = data.sensordata.copy()
+    moving = still.copy()
+    vel = task.sensor("com_vel")
+    moving[vel.start : vel.start + 2] = [0.0, 0.3]  # facing +y: 0.3 m/s forward
+    balance = rows(task)["balance"]
+    standing = h1[0]  # goal mode: v̂ = 0
+    r_moving = task.residual(moving, np.array(0.0))[balance]
+    expected = segment_residual(*standing._balance_inputs(still), task.balance_margin)[0]
+    np.testing.assert_allclose(r_moving, expected, atol=1e-9)
+    # standing still against the command: the capture point T·0.3 m behind (along -y)
+    shift = segment_residual(*task._balance_inputs(still), task.balance_margin)[0] - expected
+    assert shift[1] < -0.5 * task.balance_time * 0.3
+
+
+def test_velocity_mode_residual_jacobian_matches_finite_differences(h1_walking, rng):
+    task, model, data = h1_walking
+    s = data.sensordata.copy() + 0.02 * rng.standard_normal(model.nsensordata)
+    for t in (0.05, 0.41):
+        J = task.residual_jacobian(s, np.array(t))
+        fd = central_difference(lambda x, t=t: task.residual(x, np.array(t)), s)
+        np.testing.assert_allclose(J, fd, atol=1e-7)

@@ -50,6 +50,7 @@ LEVELS: dict[str, list[list[str]]] = {
              "mpc.app.sysid"],
             ["mpc.app.cli"], ["mpc.app$"]],
     "hardware": [["hardware.lowlevel", "hardware.refusals", "hardware.rotations", "hardware.udp"],
+                 ["hardware.map_receiver"],
                  ["hardware.estimation", "hardware.mocap", "hardware.safety"],
                  ["hardware.unitree", "hardware.lcm"], ["hardware.gamepad", "hardware.ros2"],
                  ["hardware.fake"], ["hardware$"]],

@@ -16,13 +16,12 @@ import logging
 import threading
 
 import lcm
-import numpy as np
 
 from hardware.lcm import DECODE_ERRORS
 from hardware.lcm.lcm_types import height_map_t
-from hardware.refusals import INVALID, UNDECODABLE, Refusals
-from mpc.app.maps.map_source import MapSource
-from mpc.tasks.terrain_map import HeightMap, MapError, from_message
+from hardware.map_receiver import MapReceiver
+from hardware.refusals import UNDECODABLE
+from mpc.tasks.terrain_map import HeightMap
 
 log = logging.getLogger(__name__)
 
@@ -41,11 +40,11 @@ def encode(terrain: HeightMap, utime: int = 0) -> bytes:
     return msg.encode()
 
 
-class LcmMapSource(MapSource):
+class LcmMapSource(MapReceiver):
     name = "lcm"
 
     def __init__(self, lcm_url: str = DEFAULT_URL, channel: str = "TERRAIN_MAP"):
-        super().__init__()
+        super().__init__(f"map_input lcm {channel}", log)
         self.check_options({"lcm_url": lcm_url, "channel": channel})
         try:
             self._lcm = lcm.LCM(lcm_url)
@@ -53,8 +52,6 @@ class LcmMapSource(MapSource):
             raise ValueError(f"map_input.source: cannot open LCM URL {lcm_url!r}: {e}") from None
         self.channel = channel
         self._stop = threading.Event()
-        #: Messages refused (undecodable, a bad grid), and errors of the LCM handler.
-        self.refused = Refusals(f"map_input lcm {channel}", log)
         self._subscription = self._lcm.subscribe(channel, self._on_message)
         self._thread = threading.Thread(target=self._receive, name="lcm-map", daemon=True)
         self._thread.start()
@@ -80,17 +77,7 @@ class LcmMapSource(MapSource):
         except DECODE_ERRORS as e:
             self.refused.refuse(UNDECODABLE, f"{len(data)} B, {e}")
             return
-        try:
-            terrain = from_message(msg.rows, msg.cols, np.asarray(msg.heights),
-                                   msg.resolution, (msg.origin_x, msg.origin_y))
-        except MapError as e:
-            self.refused.refuse(INVALID, str(e))
-            return
-        self.offer(terrain)
-
-    def stats(self) -> dict:
-        """Maps taken, and messages refused by reason."""
-        return {**super().stats(), "refused": self.refused.as_dict()}
+        self.receive(msg)
 
     def close(self) -> None:
         self._stop.set()

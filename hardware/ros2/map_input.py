@@ -33,13 +33,12 @@ from dataclasses import dataclass, field
 import cyclonedds.idl as idl
 import cyclonedds.idl.annotations as annotate
 import cyclonedds.idl.types as types
-import numpy as np
 
-from hardware.refusals import INVALID, UNDECODABLE, Refusals
+from hardware.map_receiver import MapReceiver
+from hardware.refusals import UNDECODABLE
 from hardware.ros2 import dds
 from hardware.ros2.messages import Header
-from mpc.app.maps.map_source import MapSource
-from mpc.tasks.terrain_map import HeightMap, MapError, from_message
+from mpc.tasks.terrain_map import HeightMap
 
 log = logging.getLogger(__name__)
 
@@ -65,20 +64,18 @@ def message(terrain: HeightMap, frame_id: str = "odom") -> HeightMapMsg:
                         terrain.origin[1], rows, cols, terrain.heights.ravel().tolist())
 
 
-class Ros2MapSource(MapSource):
+class Ros2MapSource(MapReceiver):
     name = "ros2"
 
     def __init__(self, topic: str = "/mpc/height_map", qos: str = "default", ros2=None):
         """``ros2``: the config's ``ros2`` section (domain, interface); None: its defaults."""
-        super().__init__()
+        super().__init__(f"map_input ros2 {topic}", log)
         self.check_options({"topic": topic, "qos": qos})
         domain_id = getattr(ros2, "domain_id", 0)
         interface = getattr(ros2, "interface", "")
         dds.check_domain(domain_id, interface)
         self.topic = topic
         self.reader = dds.Reader(dds.participant(domain_id, interface), topic, HeightMapMsg, qos)
-        #: Messages refused, by reason.
-        self.refused = Refusals(f"map_input ros2 {topic}", log)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._receive, name="ros2-map", daemon=True)
         self._thread.start()
@@ -107,17 +104,7 @@ class Ros2MapSource(MapSource):
         except Exception as e:  # any decoding failure of foreign bytes
             self.refused.refuse(UNDECODABLE, f"{len(data)} B, {type(e).__name__}")
             return
-        try:
-            terrain = from_message(msg.rows, msg.cols, np.asarray(msg.heights, dtype=float),
-                                   msg.resolution, (msg.origin_x, msg.origin_y))
-        except MapError as e:
-            self.refused.refuse(INVALID, str(e))
-            return
-        self.offer(terrain)
-
-    def stats(self) -> dict:
-        """Maps taken, and messages refused by reason."""
-        return {**super().stats(), "refused": self.refused.as_dict()}
+        self.receive(msg)
 
     def close(self) -> None:
         self._stop.set()

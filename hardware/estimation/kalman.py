@@ -120,8 +120,8 @@ class LegKalman(BaseStateSource):
     #: Process noise (m/sqrt(s)) of a settling foot's height: free to follow the legs.
     SETTLE_NOISE: ClassVar[float] = 1.0
     #: ``ground: carried``: a foot the schedule has down whose implied base velocity is within
-    #: this (m/s) of the mean of the level standing feet stands, however high above them
-    #: (module docstring).
+    #: this (m/s) of the level standing feet' stands, however high above them (module
+    #: docstring).
     STILL_SPEED: ClassVar[float] = 0.15
 
     def __init__(self, model: mujoco.MjModel, robot: RobotInfo, accel_noise: float = 0.2,

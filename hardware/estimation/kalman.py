@@ -54,12 +54,7 @@ Where the ground is, by the option ``ground``:
 Contact belief c_i in [c_min, 1]: the product of
 - a kinematic cue: the foot is within ``stance_band`` of the lowest foot (world-aligned; with
   ``ground: carried`` heights taken along the vertical less the ground's slope: on a 15° ramp
-  a front foot stands 10 cm above a hind one). With ``ground: carried`` and a planned stance,
-  a foot the schedule has down that holds still in the world (|v + u̇_i| under
-  :attr:`LegKalman.STILL_SPEED`, v the filter's velocity and u̇_i the foot's velocity relative
-  to the base) passes it at any height: with feet on two levels (the front feet on a step,
-  the hind ones below) the height cue dropped the upper ones and the height was carried by
-  the lower ones alone, which ran it 0.1-0.25 m high;
+  a front foot stands 10 cm above a hind one);
 - a slip cue: the base velocity the foot implies, u_i = -J_i [0, w, dq], changes as the base
   accelerates, u_i' = a, while the foot stands; the leaky sum of the unexplained change
   r_i <- exp(-dt/0.02 s) r_i + (du_i - a dt) weighs the foot by exp(-|r_i|^2 / (2 slip_gate^2))
@@ -118,9 +113,6 @@ class LegKalman(BaseStateSource):
     }
     #: Process noise (m/sqrt(s)) of a settling foot's height: free to follow the legs.
     SETTLE_NOISE: ClassVar[float] = 1.0
-    #: ``ground: carried``: a foot the schedule has down and slower than this in the world
-    #: (m/s) stands, however high above the lowest foot (module docstring).
-    STILL_SPEED: ClassVar[float] = 0.15
 
     def __init__(self, model: mujoco.MjModel, robot: RobotInfo, accel_noise: float = 0.2,
                  foot_drift: float = 0.01, kin_pos_noise: float = 0.005,
@@ -314,13 +306,6 @@ class LegKalman(BaseStateSource):
         if self.ground is not None:  # level with the others along the ground?
             up = up - rel[:, 0:2] @ self.ground.plane.slope
         c = np.clip(1.0 - (up - up.min()) / self.band, 0.0, 1.0)
-        if self.ground is not None and self.planned is not None and len(self.planned) == self.n:
-            # Feet on two levels (one on a step, one below it): the upper one is no swing
-            # foot if the schedule has it down and it holds still in the world (its velocity,
-            # the filter's base velocity plus its own relative to the base, under
-            # STILL_SPEED); a foot still in the air under a planned stance is reaching down.
-            still = np.linalg.norm(rel_vel + self.x[3:6], axis=1) < self.STILL_SPEED
-            c = np.where(self.planned & still, 1.0, c)
         # Slip: a standing foot's implied base velocity changes only as fast as the base
         # accelerates, which the accelerometer measures; a landing, lifting or sliding foot's
         # changes faster. r_i, the last ~slip_time of that unexplained change (a leaky sum),

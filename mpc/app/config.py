@@ -499,14 +499,21 @@ def _check_name(value, source: str, key: str) -> None:
     check_value(value, str, source, key)
 
 
-def _plugin(registry, name, source: str, key: str) -> type:
+def _plugin(registry, name, source: str, key: str, extra: bool = False) -> type:
     """The class that ``registry`` holds under ``name`` (the config's ``key``), or one line
-    saying what is wrong and what is available."""
+    saying what is wrong and what is available; with ``extra``, a plug-in whose optional
+    packages are missing names the package and the extra of the same name that installs it."""
     _check_name(name, source, key)
     try:
         return registry.get(name)
     except ValueError as e:
         raise ConfigError(f"{source}: {key}: {e}") from None
+    except ImportError as e:
+        if not extra:
+            raise
+        package = (e.name or "?").split(".")[0]
+        raise ConfigError(f"{source}: {key} {name} needs the Python package {package!r}: "
+                          f"pip install 'legged-mpc[{name}]'") from None
 
 
 def _validate_task(cfg: Config, source: str) -> dict:
@@ -598,12 +605,7 @@ def _validate_command(cfg: Config, source: str) -> dict:
     if not velocity:
         raise ConfigError(f"{source}: 'command.source' is set but the task is not in velocity "
                           f"mode (set task.mode: velocity)")
-    try:
-        cls = _plugin(COMMAND_SOURCES, kind, source, "command.source.type")
-    except ImportError as e:  # a plug-in whose optional packages are not installed
-        package = (e.name or "?").split(".")[0]
-        raise ConfigError(f"{source}: command.source.type {kind} needs the Python package "
-                          f"{package!r}: pip install 'legged-mpc[{kind}]'") from None
+    cls = _plugin(COMMAND_SOURCES, kind, source, "command.source.type", extra=True)
     params = check_kwargs(cls, section, source, "command.source.", exclude=("plant", "ros2"))
     try:
         cls.check_options(params)
@@ -626,12 +628,7 @@ def _validate_map_input(cfg: Config, source: str) -> dict:
     if cfg.task.get("ground") != "map":
         raise ConfigError(f"{source}: 'map_input.source' is set but task.ground is "
                           f"{cfg.task.get('ground', 'level')!r} (set task.ground: map)")
-    try:
-        cls = _plugin(MAP_SOURCES, kind, source, "map_input.source.type")
-    except ImportError as e:  # a plug-in whose optional packages are not installed
-        package = (e.name or "?").split(".")[0]
-        raise ConfigError(f"{source}: map_input.source.type {kind} needs the Python package "
-                          f"{package!r}: pip install 'legged-mpc[{kind}]'") from None
+    cls = _plugin(MAP_SOURCES, kind, source, "map_input.source.type", extra=True)
     params = check_kwargs(cls, section, source, "map_input.source.", exclude=("ros2",))
     m = cfg.map_input
     for key, n in (("size", 2), ("heights", 2)):

@@ -34,6 +34,17 @@ def test_a_source_without_its_extra_is_a_one_line_error(monkeypatch, capsys, kin
     assert f"pip install 'legged-mpc[{kind}]'" in err[0]
 
 
+def test_a_map_source_without_its_extra_is_a_one_line_error(monkeypatch, capsys):
+    hide(monkeypatch, "cyclonedds", "hardware.ros2.map_input", "hardware.ros2.dds",
+         "hardware.ros2.messages", "hardware.ros2.cdr")
+    code = main(["go2_hw_stairs", "--quiet", "--set", "plant={type: sim}", "--set",
+                 "map_input.source={type: ros2}"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1
+    assert "map_input.source.type ros2 needs the Python package 'cyclonedds'" in err[0]
+    assert "pip install 'legged-mpc[ros2]'" in err[0]
+
+
 def test_a_run_without_mcap_says_so_in_its_events(monkeypatch, tmp_path):
     hide(monkeypatch, "mcap", "hardware.ros2.mcap_log", "mcap.writer")
     out = tmp_path / "run"

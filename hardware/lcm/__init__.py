@@ -12,3 +12,6 @@ import struct
 #: fingerprint (ValueError), too few bytes or a negative array length (struct.error), a string
 #: that is not UTF-8 (UnicodeDecodeError, a ValueError).
 DECODE_ERRORS = (ValueError, struct.error)
+
+#: LCM over UDP multicast with ttl 0: messages never leave this machine.
+DEFAULT_URL = "udpm://239.255.76.67:7667?ttl=0"

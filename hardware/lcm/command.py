@@ -18,16 +18,12 @@ import math
 import threading
 import time as _time
 
-import lcm
-
-from hardware.lcm import DECODE_ERRORS
+from hardware.lcm import DECODE_ERRORS, DEFAULT_URL, subscription
 from hardware.lcm.lcm_types import velocity_command_t
 from hardware.refusals import INVALID, UNDECODABLE, Refusals
 from mpc.app.commands.command_base import CommandSource, VelocityCommand
 
 log = logging.getLogger(__name__)
-
-DEFAULT_URL = "udpm://239.255.76.67:7667?ttl=0"
 
 
 class LcmCommand(CommandSource):
@@ -35,33 +31,19 @@ class LcmCommand(CommandSource):
 
     def __init__(self, lcm_url: str = DEFAULT_URL, channel: str = "MPC_VELOCITY_COMMAND"):
         self.check_options({"lcm_url": lcm_url, "channel": channel})
-        try:
-            self._lcm = lcm.LCM(lcm_url)
-        except Exception as e:  # the lcm module raises RuntimeError/OSError variants
-            raise ValueError(f"command.source: cannot open LCM URL {lcm_url!r}: {e}") from None
         self._latest: tuple[float, float, float, float] | None = None  # vx, vy, wz, arrival
         self._lock = threading.Lock()
-        self._stop = threading.Event()
         #: Messages refused (undecodable, non-finite), and errors of the LCM handler.
         self.refused = Refusals(f"command.source lcm {channel}", log)
         self.accepted = 0
-        self._subscription = self._lcm.subscribe(channel, self._on_message)
-        self._thread = threading.Thread(target=self._receive, name="lcm-command", daemon=True)
-        self._thread.start()
+        self._subscription = subscription.Subscription(
+            lcm_url, channel, self._on_message, self.refused, "command.source", "lcm-command")
 
     @classmethod
     def check_options(cls, options: dict) -> None:
-        if not options.get("lcm_url", DEFAULT_URL) or not options.get("channel", "x"):
-            raise ValueError("command.source: lcm_url and channel must not be empty")
+        subscription.check_options(options, "command.source")
 
-    def _receive(self) -> None:
-        while not self._stop.is_set():
-            try:
-                self._lcm.handle_timeout(50)
-            except Exception as e:  # a bug in the handler: counted and logged, never fatal
-                self.refused.refuse("handler_error", f"{type(e).__name__}: {e}")
-
-    def _on_message(self, channel: str, data: bytes) -> None:
+    def _on_message(self, data: bytes) -> None:
         try:
             msg = velocity_command_t.decode(data)
         except DECODE_ERRORS as e:
@@ -87,6 +69,4 @@ class LcmCommand(CommandSource):
         return {"accepted": self.accepted, "refused": self.refused.as_dict()}
 
     def close(self) -> None:
-        self._stop.set()
-        self._thread.join(1.0)
-        self._lcm.unsubscribe(self._subscription)
+        self._subscription.close()

@@ -13,19 +13,14 @@ map (what a mapping process, or a test, publishes).
 from __future__ import annotations
 
 import logging
-import threading
 
-import lcm
-
-from hardware.lcm import DECODE_ERRORS
+from hardware.lcm import DECODE_ERRORS, DEFAULT_URL, subscription
 from hardware.lcm.lcm_types import height_map_t
 from hardware.map_receiver import MapReceiver
 from hardware.refusals import UNDECODABLE
 from mpc.tasks.terrain_map import HeightMap
 
 log = logging.getLogger(__name__)
-
-DEFAULT_URL = "udpm://239.255.76.67:7667?ttl=0"
 
 
 def encode(terrain: HeightMap, utime: int = 0) -> bytes:
@@ -46,32 +41,18 @@ class LcmMapSource(MapReceiver):
     def __init__(self, lcm_url: str = DEFAULT_URL, channel: str = "TERRAIN_MAP"):
         super().__init__(f"map_input lcm {channel}", log)
         self.check_options({"lcm_url": lcm_url, "channel": channel})
-        try:
-            self._lcm = lcm.LCM(lcm_url)
-        except Exception as e:  # the lcm module raises RuntimeError/OSError variants
-            raise ValueError(f"map_input.source: cannot open LCM URL {lcm_url!r}: {e}") from None
         self.channel = channel
-        self._stop = threading.Event()
-        self._subscription = self._lcm.subscribe(channel, self._on_message)
-        self._thread = threading.Thread(target=self._receive, name="lcm-map", daemon=True)
-        self._thread.start()
+        self._subscription = subscription.Subscription(
+            lcm_url, channel, self._on_message, self.refused, "map_input.source", "lcm-map")
 
     @classmethod
     def check_options(cls, options: dict) -> None:
-        if not options.get("lcm_url", DEFAULT_URL) or not options.get("channel", "x"):
-            raise ValueError("map_input.source: lcm_url and channel must not be empty")
+        subscription.check_options(options, "map_input.source")
 
     def describe(self) -> str:
         return f"LCM channel {self.channel}"
 
-    def _receive(self) -> None:
-        while not self._stop.is_set():
-            try:
-                self._lcm.handle_timeout(50)
-            except Exception as e:  # a bug in the handler: counted and logged, never fatal
-                self.refused.refuse("handler_error", f"{type(e).__name__}: {e}")
-
-    def _on_message(self, channel: str, data: bytes) -> None:
+    def _on_message(self, data: bytes) -> None:
         try:
             msg = height_map_t.decode(data)
         except DECODE_ERRORS as e:
@@ -80,6 +61,4 @@ class LcmMapSource(MapReceiver):
         self.receive(msg)
 
     def close(self) -> None:
-        self._stop.set()
-        self._thread.join(1.0)
-        self._lcm.unsubscribe(self._subscription)
+        self._subscription.close()

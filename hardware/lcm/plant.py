@@ -46,7 +46,7 @@ import robots
 from hardware.estimation.base_state import BaseState, ImuSample
 from hardware.estimation.clock_sync import ClockOffset
 from hardware.estimation.mocap_imu import EstimatorOptions, MocapImuEstimator
-from hardware.lcm import DECODE_ERRORS
+from hardware.lcm import DECODE_ERRORS, DEFAULT_URL
 from hardware.lcm.lcm_types import joint_command_t, robot_state_t, sim_step_t
 from hardware.lcm.pose_input import LcmPoseInput
 from hardware.mocap.pose_input import MocapOptions, NatNetPoseInput, PoseStamper
@@ -58,7 +58,6 @@ from robots.info import RobotInfo
 log = logging.getLogger(__name__)
 
 #: LCM's default multicast group; ttl=0 keeps the traffic on this host.
-DEFAULT_URL = "udpm://239.255.76.67:7667?ttl=0"
 #: How often the LCM thread checks the watchdogs, at the latest (ms).
 WATCH_PERIOD_MS = 10
 #: A state value (rad, rad/s, N m, m/s^2, m) this large is no sensor's reading.

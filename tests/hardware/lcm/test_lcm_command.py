@@ -16,7 +16,7 @@ def test_a_published_command_arrives_and_ages():
         assert source.read(0.0) is None  # silent: the dead-man rule keeps the robot standing
         msg = velocity_command_t()
         msg.utime, msg.vx, msg.vy, msg.yaw_rate = 1, 0.4, -0.1, 0.2
-        source._lcm.publish("VEL", msg.encode())  # memq: same instance
+        source._subscription.lcm.publish("VEL", msg.encode())  # memq: same instance
         deadline = time.monotonic() + 2.0
         while source.read(10.0) is None and time.monotonic() < deadline:
             time.sleep(0.01)

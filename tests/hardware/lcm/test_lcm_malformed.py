@@ -129,7 +129,7 @@ def test_malformed_velocity_commands_are_refused_and_the_receiver_keeps_listenin
         assert c is not None, source.stats()
         assert c.as_array().tolist() == pytest.approx([0.3, 0.0, 0.1])
         assert source.stats() == {"accepted": 1, "refused": {UNDECODABLE: 2, INVALID: 1}}
-        assert source._thread.is_alive()
+        assert source._subscription.thread.is_alive()
     finally:
         source.close()
 

@@ -195,10 +195,7 @@ class Session:
         self.command_source: CommandSource | None = None
         self.command_filter: CommandFilter | None = None
         if cfg.command.source:
-            options = dict(cfg.command.source)
-            source_cls = COMMAND_SOURCES.get(options.pop("type"))
-            if "ros2" in inspect.signature(source_cls.__init__).parameters:
-                options["ros2"] = cfg.ros2  # a ROS 2 source joins the run's ROS 2 domain
+            source_cls, options = self._source(COMMAND_SOURCES, cfg.command.source)
             self.command_source = source_cls.build(options, self.plant)
             self.command_filter = CommandFilter(cfg.command.max_speed, cfg.command.max_accel,
                                                 cfg.command.timeout)
@@ -213,16 +210,22 @@ class Session:
         self._record_period = 1.0 / cfg.output.record_rate
         self._warmup_done = False
 
+    def _source(self, registry, section: dict) -> tuple[type, dict]:
+        """The class of an input source section (``command.source``, ``map_input.source``)
+        and the options it is built with: a ROS 2 source joins the run's ROS 2 domain."""
+        options = dict(section)
+        source_cls = registry.get(options.pop("type"))
+        if "ros2" in inspect.signature(source_cls.__init__).parameters:
+            options["ros2"] = self.cfg.ros2
+        return source_cls, options
+
     def _start_map_input(self) -> None:
         """The map source (``map_input.source``), the first map awaited if ``map_input.wait``
         asks for one (ValueError, one line, if none arrives); each plan applies the newest."""
         section = self.cfg.map_input
         if not section.source:
             return
-        options = dict(section.source)
-        source_cls = MAP_SOURCES.get(options.pop("type"))
-        if "ros2" in inspect.signature(source_cls.__init__).parameters:
-            options["ros2"] = self.cfg.ros2  # a ROS 2 source joins the run's ROS 2 domain
+        source_cls, options = self._source(MAP_SOURCES, section.source)
         self.map_updates = MapUpdates(source_cls(**options), self.task, self.planner)
         if section.wait > 0 and not self.map_updates.source.wait(section.wait):
             raise ValueError(f"map_input: no valid map within map_input.wait = {section.wait:g} "

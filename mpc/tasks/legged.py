@@ -64,7 +64,7 @@ from mpc.tasks.gait import Gait, GaitClock, SpeedGait, step_height
 from mpc.tasks.ground import GroundFit, GroundPlane, up_axis
 from mpc.tasks.map_ground import MapGround
 from mpc.tasks.map_window import WindowSpec
-from mpc.tasks.task_base import CostTerm, Task, weighted_terms
+from mpc.tasks.task_base import CostTerm, Task, base_yaw, weighted_terms
 from mpc.tasks.terrain_map import HeightMap
 from mpc.tasks.velocity import VELOCITY_MODE_RANGES, VelocityMode, VelocityReference
 from robots.info import RobotInfo
@@ -596,7 +596,7 @@ class LeggedTask(VelocityMode, Task):
         swing = self.swing_targets(times) > 0.0
         v = np.asarray(qvel[0:2], dtype=float)
         speed = float(np.hypot(*v))
-        yaw = 2.0 * np.arctan2(qpos[6], qpos[3])  # about z, from the quaternion's w and z
+        yaw = base_yaw(qpos)
         turn = np.array([[np.cos(yaw), -np.sin(yaw)], [np.sin(yaw), np.cos(yaw)]])
         direction = v / speed if speed > 1e-3 else turn[:, 0]
         nfeet = len(self.robot.feet)

@@ -37,7 +37,16 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-from mpc.tasks.terrain_map import BASE, FLOOR_DROP, MAX_SAMPLES, HeightMap, MapError
+from mpc.tasks.task_base import base_yaw
+from mpc.tasks.terrain_map import (
+    BASE,
+    FLOOR_DROP,
+    MAX_SAMPLES,
+    HeightMap,
+    MapError,
+    floor_contact,
+    floor_plane,
+)
 
 log = logging.getLogger(__name__)
 
@@ -158,8 +167,7 @@ class MapWindow:
 
     def wanted_centre(self, qpos: np.ndarray) -> tuple[float, float]:
         """``ahead`` m in front of the base at ``qpos`` along its heading."""
-        w, x, y, z = qpos[3:7]
-        yaw = np.arctan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+        yaw = base_yaw(qpos)
         return (float(qpos[0] + self.spec.ahead * np.cos(yaw)),
                 float(qpos[1] + self.spec.ahead * np.sin(yaw)))
 
@@ -214,10 +222,7 @@ class MapWindow:
         """The window into the planning model's specification: a height field ``name`` of the
         window's grid on a static body, with the floor's contact parameters; the floor plane
         lowered to :data:`FLOOR_DROP` below the window's lowest height."""
-        floor = next((g for g in spec.worldbody.geoms
-                      if g.type == mujoco.mjtGeom.mjGEOM_PLANE), None)
-        if floor is None:
-            raise MapError("the model has no floor plane in its world body")
+        floor = floor_plane(spec)
         rows, cols = self.shape
         lo, hi = self.spec.z_low, self.spec.z_high
         res = self.spec.resolution
@@ -227,9 +232,7 @@ class MapWindow:
         cx, cy = self.centre
         body = spec.worldbody.add_body(name=self.BODY, pos=[cx, cy, lo])
         geom = body.add_geom(name=name, type=mujoco.mjtGeom.mjGEOM_HFIELD, hfieldname=name)
-        for attr in ("contype", "conaffinity", "condim", "friction", "solref", "solimp",
-                     "solmix", "margin", "gap", "priority", "group"):
-            setattr(geom, attr, getattr(floor, attr))
+        floor_contact(floor, geom)
         floor.pos = [floor.pos[0], floor.pos[1], lo - FLOOR_DROP]
 
     def bind(self, model: mujoco.MjModel, name: str) -> None:

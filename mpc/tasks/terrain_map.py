@@ -205,10 +205,7 @@ class HeightMap:
         """Add the map to ``spec`` (a robot's model specification before compiling, with a
         plane geom named ``floor`` in its world body) as a height-field geom with the floor's
         contact parameters; the floor is lowered to :data:`FLOOR_DROP` below the map."""
-        floor = next((g for g in spec.worldbody.geoms
-                      if g.type == mujoco.mjtGeom.mjGEOM_PLANE), None)
-        if floor is None:
-            raise MapError("the model has no floor plane in its world body")
+        floor = floor_plane(spec)
         h = self.heights
         rows, cols = h.shape
         lo, hi = float(h.min()), float(h.max())
@@ -220,9 +217,7 @@ class HeightMap:
         cx, cy = self.centre
         geom = spec.worldbody.add_geom(name=name, type=mujoco.mjtGeom.mjGEOM_HFIELD,
                                        hfieldname=name, pos=[cx, cy, lo])
-        for attr in ("contype", "conaffinity", "condim", "friction", "solref", "solimp",
-                     "solmix", "margin", "gap", "priority", "group"):
-            setattr(geom, attr, getattr(floor, attr))
+        floor_contact(floor, geom)
         if rgba is not None:
             geom.rgba = list(rgba)
         floor.pos = [floor.pos[0], floor.pos[1], lo - FLOOR_DROP]
@@ -238,6 +233,23 @@ class HeightMap:
             "heights": path.with_suffix(".npy").name, "resolution": self.resolution,
             "origin": list(self.origin)}, sort_keys=False))
         return path
+
+
+def floor_plane(spec: mujoco.MjSpec) -> mujoco.MjsGeom:
+    """The floor plane of a model specification's world body (MapError without one)."""
+    floor = next((g for g in spec.worldbody.geoms if g.type == mujoco.mjtGeom.mjGEOM_PLANE),
+                 None)
+    if floor is None:
+        raise MapError("the model has no floor plane in its world body")
+    return floor
+
+
+def floor_contact(floor: mujoco.MjsGeom, geom: mujoco.MjsGeom) -> None:
+    """Give ``geom`` (a map's height field) the floor's contact parameters and collision
+    bits: the feet meet the map as they meet the floor."""
+    for attr in ("contype", "conaffinity", "condim", "friction", "solref", "solimp",
+                 "solmix", "margin", "gap", "priority", "group"):
+        setattr(geom, attr, getattr(floor, attr))
 
 
 def _smooth(heights: np.ndarray, sigma_cells: float) -> np.ndarray:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+import time
 
 from cyclonedds._clayer import ddspy_take, ddspy_write
 from cyclonedds.builtin import BuiltinDataReader, BuiltinTopicDcpsPublication
@@ -155,6 +156,19 @@ class Reader:
             raise LinkError(f"DDS take on {self.topic} failed ({ret})")
         return [(data, info.source_timestamp, info.publication_handle)
                 for data, info in ret if info.valid_data]
+
+    def serve(self, handle, stop: threading.Event, refused, period: float) -> None:
+        """Hand each sample's bytes to ``handle`` until ``stop`` is set (a receiving
+        thread's loop): a failing take or a bug in ``handle`` is counted in ``refused``
+        (:class:`hardware.refusals.Refusals`) as ``handler_error``, never fatal, and receiving
+        goes on after ``period`` s."""
+        while not stop.is_set():
+            try:
+                for data, _, _ in self.take(period):
+                    handle(data)
+            except Exception as e:  # a bug or a failing take: counted and logged, never fatal
+                refused.refuse("handler_error", f"{type(e).__name__}: {e}")
+                time.sleep(period)
 
     def matched(self) -> int:
         return len(self.reader.get_matched_publications())

@@ -170,13 +170,7 @@ class Ros2Interface(Observer):
 
     # --- goals ----------------------------------------------------------------------------
     def _receive_goals(self) -> None:
-        while not self._stop.is_set():
-            try:
-                for data, _, _ in self.goal_reader.take(0.1):
-                    self.handle_goal(data)
-            except Exception as e:  # never fatal: counted and logged
-                self.refused.refuse("handler_error", f"{type(e).__name__}: {e}")
-                _time.sleep(0.1)
+        self.goal_reader.serve(self.handle_goal, self._stop, self.refused, 0.1)
 
     def handle_goal(self, data: bytes) -> None:
         """Take one goal message (CDR bytes), as the receiving thread does."""

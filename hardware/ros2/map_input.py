@@ -27,7 +27,6 @@ No ``from __future__ import annotations`` here: cyclonedds resolves the annotati
 
 import logging
 import threading
-import time as _time
 from dataclasses import dataclass, field
 
 import cyclonedds.idl as idl
@@ -89,13 +88,7 @@ class Ros2MapSource(MapReceiver):
         return f"ROS 2 topic {self.topic}"
 
     def _receive(self) -> None:
-        while not self._stop.is_set():
-            try:
-                for data, _, _ in self.reader.take(0.05):
-                    self.handle(data)
-            except Exception as e:  # a bug or a failing take: counted and logged, never fatal
-                self.refused.refuse("handler_error", f"{type(e).__name__}: {e}")
-                _time.sleep(0.05)
+        self.reader.serve(self.handle, self._stop, self.refused, 0.05)
 
     def handle(self, data: bytes) -> None:
         """Take one sample (its CDR bytes), as the receiving thread does."""

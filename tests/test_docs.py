@@ -30,6 +30,7 @@ import importlib.util
 import io
 import re
 import shlex
+import signal
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -229,12 +230,18 @@ def captured_parser(main: Callable[[], object]) -> argparse.ArgumentParser:
     def capture(self, args=None, namespace=None):
         raise _ParserCapturedError(self)
 
-    with mock.patch.object(argparse.ArgumentParser, "parse_args", capture), \
-            mock.patch.object(argparse.ArgumentParser, "parse_known_args", capture):
-        try:
-            main()
-        except _ParserCapturedError as parsed:
-            return parsed.parser
+    # a program may install its signal handlers before it parses: the suite's own stay
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        with mock.patch.object(argparse.ArgumentParser, "parse_args", capture), \
+                mock.patch.object(argparse.ArgumentParser, "parse_known_args", capture):
+            try:
+                main()
+            except _ParserCapturedError as parsed:
+                return parsed.parser
+    finally:
+        for s, handler in handlers.items():
+            signal.signal(s, handler)
     raise AssertionError(f"{main} returned without parsing its arguments")
 
 

@@ -3,10 +3,11 @@
 the analytic backend's tests.
 
 The reference is centered ``mjd_transitionFD`` on a copy of the model whose Newton solver
-converges to 1e-12 (:func:`oracle_model`; at MuJoCo's default 1e-8 the differences themselves
-are off by up to tens of percent on contact-rich states). Differences are only a derivative
-where the contact set and the constraint states stay put within the step: :func:`is_smooth`
-checks that by probing ±eps in every state and control coordinate.
+converges to rounding (:func:`oracle_model`, :data:`TOLERANCE`; at MuJoCo's default 1e-8 the
+differences themselves are off by up to tens of percent on contact-rich states), warm-started
+at the solution of the state it differentiates (:func:`settle_solver`). Differences are only a
+derivative where the contact set and the constraint states stay put within the step:
+:func:`is_smooth` checks that by probing ±eps in every state and control coordinate.
 
 Error measures of a Jacobian X against the reference R:
 
@@ -28,8 +29,15 @@ import numpy as np
 
 #: Difference step of the reference (the audit retries 10x and 100x where it disagrees).
 EPS = 1e-6
-#: The reference model's solver tolerance.
-TOLERANCE = 1e-12
+#: The reference model's Newton tolerance. MuJoCo stops the solver once an iteration improves
+#: the (scaled) cost by less than it; near the minimum the cost is quadratic, so an error δ of
+#: the acceleration improves it by O(δ²), and at 1e-12 a solve may stop with δ near 1e-6 of
+#: the solution's scale: differences at step 1e-6 are then off by percent (a Go2 standing on a
+#: height field, 24 contacts: 4.8e-4 relative against the analytic derivatives at 1e-12, 3.9e-6
+#: at 1e-18, as with no tolerance at all; the cost is the same, ~15 ms, without a tolerance 0.5 s).
+TOLERANCE = 1e-18
+#: Its line search's tolerance.
+LS_TOLERANCE = 1e-12
 
 
 
@@ -75,7 +83,7 @@ def oracle_model(model: mujoco.MjModel, integrator: str | None = None) -> mujoco
     m = copy.copy(model)
     m.opt.solver = mujoco.mjtSolver.mjSOL_NEWTON
     m.opt.tolerance = TOLERANCE
-    m.opt.ls_tolerance = TOLERANCE
+    m.opt.ls_tolerance = LS_TOLERANCE
     m.opt.iterations = 1000
     m.opt.ls_iterations = 200
     if integrator is not None:
@@ -83,16 +91,40 @@ def oracle_model(model: mujoco.MjModel, integrator: str | None = None) -> mujoco
     return m
 
 
+def settle_solver(m: mujoco.MjModel, d: mujoco.MjData) -> None:
+    """Forward twice, the second time warm-started at the first solution; ``d``'s warm start
+    is left at the solution.
+
+    Each of the oracle's solves starts from ``qacc_warmstart``. From a stale one (the previous
+    step's acceleration, as a planner's knot carries, or another control) Newton stops once an
+    iteration improves the cost by less than the tolerance, which happens with the solution
+    still O(1e-7) away: the cost is quadratic near its minimum, so an error δ improves it by
+    O(δ²). Perturbed solves then stop after different numbers of iterations at different
+    distances, and differences at step 1e-6 turn that into errors of percent (measured on a
+    Go2 knot standing on a height field, 24 contacts: 1.4e-2 relative against the analytic
+    derivatives; 4e-6 from the settled start). From the solution itself each perturbed solve
+    starts O(eps) away and converges in its first iteration.
+    """
+    mujoco.mj_forward(m, d)
+    d.qacc_warmstart[:] = d.qacc
+    mujoco.mj_forward(m, d)
+    d.qacc_warmstart[:] = d.qacc
+
+
 def centered_fd(m: mujoco.MjModel, d: mujoco.MjData, eps: float = EPS, sensors: bool = False
                 ) -> tuple[np.ndarray, ...]:
-    """(A, B), or (A, B, C, D) with ``sensors``, by centered ``mjd_transitionFD`` at ``d``."""
+    """(A, B), or (A, B, C, D) with ``sensors``, by centered ``mjd_transitionFD`` at ``d``'s
+    state, the solver warm-started at its solution (:func:`settle_solver`, on a copy: ``d`` is
+    not changed)."""
+    scratch = _copy_state(m, d)
+    settle_solver(m, scratch)
     nx = 2 * m.nv + m.na
     A, B = np.zeros((nx, nx)), np.zeros((nx, m.nu))
     if not sensors:
-        mujoco.mjd_transitionFD(m, d, eps, True, A, B, None, None)
+        mujoco.mjd_transitionFD(m, scratch, eps, True, A, B, None, None)
         return A, B
     C, D = np.zeros((m.nsensordata, nx)), np.zeros((m.nsensordata, m.nu))
-    mujoco.mjd_transitionFD(m, d, eps, True, A, B, C if m.nsensordata else None,
+    mujoco.mjd_transitionFD(m, scratch, eps, True, A, B, C if m.nsensordata else None,
                             D if m.nsensordata else None)
     return A, B, C, D
 

@@ -31,6 +31,7 @@ from derivatives.oracle import (  # noqa: F401  (the tests take the oracle from 
     is_smooth,
     oracle_model,
     relative_error,
+    settle_solver,
 )
 
 STATES = ("standing", "trotting", "sliding", "airborne", "joint_limit", "fast_rotation")
@@ -150,19 +151,6 @@ def self_contact_state(m: mujoco.MjModel, seed: int = 0, floor: bool = True,
         if is_smooth(m, d):
             return d
     raise RuntimeError("no smooth self-contact state found")
-
-
-def settle_solver(m: mujoco.MjModel, d: mujoco.MjData) -> None:
-    """Forward twice, the second time warm-started at the first solution.
-
-    The oracle's perturbed solves start from ``qacc_warmstart``; from a stale one (a different
-    control, say) Newton may stop after two iterations up to 1e-7 away from the optimum even
-    at tolerance 1e-12, which differences at step 1e-6 turn into 1e-4 errors.
-    """
-    mujoco.mj_forward(m, d)
-    d.qacc_warmstart[:] = d.qacc
-    mujoco.mj_forward(m, d)
-    d.qacc_warmstart[:] = d.qacc
 
 
 def _push_past_limit(m: mujoco.MjModel, d: mujoco.MjData, legs: list[int],

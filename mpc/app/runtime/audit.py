@@ -5,14 +5,16 @@ Every ``every``-th planner iteration, :meth:`DerivativeAudit.offer` (planner thr
 knot, chosen at random among the knots the provider linearized, with the planner's A, B for it,
 and hands it to a worker thread at the lowest priority (niceness 19). The worker recomputes
 (A*, B*) by the oracle of :mod:`derivatives.oracle` (centered ``mjd_transitionFD`` on a copy of
-the planning model whose solver is tightened: Newton, tolerance 1e-12; at the usual 1e-8 the
+the planning model whose Newton solver converges to rounding from the knot's own solution; at
+the usual tolerance 1e-8, or from the knot's warm start, the previous step's acceleration, the
 differences themselves are off by percent), and records the relative Frobenius errors
 
     e_A = ‖A − A*‖ / ‖A*‖,   e_B = ‖B − B*‖ / ‖B*‖,   e = max(e_A, e_B).
 
 Differences have an error of their own (truncation ∝ eps², solver residual and steep contact
-curvature ∝ 1/eps; on planner knots of the A1 trot, eps = 1e-6 is off by up to 5 % where 1e-4
-agrees with the closed form to 4e-4), so a check beyond the threshold is repeated at 10 eps and
+curvature ∝ 1/eps; on planner knots of the A1 trot, with the oracle before its solves were
+converged to rounding, eps = 1e-6 was off by up to 5 % where 1e-4 agreed with the closed form
+to 4e-4), so a check beyond the threshold is repeated at 10 eps and
 100 eps and the best agreement counts.
 
 A check beyond ``threshold`` is a disagreement if the knot is smooth (the contact set and the

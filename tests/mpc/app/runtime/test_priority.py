@@ -1,0 +1,62 @@
+"""``runtime.nice``: the controller's niceness on every thread, or one line if not permitted."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.cli_checks import assert_one_line
+
+REPO = Path(__file__).resolve().parents[4]
+#: linux/prctl.h and linux/capability.h.
+PR_CAPBSET_DROP, CAP_SYS_NICE = 24, 23
+
+#: In a process of its own (niceness never goes back down without privilege): a thread
+#: started before the option is applied and one started after must both run at it.
+SCRIPT = """
+import os, threading
+from mpc.app.runtime.priority import set_niceness
+def nice_of_this_thread(out):
+    out.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+go, before, after = threading.Event(), [], []
+early = threading.Thread(target=lambda: (go.wait(), nice_of_this_thread(before)))
+early.start()
+set_niceness(7)
+go.set(); early.join()
+late = threading.Thread(target=nice_of_this_thread, args=(after,))
+late.start(); late.join()
+main = []
+nice_of_this_thread(main)
+print(main[0], before[0], after[0])
+"""
+
+
+def test_every_thread_runs_at_the_niceness_asked_for():
+    res = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
+                         cwd=REPO, timeout=60, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == ["7", "7", "7"]
+
+
+def _unprivileged() -> None:
+    """The child without the right to raise a priority: as root, CAP_SYS_NICE dropped from
+    the capability bounding set (root's capabilities after exec are that set); an ordinary
+    user has not got it."""
+    if os.geteuid() == 0 and ctypes.CDLL(None, use_errno=True).prctl(
+            PR_CAPBSET_DROP, CAP_SYS_NICE, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP, CAP_SYS_NICE)")
+
+
+def test_a_raised_priority_that_is_not_permitted_is_one_line(tmp_path):
+    """An unprivileged run asking for a negative niceness: exit 2, one line naming the key,
+    before anything is built."""
+    res = subprocess.run(
+        [sys.executable, "-m", "mpc.app.cli", "configs/a1_trot.yaml", "--mode", "lockstep",
+         "--duration", "0.1", "--quiet", "--out", str(tmp_path / "run"),
+         "--set", "runtime.nice=-5"],
+        capture_output=True, text=True, cwd=REPO, timeout=120, preexec_fn=_unprivileged,
+        env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert_one_line(res, "runtime.nice -5: not permitted to raise the controller's priority")

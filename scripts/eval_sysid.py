@@ -2,7 +2,7 @@
 
     python scripts/eval_sysid.py [--robots go1 go2] [--draws 10] [--first-draw 0]
         [--gantry 60] [--trot 12] [--engine ray|serial] [--out bench_results/sysid]
-        [--identify-only] [--loopback [--nice N] [--allowance]]
+        [--identify-only] [--loopback [--nice N] [--realtime P] [--allowance]]
 
 Each case (a robot and a draw) is one campaign case (:mod:`mpc.app.campaign`, Ray local by
 default, or ``--engine serial``), all in lockstep on :class:`hardware.fake.motor_plant.
@@ -230,7 +230,8 @@ def run_case(case: dict) -> dict:
 
 
 def loopback_case(robot: str, index: int, out: Path, gantry: float, trot_s: float,
-                  port: int, domain: int, allowance: bool, nice: int | None) -> dict:
+                  port: int, domain: int, allowance: bool, nice: int | None,
+                  realtime: int | None) -> dict:
     """Draw ``index`` over loopback in real time (``--loopback``): ``mpc-fake-robot`` with the
     truth overlay in a process of its own (Go1: legacy UDP, Go2: DDS; at niceness -10 from
     hw_loopback, which stands the robot's own processor), the shipped gantry and
@@ -238,8 +239,11 @@ def loopback_case(robot: str, index: int, out: Path, gantry: float, trot_s: floa
     ``mpc-sysid`` on the two run directories, then the trotting run again planned on the
     identified overlay. ``allowance``: hw_loopback's looser stale-state and stale-command
     limits (for a machine shared with other heavy work; not the product's result). ``nice``:
-    the controller's niceness (``runtime.nice``; None: as this script runs). Each run's
-    figures are kept in ``runs.json`` for ``--identify-only``."""
+    the controller's niceness (``runtime.nice``; None: as this script runs). ``realtime``: P,
+    the controller's feedback thread under SCHED_FIFO at P (``runtime.realtime_priority``), its
+    robot link's process at P + 1 (``plant.link_priority``) and the fake robot at P + 2 (it
+    stands for the robot's own processor). Each run's figures are kept in ``runs.json`` for
+    ``--identify-only``."""
     from hw_loopback import run_once
 
     folder = out / f"{robot}_{index}"
@@ -251,11 +255,14 @@ def loopback_case(robot: str, index: int, out: Path, gantry: float, trot_s: floa
     runs: dict[str, dict] = {}
 
     def once(name: str, config: str, seconds: float, sets: list[str], fake: list[str]) -> None:
+        priority = [*([f"runtime.nice={nice}"] if nice is not None else []),
+                    *([f"runtime.realtime_priority={realtime}",
+                       f"plant.link_priority={realtime + 1}"] if realtime else [])]
         args = argparse.Namespace(
             robot=robot, base_state="estimator", truth_port=None, port=port, domain=domain,
             fake_arg=[*fake, "--overlay", str(truth_file)], allowance=allowance,
-            set=[*sets, *([f"runtime.nice={nice}"] if nice is not None else [])],
-            config=config, duration=seconds, mpc_arg=[])
+            set=[*sets, *priority], config=config, duration=seconds, mpc_arg=[],
+            robot_fifo=realtime + 2 if realtime else None)
         r = run_once(args, folder / name)
         load = os.getloadavg()[0]  # over the last minute: the run's own
         path = folder / name / "run" / "summary.json"
@@ -338,6 +345,10 @@ def main() -> None:
                    help="--loopback: the controller's niceness (runtime.nice, e.g. -10 as on a "
                         "robot's computer; needs root); the fake robot runs at -10 from "
                         "hw_loopback either way")
+    p.add_argument("--realtime", type=int, default=None, metavar="P",
+                   help="--loopback: the controller's feedback thread under SCHED_FIFO at P "
+                        "(runtime.realtime_priority), its robot link at P + 1 "
+                        "(plant.link_priority), the fake robot at P + 2 (needs root)")
     p.add_argument("--first-draw", type=int, default=0)
     p.add_argument("--port", type=int, default=18470, help="--loopback: the fake robot's UDP "
                    "port (the bridge takes the next)")
@@ -352,7 +363,8 @@ def main() -> None:
                     r = loopback_identify(robot, i, out / "loopback")
                 else:
                     r = loopback_case(robot, i, out / "loopback", args.gantry, args.trot,
-                                      args.port, args.domain, args.allowance, args.nice)
+                                      args.port, args.domain, args.allowance, args.nice,
+                                      args.realtime)
                 print(json.dumps(r), flush=True)
                 rows.append({**r, "fails": "; ".join(r["fails"]) or "none"})
         again = args.identify_only
@@ -361,6 +373,7 @@ def main() -> None:
                            f"{args.trot:g} s trotting runs"
                            f"{'; hw_loopback --allowance' if args.allowance else ''}"
                            f"{f'; controller at niceness {args.nice}' if args.nice else ''}"
+                           f"{f'; SCHED_FIFO {args.realtime}' if args.realtime else ''}"
                            f"{f'; identified again, code {_code_version()}' if again else ''}."))
         return
     cases = [{"robot": r, "draw": i, "gantry": args.gantry, "trot": args.trot,

@@ -93,6 +93,10 @@ class RuntimeConfig:
                                     "priority, e.g. -10 on a robot's computer; needs root or "
                                     "CAP_SYS_NICE; None: as started; see "
                                     "mpc/app/runtime/priority.py)")
+    realtime_priority: int | None = setting(
+        None, min=1, max=98, help="realtime: run the feedback law's thread under SCHED_FIFO "
+        "at this priority (needs root or CAP_SYS_NICE; None: an ordinary thread; see "
+        "mpc/app/runtime/priority.py)")
 
 
 @dataclass

@@ -109,6 +109,8 @@ def run(config: Config | str, overrides: Sequence[str] = (), *, out: str | Path 
     check_mode(cfg, plant)
     if cfg.runtime.nice is not None:  # before any thread or the link's process starts
         priority.set_niceness(cfg.runtime.nice)
+    if cfg.runtime.realtime_priority is not None and cfg.runtime.mode == "realtime":
+        priority.check_realtime(cfg.runtime.realtime_priority, "runtime.realtime_priority")
     if out is not None and Path(out).resolve() in _CLAIMED:
         run_dir = Path(out)
     else:

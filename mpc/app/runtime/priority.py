@@ -1,21 +1,33 @@
-"""The controller's scheduling priority (``runtime.nice``).
+"""The controller's scheduling priority: ``runtime.nice`` and ``runtime.realtime_priority``.
 
 A robot's computer runs other work beside the controller (the vendor's services, a camera
 driver, a ROS 2 stack). The controller's deadlines are short: the bridge refuses a command
-computed from a state older than ``safety.max_command_age`` (20 ms) and damps when the policy
-is older than ``runtime.policy_timeout``, so a controller held off the processor for tens of
-milliseconds ends the run. ``runtime.nice: N`` sets the niceness of the controller's process
-to N before anything is built (a negative N raises its priority: Linux gives a task of niceness
-N a share of the processor proportional to 1024 / 1.25^N, so at -10 it outweighs a task at 0
-about 9 to 1 and one at 10 about 87 to 1, and it preempts them sooner on waking).
+computed from a state older than ``safety.max_command_age`` (20 ms), damps when no state came
+for ``safety.state_timeout`` (30 ms), and the feedback law damps when the policy is older than
+``runtime.policy_timeout``; a controller held off the processor for tens of milliseconds ends
+the run.
 
-Linux keeps the niceness per thread, and a new thread takes its creator's: every thread the
-process has when the option is applied is set (``/proc/self/task``), and every thread started
-later inherits it, as does the robot link's process, which then adds its own ``link_nice``
-(:mod:`hardware.unitree.link_process`). Raising the priority needs root, ``CAP_SYS_NICE`` or
-an ``RLIMIT_NICE`` that allows it; otherwise the run stops with one line saying so
-(:class:`~mpc.app.errors.UserError`, exit code 2) rather than running at a priority it was
-not given.
+``runtime.nice: N`` sets the niceness of the controller's process to N before anything is
+built: a negative N is a larger share of the processor (Linux weighs a task of niceness N by
+1024 / 1.25^N: at -10 it outweighs a task at 0 about 9 to 1, one at 10 about 87 to 1). Linux
+keeps the niceness per thread, and a new thread takes its creator's: every thread the process
+has is set (``/proc/self/task``), and every thread started later inherits it, as does the robot
+link's process (which then adds its own ``link_nice``). A share is not a deadline, though: on
+a loaded machine a thread at niceness -10 still waited up to 33 ms to run after a 1 ms sleep
+(Linux 6.18's EEVDF scheduler, 2 cores, load average 5-6), where one under SCHED_FIFO waited
+at most 5.5 ms.
+
+``runtime.realtime_priority: P`` (1-98) runs the feedback law's thread under SCHED_FIFO at
+priority P: it preempts every ordinary thread when it wakes, and it is light (one TV-LQR step
+at ``feedback_rate``), so it cannot starve the machine. The planner's threads stay ordinary
+(they compute all the time; under SCHED_FIFO they would take the processors from everything
+else). The Unitree plants' ``plant.link_priority`` does the same for the robot link's process
+(:mod:`hardware.unitree.link_process`).
+
+Raising a priority needs root, ``CAP_SYS_NICE`` or a limit that allows it (``RLIMIT_NICE``,
+``RLIMIT_RTPRIO``, e.g. in /etc/security/limits.conf); without it the run stops with one line
+saying so (:class:`~mpc.app.errors.UserError`, exit code 2) rather than running at a priority
+it was not given.
 """
 
 from __future__ import annotations
@@ -24,6 +36,9 @@ import os
 from pathlib import Path
 
 from mpc.app.errors import UserError
+
+#: How to grant the right to raise a priority (for the error's line).
+PERMISSION = "needs root, CAP_SYS_NICE or a limit that allows it, e.g. in /etc/security/limits.conf"
 
 
 def threads() -> list[int]:
@@ -40,8 +55,27 @@ def set_niceness(nice: int) -> None:
         except ProcessLookupError:  # the thread ended meanwhile
             continue
         except PermissionError:
-            raise UserError(
-                f"runtime.nice {nice}: not permitted to raise the controller's priority to "
-                f"niceness {nice} (from {os.getpriority(os.PRIO_PROCESS, tid)}; needs root, "
-                f"CAP_SYS_NICE or a nice limit that allows it, e.g. in "
-                f"/etc/security/limits.conf)") from None
+            raise UserError(f"runtime.nice {nice}: not permitted to raise the controller's "
+                            f"priority to niceness {nice} ({PERMISSION})") from None
+
+
+def set_realtime(priority: int, key: str, every_thread: bool = False) -> None:
+    """Run the calling thread (with ``every_thread``: every thread of this process) and the
+    threads it starts later under SCHED_FIFO at ``priority``; UserError naming config key
+    ``key`` if the system does not permit it."""
+    for tid in threads() if every_thread else [0]:
+        try:
+            os.sched_setscheduler(tid, os.SCHED_FIFO, os.sched_param(priority))
+        except ProcessLookupError:  # the thread ended meanwhile
+            continue
+        except PermissionError:
+            raise UserError(f"{key} {priority}: not permitted to run under SCHED_FIFO "
+                            f"({PERMISSION})") from None
+
+
+def check_realtime(priority: int, key: str) -> None:
+    """UserError now, before anything is built, if a thread may not run under SCHED_FIFO at
+    ``priority`` (:func:`set_realtime`): the calling thread tries it and goes back."""
+    policy, param = os.sched_getscheduler(0), os.sched_getparam(0)
+    set_realtime(priority, key)
+    os.sched_setscheduler(0, policy, param)

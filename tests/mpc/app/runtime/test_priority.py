@@ -1,4 +1,5 @@
-"""``runtime.nice``: the controller's niceness on every thread, or one line if not permitted."""
+"""``runtime.nice`` and ``runtime.realtime_priority``: the controller's niceness on every thread,
+the feedback law's thread under SCHED_FIFO, or one line if not permitted."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from mpc.app.run import run
+from mpc.app.runtime.session import Session
 from tests.cli_checks import assert_one_line
 
 REPO = Path(__file__).resolve().parents[4]
@@ -60,3 +63,41 @@ def test_a_raised_priority_that_is_not_permitted_is_one_line(tmp_path):
         capture_output=True, text=True, cwd=REPO, timeout=120, preexec_fn=_unprivileged,
         env={**os.environ, "PYTHONPATH": str(REPO)})
     assert_one_line(res, "runtime.nice -5: not permitted to raise the controller's priority")
+
+
+def test_a_realtime_priority_that_is_not_permitted_is_one_line(tmp_path):
+    res = subprocess.run(
+        [sys.executable, "-m", "mpc.app.cli", "configs/a1_trot.yaml", "--mode", "realtime",
+         "--duration", "0.1", "--quiet", "--out", str(tmp_path / "run"),
+         "--set", "runtime.realtime_priority=20"],
+        capture_output=True, text=True, cwd=REPO, timeout=120, preexec_fn=_unprivileged,
+        env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert_one_line(res, "runtime.realtime_priority 20: not permitted to run under SCHED_FIFO")
+
+
+def test_the_feedback_thread_runs_under_sched_fifo_and_the_planner_does_not(tmp_path,
+                                                                           monkeypatch):
+    """A realtime run with ``runtime.realtime_priority``: every feedback step runs under
+    SCHED_FIFO at that priority, every planner iteration as an ordinary thread, and the
+    calling thread is ordinary again after the run's check."""
+    seen: dict[str, set] = {"act": set(), "plan": set()}
+    act, plan = Session.act, Session.plan
+
+    def policy() -> tuple[int, int]:
+        return os.sched_getscheduler(0), os.sched_getparam(0).sched_priority
+
+    def recording_act(self, state):
+        seen["act"].add(policy())
+        return act(self, state)
+
+    def recording_plan(self, state):
+        seen["plan"].add(policy())
+        return plan(self, state)
+
+    monkeypatch.setattr(Session, "act", recording_act)
+    monkeypatch.setattr(Session, "plan", recording_plan)
+    run("configs/a1_trot.yaml", ["runtime.mode=realtime", "runtime.duration=0.5",
+                                 "runtime.realtime_priority=20"], out=tmp_path / "run")
+    assert seen["act"] == {(os.SCHED_FIFO, 20)}
+    assert seen["plan"] and all(p == os.SCHED_OTHER for p, _ in seen["plan"])
+    assert os.sched_getscheduler(0) == os.SCHED_OTHER

@@ -63,7 +63,7 @@ def test_a_raised_priority_that_is_not_permitted_is_one_line(tmp_path):
         capture_output=True, text=True, cwd=REPO, timeout=120, preexec_fn=_unprivileged,
         env={**os.environ, "PYTHONPATH": str(REPO)})
     assert_one_line(res, "runtime.nice -5: not permitted to raise the controller's priority")
-    assert not (tmp_path / "run").exists()  # refused before the run began
+    assert not (tmp_path / "run" / "summary.json").exists()  # refused before the run began
 
 
 def test_a_realtime_priority_that_is_not_permitted_is_one_line(tmp_path):
@@ -74,7 +74,7 @@ def test_a_realtime_priority_that_is_not_permitted_is_one_line(tmp_path):
         capture_output=True, text=True, cwd=REPO, timeout=120, preexec_fn=_unprivileged,
         env={**os.environ, "PYTHONPATH": str(REPO)})
     assert_one_line(res, "runtime.realtime_priority 20: not permitted to run under SCHED_FIFO")
-    assert not (tmp_path / "run").exists()  # refused before the run began, not by its thread
+    assert not (tmp_path / "run" / "summary.json").exists()  # before the run, not by a thread
 
 
 def test_the_feedback_thread_runs_under_sched_fifo_and_the_planner_does_not(tmp_path,

@@ -12,10 +12,16 @@ built: a negative N is a larger share of the processor (Linux weighs a task of n
 1024 / 1.25^N: at -10 it outweighs a task at 0 about 9 to 1, one at 10 about 87 to 1). Linux
 keeps the niceness per thread, and a new thread takes its creator's: every thread the process
 has is set (``/proc/self/task``), and every thread started later inherits it, as does the robot
-link's process (which then adds its own ``link_nice``). A share is not a deadline, though: on
-a loaded machine a thread at niceness -10 still waited up to 33 ms to run after a 1 ms sleep
-(Linux 6.18's EEVDF scheduler, 2 cores, load average 5-6), where one under SCHED_FIFO waited
-at most 5.5 ms.
+link's process (which then adds its own ``link_nice``). Where the kernel groups each session's
+processes (autogroup scheduling, ``kernel.sched_autogroup_enabled`` = 1, the default of many
+distributions), a niceness orders threads only within their session's group, and the groups
+share the processor by the groups' own niceness: a controller at -10 started from one terminal
+got no more than a busy program at 10 started from another. The option therefore sets the
+group's niceness as well (``/proc/self/autogroup``; the other processes of the session, the
+shell that started ``mpc-run``, share it). A share is not a deadline, though: on the loaded
+development machine a thread at niceness -10 still waited up to 33 ms to run after a 1 ms
+sleep (Linux 6.18's EEVDF scheduler, 2 cores, load average 5-6, its group at 0), where one
+under SCHED_FIFO waited at most 5.5 ms.
 
 ``runtime.realtime_priority: P`` (1-98) runs the feedback law's thread under SCHED_FIFO at
 priority P: it preempts every ordinary thread when it wakes, and it is light (one TV-LQR step
@@ -46,17 +52,34 @@ def threads() -> list[int]:
     return sorted(int(p.name) for p in Path("/proc/self/task").iterdir())
 
 
+#: The kernel's switch of autogroup scheduling, and this process's group.
+AUTOGROUP_SWITCH = Path("/proc/sys/kernel/sched_autogroup_enabled")
+AUTOGROUP = Path("/proc/self/autogroup")
+
+
+def autogroups() -> bool:
+    """Whether the kernel schedules sessions as groups (module docstring)."""
+    return AUTOGROUP_SWITCH.is_file() and AUTOGROUP_SWITCH.read_text().strip() == "1"
+
+
 def set_niceness(nice: int) -> None:
-    """Give every thread of this process the niceness ``nice`` (module docstring);
-    UserError if the system does not permit it."""
+    """Give every thread of this process, and its session's group where the kernel groups
+    sessions, the niceness ``nice`` (module docstring); UserError if the system does not
+    permit it."""
+    refused = UserError(f"runtime.nice {nice}: not permitted to raise the controller's "
+                        f"priority to niceness {nice} ({PERMISSION})")
     for tid in threads():
         try:
             os.setpriority(os.PRIO_PROCESS, tid, nice)
         except ProcessLookupError:  # the thread ended meanwhile
             continue
         except PermissionError:
-            raise UserError(f"runtime.nice {nice}: not permitted to raise the controller's "
-                            f"priority to niceness {nice} ({PERMISSION})") from None
+            raise refused from None
+    if autogroups():
+        try:
+            AUTOGROUP.write_text(f"{nice}\n")
+        except PermissionError:
+            raise refused from None
 
 
 def set_realtime(priority: int, key: str, every_thread: bool = False) -> None:

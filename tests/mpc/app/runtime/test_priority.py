@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from mpc.app.run import run
+from mpc.app.runtime.priority import autogroups
 from mpc.app.runtime.session import Session
 from tests.cli_checks import assert_one_line
 
@@ -21,6 +22,7 @@ PR_CAPBSET_DROP, CAP_SYS_NICE = 24, 23
 #: started before the option is applied and one started after must both run at it.
 SCRIPT = """
 import os, threading
+from pathlib import Path
 from mpc.app.runtime.priority import set_niceness
 def nice_of_this_thread(out):
     out.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
@@ -33,15 +35,20 @@ late = threading.Thread(target=nice_of_this_thread, args=(after,))
 late.start(); late.join()
 main = []
 nice_of_this_thread(main)
-print(main[0], before[0], after[0])
+group = Path("/proc/self/autogroup")
+print(main[0], before[0], after[0], group.read_text().split()[-1] if group.is_file() else 0)
 """
 
 
-def test_every_thread_runs_at_the_niceness_asked_for():
+def test_every_thread_and_the_session_s_group_run_at_the_niceness_asked_for():
+    """In a session of its own (its own scheduling group, where the kernel groups sessions:
+    the group's niceness is what the scheduler weighs against other sessions)."""
     res = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
-                         cwd=REPO, timeout=60, env={**os.environ, "PYTHONPATH": str(REPO)})
+                         cwd=REPO, timeout=60, env={**os.environ, "PYTHONPATH": str(REPO)},
+                         start_new_session=True)
     assert res.returncode == 0, res.stderr
-    assert res.stdout.split() == ["7", "7", "7"]
+    group = "7" if autogroups() else "0"
+    assert res.stdout.split() == ["7", "7", "7", group]
 
 
 def _unprivileged() -> None:

@@ -286,6 +286,7 @@ def loopback_case(robot: str, index: int, out: Path, gantry: float, trot_s: floa
         once("trot_identified", f"{robot}_sysid_trot", trot_s,
              [f"robot={{name: {robot}, overlay: {overlay_file}}}"], [])
         result.update({f"trot_identified_{k}": v for k, v in runs["trot_identified"].items()})
+        (folder / "runs.json").write_text(json.dumps(runs))
     return result
 
 
@@ -367,6 +368,9 @@ def main() -> None:
                                       args.realtime)
                 print(json.dumps(r), flush=True)
                 rows.append({**r, "fails": "; ".join(r["fails"]) or "none"})
+        # a draw not identified (a run that ended too early) has no figures: blank cells
+        keys = list(dict.fromkeys(k for r in rows for k in r))
+        rows = [{k: r.get(k, "") for k in keys} for r in rows]
         again = args.identify_only
         print(write_tables(rows, out, "sysid_loopback" + ("_identification" if again else ""),
                            f"Over loopback in real time; {args.gantry:g} s gantry excitation, "

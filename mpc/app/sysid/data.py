@@ -16,8 +16,8 @@ time. Where the log shows that assumption broken, the samples that depend on it 
 - a gap in the command stream: departures more than ``GAP`` command periods apart. The link's
   process was held off between them: the command stamped before the gap may have left at any
   moment of it (the stamp is taken before the packet is written), and a gap longer than the
-  robot's own command watchdog (100 ms on the Unitree robots and the fake ones) puts its motors
-  in damping. Over the gap [t₁, t₂] the command in force is unknown.
+  robot's own command watchdog (the fake robots': 100 ms) puts its motors in damping. Over the
+  gap [t₁, t₂] the command in force is unknown.
 - a late state: one that arrived more than ``LATE`` after the earliest-arrival mapping says it
   was sent (lag = arrival − (tick + offset)). Either the robot stalled, and then stepped to
   catch up, obeying on its own clock the commands that had queued meanwhile all at once (early
@@ -28,10 +28,12 @@ time. Where the log shows that assumption broken, the samples that depend on it 
 A sample at t is computed from encoders filtered over t ± the filter's reach and from
 commands at t − δ ± that reach, so a span [a, b] leaves out the samples within
 [a − reach, b + δ_max + reach] (:func:`clear_of`; the reach is ``REACH`` / cutoff, beyond
-which the filter's impulse response holds 1.5 % of its weight). Without this, over a loopback
-whose commands came with gaps up to 142 ms, the fitted gains came out 10-80 % low: a command
-that acts at another time than the regression puts it is noise in the position and speed
-columns, and noise in a regressor biases its coefficient toward zero.
+which the filter's impulse response holds 1.5 % of its weight). There the regression's
+position column, Kp (q*(t − δ) − q(t)), is not the motors' (their q* is another command), and
+since q* − q is mostly the joint's lag behind its command, even a few milliseconds of it wrong
+move the gains and armature by tens of percent: on a Go1 gantry run over a loaded loopback
+(gaps up to 172 ms), 17 figures came out beyond 10 % of the truth without this and none with
+it, 29 % of the samples kept (docs/sysid.md).
 
 Filtering. Joint angles (encoders) are resampled on a uniform grid at the state period and
 low-passed at ``cutoff`` Hz forward and backward (4th-order Butterworth, no phase lag); speeds

@@ -344,8 +344,8 @@ def main() -> None:
                         "(a machine shared with other heavy work; not the product's result)")
     p.add_argument("--nice", type=int, default=None,
                    help="--loopback: the controller's niceness (runtime.nice, e.g. -10 as on a "
-                        "robot's computer; needs root); the fake robot runs at -10 from "
-                        "hw_loopback either way")
+                        "robot's computer; needs root; sets its session's scheduling group "
+                        "too: run this script under setsid)")
     p.add_argument("--realtime", type=int, default=None, metavar="P",
                    help="--loopback: the controller's feedback thread under SCHED_FIFO at P "
                         "(runtime.realtime_priority), its robot link at P + 1 "

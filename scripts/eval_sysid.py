@@ -2,7 +2,7 @@
 
     python scripts/eval_sysid.py [--robots go1 go2] [--draws 10] [--first-draw 0]
         [--gantry 60] [--trot 12] [--engine ray|serial] [--out bench_results/sysid]
-        [--identify-only | --loopback]
+        [--identify-only] [--loopback [--nice N] [--realtime P] [--allowance]]
 
 Each case (a robot and a draw) is one campaign case (:mod:`mpc.app.campaign`, Ray local by
 default, or ``--engine serial``), all in lockstep on :class:`hardware.fake.motor_plant.
@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from pathlib import Path
 
@@ -229,13 +230,20 @@ def run_case(case: dict) -> dict:
 
 
 def loopback_case(robot: str, index: int, out: Path, gantry: float, trot_s: float,
-                  port: int, domain: int, allowance: bool) -> dict:
+                  port: int, domain: int, allowance: bool, nice: int | None,
+                  realtime: int | None) -> dict:
     """Draw ``index`` over loopback in real time (``--loopback``): ``mpc-fake-robot`` with the
-    truth overlay in a process of its own (Go1: legacy UDP, Go2: DDS), the shipped gantry and
+    truth overlay in a process of its own (Go1: legacy UDP, Go2: DDS; at niceness -10 from
+    hw_loopback, which stands the robot's own processor), the shipped gantry and
     trotting configs through ``mpc-run`` on the robot's bridge (``scripts/hw_loopback.py``),
     ``mpc-sysid`` on the two run directories, then the trotting run again planned on the
     identified overlay. ``allowance``: hw_loopback's looser stale-state and stale-command
-    limits (for a machine shared with other heavy work; not the product's result)."""
+    limits (for a machine shared with other heavy work; not the product's result). ``nice``:
+    the controller's niceness (``runtime.nice``; None: as this script runs). ``realtime``: P,
+    the controller's feedback thread under SCHED_FIFO at P (``runtime.realtime_priority``), its
+    robot link's process at P + 1 (``plant.link_priority``) and the fake robot at P + 2 (it
+    stands for the robot's own processor). Each run's figures are kept in ``runs.json`` for
+    ``--identify-only``."""
     from hw_loopback import run_once
 
     folder = out / f"{robot}_{index}"
@@ -247,11 +255,16 @@ def loopback_case(robot: str, index: int, out: Path, gantry: float, trot_s: floa
     runs: dict[str, dict] = {}
 
     def once(name: str, config: str, seconds: float, sets: list[str], fake: list[str]) -> None:
+        priority = [*([f"runtime.nice={nice}"] if nice is not None else []),
+                    *([f"runtime.realtime_priority={realtime}",
+                       f"plant.link_priority={realtime + 1}"] if realtime else [])]
         args = argparse.Namespace(
             robot=robot, base_state="estimator", truth_port=None, port=port, domain=domain,
-            fake_arg=[*fake, "--overlay", str(truth_file)], allowance=allowance, set=sets,
-            config=config, duration=seconds, mpc_arg=[])
+            fake_arg=[*fake, "--overlay", str(truth_file)], allowance=allowance,
+            set=[*sets, *priority], config=config, duration=seconds, mpc_arg=[],
+            robot_fifo=realtime + 2 if realtime else None)
         r = run_once(args, folder / name)
+        load = os.getloadavg()[0]  # over the last minute: the run's own
         path = folder / name / "run" / "summary.json"
         summary = json.loads(path.read_text()) if path.is_file() else {}
         fake_summary = r["fake"] if isinstance(r["fake"], dict) else {}
@@ -259,6 +272,7 @@ def loopback_case(robot: str, index: int, out: Path, gantry: float, trot_s: floa
                       "states_hz": fake_summary.get("state_rate_hz"),
                       "e2e_median_ms": (r.get("end_to_end_ms") or {}).get("median"),
                       "s": summary.get("sim_time_s") or summary.get("wall_time_s"),
+                      "load": round(load, 1),
                       "trip": summary.get("damping_reason") or summary.get("fell_reason")
                       or ("fell" if fake_summary.get("fell") else None)
                       or (f"exit {r['mpc_exit']}" if r["mpc_exit"] else "none")}
@@ -266,6 +280,23 @@ def loopback_case(robot: str, index: int, out: Path, gantry: float, trot_s: floa
     once("gantry", f"{robot}_sysid_gantry", gantry + 6.0, [f"task.duration={gantry}"],
          ["--gantry", "--gantry-lift", "0.3"])
     once("trot", f"{robot}_sysid_trot", trot_s, [], [])
+    (folder / "runs.json").write_text(json.dumps(runs))
+    result = loopback_identify(robot, index, out)
+    if "identify_s" in result:
+        once("trot_identified", f"{robot}_sysid_trot", trot_s,
+             [f"robot={{name: {robot}, overlay: {overlay_file}}}"], [])
+        result.update({f"trot_identified_{k}": v for k, v in runs["trot_identified"].items()})
+        (folder / "runs.json").write_text(json.dumps(runs))
+    return result
+
+
+def loopback_identify(robot: str, index: int, out: Path) -> dict:
+    """Identification from draw ``index``'s stored loopback runs (:func:`loopback_case`),
+    with the code as it is: the runs' figures, accuracy and time; writes the overlay."""
+    folder = out / f"{robot}_{index}"
+    truth = draw(robot, index)
+    overlay_file = folder / "identified.yaml"
+    runs = json.loads((folder / "runs.json").read_text())
     tic = time.perf_counter()
     try:
         ident = identify([folder / "gantry" / "run", folder / "trot" / "run"])
@@ -276,8 +307,6 @@ def loopback_case(robot: str, index: int, out: Path, gantry: float, trot_s: floa
     seconds = time.perf_counter() - tic
     found = ident.overlay()
     overlay_file.write_text(found.dump(f"identified over loopback, draw {index}"))
-    once("trot_identified", f"{robot}_sysid_trot", trot_s,
-         [f"robot={{name: {robot}, overlay: {overlay_file}}}"], [])
     return {"robot": robot, "draw": index, "delay_ms": round(truth.delay * 1e3, 2),
             **{f"{name}_{k}": v for name, r in runs.items() for k, v in r.items()},
             "identify_s": round(seconds, 2), **compare(truth, found, ident.nominal)}
@@ -313,6 +342,14 @@ def main() -> None:
     p.add_argument("--allowance", action="store_true",
                    help="--loopback: hw_loopback's looser stale-state and stale-command limits "
                         "(a machine shared with other heavy work; not the product's result)")
+    p.add_argument("--nice", type=int, default=None,
+                   help="--loopback: the controller's niceness (runtime.nice, e.g. -10 as on a "
+                        "robot's computer; needs root; sets its session's scheduling group "
+                        "too: run this script under setsid)")
+    p.add_argument("--realtime", type=int, default=None, metavar="P",
+                   help="--loopback: the controller's feedback thread under SCHED_FIFO at P "
+                        "(runtime.realtime_priority), its robot link at P + 1 "
+                        "(plant.link_priority), the fake robot at P + 2 (needs root)")
     p.add_argument("--first-draw", type=int, default=0)
     p.add_argument("--port", type=int, default=18470, help="--loopback: the fake robot's UDP "
                    "port (the bridge takes the next)")
@@ -323,14 +360,25 @@ def main() -> None:
         rows = []
         for i in range(args.first_draw, args.first_draw + args.draws):
             for robot in args.robots:
-                r = loopback_case(robot, i, out / "loopback", args.gantry, args.trot,
-                                  args.port, args.domain, args.allowance)
+                if args.identify_only:
+                    r = loopback_identify(robot, i, out / "loopback")
+                else:
+                    r = loopback_case(robot, i, out / "loopback", args.gantry, args.trot,
+                                      args.port, args.domain, args.allowance, args.nice,
+                                      args.realtime)
                 print(json.dumps(r), flush=True)
                 rows.append({**r, "fails": "; ".join(r["fails"]) or "none"})
-        print(write_tables(rows, out, "sysid_loopback",
+        # a draw not identified (a run that ended too early) has no figures: blank cells
+        keys = list(dict.fromkeys(k for r in rows for k in r))
+        rows = [{k: r.get(k, "") for k in keys} for r in rows]
+        again = args.identify_only
+        print(write_tables(rows, out, "sysid_loopback" + ("_identification" if again else ""),
                            f"Over loopback in real time; {args.gantry:g} s gantry excitation, "
                            f"{args.trot:g} s trotting runs"
-                           f"{'; hw_loopback --allowance' if args.allowance else ''}."))
+                           f"{'; hw_loopback --allowance' if args.allowance else ''}"
+                           f"{f'; controller at niceness {args.nice}' if args.nice else ''}"
+                           f"{f'; SCHED_FIFO {args.realtime}' if args.realtime else ''}"
+                           f"{f'; identified again, code {_code_version()}' if again else ''}."))
         return
     cases = [{"robot": r, "draw": i, "gantry": args.gantry, "trot": args.trot,
               "out": str(out / "runs")}

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import os
 import signal
@@ -117,23 +118,28 @@ def fake_command(robot: str, port: int, domain: int, truth_port: int | None, log
     return cmd
 
 
-def robot_priority() -> None:
+def robot_priority(fifo: int | None = None) -> None:
     """The fake robot stands in for hardware with a processor of its own: raise its priority
-    (root only) so the controller under test, or other load, does not starve it."""
+    (root only) so the controller under test, or other load, does not starve it: niceness -10,
+    or with ``fifo`` SCHED_FIFO at that priority (a niceness is a share of the processor, not
+    a deadline: mpc/app/runtime/priority.py)."""
     with contextlib.suppress(PermissionError):
-        os.nice(-10)
+        if fifo:
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(fifo))
+        else:
+            os.nice(-10)
 
 
 @contextlib.contextmanager
 def fake_robot(robot: str, port: int, domain: int, truth_port: int | None, log: Path,
-               extra: list[str]) -> Iterator[dict]:
+               extra: list[str], fifo: int | None = None) -> Iterator[dict]:
     """``mpc-fake-robot`` in a process of its own for the with-block, which starts once its
     model has compiled and settled on the floor. The dict holds the process id, and after the
     block the robot's summary (``"summary"``) or, if it printed none, its error output
     (``"error"``)."""
     proc = subprocess.Popen(fake_command(robot, port, domain, truth_port, log, extra),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
-                            preexec_fn=robot_priority)
+                            preexec_fn=functools.partial(robot_priority, fifo))
     fake = {"pid": proc.pid}
     try:
         time.sleep(3.0)
@@ -173,7 +179,8 @@ def run_once(args, out: Path) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     truth = args.truth_port if args.base_state == "truth" else None
     fake_log, bridge_log = out / "fake.npz", out / "bridge.npz"
-    with fake_robot(args.robot, args.port, args.domain, truth, fake_log, args.fake_arg) as fake:
+    with fake_robot(args.robot, args.port, args.domain, truth, fake_log, args.fake_arg,
+                    getattr(args, "robot_fifo", None)) as fake:
         allowance = (["safety.state_timeout=0.05", "safety.max_command_age=0.05",
                       "safety.command_timeout=0.2"] if args.allowance else [])
         odometry = (["plant.base_state={type: leg_odometry}"]
@@ -247,6 +254,9 @@ def main() -> int:
     p.add_argument("--mpc-arg", action="append", default=[], help="extra mpc-run argument")
     p.add_argument("--fake-arg", action="append", default=[], help="extra fake-robot argument")
     p.add_argument("--out", default=None)
+    p.add_argument("--robot-fifo", type=int, default=None, metavar="PRIORITY",
+                   help="run the fake robot under SCHED_FIFO at this priority (root; default: "
+                        "niceness -10)")
     p.add_argument("--allowance", action=argparse.BooleanOptionalAction, default=False,
                    help="state_timeout and max_command_age 0.05 s, command_timeout 0.2 s (see "
                         "the docstring)")

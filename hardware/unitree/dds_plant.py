@@ -63,12 +63,14 @@ class UnitreeDdsPlant(UnitreePlant):
                  release_motion_service: bool = False, kp: list[float] | None = None,
                  kd: list[float] | None = None, base_state: dict | None = None,
                  log_file: str = "", link_process: bool = True, link_nice: int = -10,
+                 link_priority: int = 0,
                  safety: SafetyConfig | None = None):
         options = dict(interface=interface, domain_id=domain_id, rate=rate,
                        connect_timeout=connect_timeout,
                        release_motion_service=release_motion_service, kp=kp, kd=kd,
                        base_state=base_state, log_file=log_file, safety=safety)
-        super().__init__(DdsBridge, robot, options, link_process, link_nice)
+        super().__init__(DdsBridge, robot, options, link_process, link_nice,
+                         link_priority)
 
 
 class DdsBridge(UnitreeBridge):

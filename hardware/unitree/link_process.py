@@ -17,9 +17,11 @@ it through shared memory:
   reach the run's events; its counts come back when it closes (:meth:`LinkProcessPlant.stats`).
 
 The child owns every safety decision (watchdogs, trips, damping), runs at raised priority where
-the system allows (``link_nice``), and puts the robot in damping if the controller's process
-disappears: at once through the :class:`Lifeline` mutex the controller holds, and through the
-pipe and the parent's pid as a backstop. Both processes share CLOCK_MONOTONIC, so times cross
+the system allows (``link_nice``; with ``link_priority`` under SCHED_FIFO instead, since a
+niceness is a share of the processor, not a deadline: :mod:`mpc.app.runtime.priority`), and
+puts the robot in damping if the controller's process disappears: at once through the
+:class:`Lifeline` mutex the controller holds, and through the pipe and the parent's pid as a
+backstop. Both processes share CLOCK_MONOTONIC, so times cross
 the boundary unchanged.
 
 The shared memory's layout is :mod:`hardware.unitree.shared_block`;
@@ -51,6 +53,7 @@ from hardware.safety.layer import install_estop
 from hardware.unitree.shared_block import Lifeline, SharedBlock
 from hardware.unitree.udp_link import LinkError
 from mpc.app.plants.plant_base import Plant, PlantState
+from mpc.app.runtime import priority
 from mpc.app.runtime.signals import STOP_SIGNALS, held_signals
 from robots.info import RobotInfo
 
@@ -292,6 +295,7 @@ def serve(target: str, robot_name: str, options: dict, shm_name: str, conn, pare
     """The child: build the bridge, run it until the controller closes it or disappears."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     nice = int(options.pop("link_nice", -10))
+    realtime = int(options.pop("link_priority", 0))
     with contextlib.suppress(PermissionError, OSError):
         os.nice(nice)
     holder: dict = {}
@@ -319,6 +323,8 @@ def serve(target: str, robot_name: str, options: dict, shm_name: str, conn, pare
         feet = len(robots.info(robot_name).feet)
         block = SharedBlock(shm, model.nq, model.nv, model.nu, feet)
         try:
+            if realtime:  # the threads imports started, and the bridge's, which inherit it
+                priority.set_realtime(realtime, "plant.link_priority", every_thread=True)
             bridge = cls(robots.info(robot_name), **options)
         except Exception as e:  # every construction error goes to the controller as one line
             conn.send(("error", str(e), isinstance(e, OSError)))

@@ -28,13 +28,18 @@ class UnitreePlant(Plant):
         "kp": {"min": 0.0, "max": 1000.0},
         "kd": {"min": 0.0, "max": 100.0},
         "link_nice": {"min": -20, "max": 19},
+        "link_priority": {"min": 0, "max": 98},
     }
 
     def __init__(self, bridge_cls: type, robot: RobotInfo, options: dict, link_process: bool,
-                 link_nice: int):
+                 link_nice: int, link_priority: int = 0):
+        """``link_nice``: the link process's niceness, added to the controller's;
+        ``link_priority``: above 0, the link process runs under SCHED_FIFO at that priority
+        (:mod:`mpc.app.runtime.priority`; one line if not permitted)."""
         #: What this plant talks to: the bridge itself, or its proxy in this process.
         self.bridge: Plant = (
-            LinkProcessPlant(bridge_cls, robot, {**options, "link_nice": link_nice})
+            LinkProcessPlant(bridge_cls, robot, {**options, "link_nice": link_nice,
+                                                 "link_priority": link_priority})
             if link_process else bridge_cls(robot, **options))
 
     @property

@@ -58,11 +58,13 @@ class UnitreeUdpPlant(UnitreePlant):
                  kp: list[float] | None = None, kd: list[float] | None = None,
                  base_state: dict | None = None, log_file: str = "",
                  link_process: bool = True, link_nice: int = -10,
+                 link_priority: int = 0,
                  safety: SafetyConfig | None = None):
         options = dict(robot_ip=robot_ip, robot_port=robot_port, local_port=local_port,
                        local_ip=local_ip, rate=rate, connect_timeout=connect_timeout, kp=kp,
                        kd=kd, base_state=base_state, log_file=log_file, safety=safety)
-        super().__init__(UdpBridge, robot, options, link_process, link_nice)
+        super().__init__(UdpBridge, robot, options, link_process, link_nice,
+                         link_priority)
 
 
 class UdpBridge(UnitreeBridge):

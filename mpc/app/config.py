@@ -88,6 +88,15 @@ class RuntimeConfig:
                                          "the fake robots); part of the command lead")
     policy_timeout: float = setting(0.5, gt=0.0, max=10.0,
                                     help="feedback damps after the policy is this old (s)")
+    nice: int | None = setting(None, min=-20, max=19,
+                               help="niceness of the controller's process (negative: a raised "
+                                    "priority, e.g. -10 on a robot's computer; needs root or "
+                                    "CAP_SYS_NICE; None: as started; see "
+                                    "mpc/app/runtime/priority.py)")
+    realtime_priority: int | None = setting(
+        None, min=1, max=98, help="realtime: run the feedback law's thread under SCHED_FIFO "
+        "at this priority (needs root or CAP_SYS_NICE; None: an ordinary thread; see "
+        "mpc/app/runtime/priority.py)")
 
 
 @dataclass

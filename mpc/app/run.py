@@ -25,6 +25,7 @@ from mpc.app.observers.observer_base import Observer
 from mpc.app.plants import PLANTS
 from mpc.app.plants.plant_base import Plant
 from mpc.app.record.store import INCREMENTAL
+from mpc.app.runtime import priority
 from mpc.app.runtime.session import Session
 from mpc.app.runtime.signals import InterruptGuard, held_signals
 
@@ -106,6 +107,10 @@ def run(config: Config | str, overrides: Sequence[str] = (), *, out: str | Path 
     """
     cfg = config if isinstance(config, Config) else load_config(config, list(overrides))
     check_mode(cfg, plant)
+    if cfg.runtime.nice is not None:  # before any thread or the link's process starts
+        priority.set_niceness(cfg.runtime.nice)
+    if cfg.runtime.realtime_priority is not None and cfg.runtime.mode == "realtime":
+        priority.check_realtime(cfg.runtime.realtime_priority, "runtime.realtime_priority")
     if out is not None and Path(out).resolve() in _CLAIMED:
         run_dir = Path(out)
     else:

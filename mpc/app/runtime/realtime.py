@@ -2,7 +2,8 @@
 
 - plant thread (simulated plants only): steps the simulation so that its clock follows the
   wall clock (it falls behind, and the real-time factor drops, if the machine cannot keep up);
-- feedback thread: the TV-LQR law at ``feedback_rate`` on the latest measured state;
+- feedback thread: the TV-LQR law at ``feedback_rate`` on the latest measured state (under
+  SCHED_FIFO with ``runtime.realtime_priority``: :mod:`mpc.app.runtime.priority`);
 - planner thread: one iteration after another, at most ``planning_rate`` per second.
 
 The planner publishes each policy by swapping a reference; the feedback thread reads whatever
@@ -17,6 +18,7 @@ import threading
 import time as _time
 from collections.abc import Callable
 
+from mpc.app.runtime import priority
 from mpc.app.runtime.session import Session
 
 log = logging.getLogger(__name__)
@@ -57,6 +59,8 @@ def run_realtime(session: Session, duration: float) -> None:
         _periodic(stop, plant.timestep, plant.step)
 
     def feedback_loop():
+        if rt.realtime_priority is not None:  # checked before the run was built (run.py)
+            priority.set_realtime(rt.realtime_priority, "runtime.realtime_priority")
         _periodic(stop, 1.0 / rt.feedback_rate, lambda: session.act(plant.read_state()))
 
     def planner_loop():

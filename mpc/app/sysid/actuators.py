@@ -30,7 +30,10 @@ Samples used: those whose |q̇_j| stays above ``MIN_SPEED`` within half a filter
 constant (0.5 / cutoff) either side (below it dry friction is anywhere within ±f_j, a
 stiction the sign cannot state, and the filter spreads that over its neighbours), whose
 commanded torque stays below 90 % of the motor's limit (beyond, the motor clips: (1) no
-longer holds), decimated to 2.5 times the filter's cutoff.
+longer holds), clear of the stretches where the log shows the link's timing broken (a gap in
+the commands, a late or missing state: (1) with the logged commands at t − δ does not hold
+there; :mod:`mpc.app.sysid.data`) for every delay tried, decimated to 2.5 times the filter's
+cutoff.
 
 Uncertainty: the delete-a-block jackknife (:mod:`mpc.app.sysid.uncertainty`): the delay found
 again without each of ten stretches of the runs in turn (from the blocks' normal equations at
@@ -202,7 +205,8 @@ def _regression(p: _Prepared, j: int, delay: float, kp0: float, d0: float
 def _mask(p: _Prepared, j: int, limit: float, kp0: float, d0: float) -> np.ndarray:
     A, _ = _regression(p, j, 0.0, kp0, d0)
     nominal_torque = np.abs(A[:, 0] * kp0 + A[:, 1] * d0)
-    return (p.floor[:, j] > MIN_SPEED) & (nominal_torque < CLIP_SHARE * limit)
+    return ((p.floor[:, j] > MIN_SPEED) & (nominal_torque < CLIP_SHARE * limit)
+            & p.data.clear(p.t, MAX_DELAY))
 
 
 def identify(runs: list[RunData], nominal: Overlay, cutoff: float) -> ActuatorFit:

@@ -8,6 +8,33 @@ fastest (a clock that drifts or jumps, a fake robot that fell behind, is followe
 window). The delay identified is then the whole loop's, from a command leaving the controller
 to the encoders reporting its effect: transport, the motor's own, and the sensors' latency.
 
+The link's hiccups. Identification assumes that the motors obey each logged command one
+constant delay δ after it left, and that the encoders' readings reach the log in the robot's
+time. Where the log shows that assumption broken, the samples that depend on it are left out
+(:attr:`RunData.suspect`, :func:`clear_of`):
+
+- a gap in the command stream: departures more than ``GAP`` command periods apart. The link's
+  process was held off between them: the command stamped before the gap may have left at any
+  moment of it (the stamp is taken before the packet is written), and a gap longer than the
+  robot's own command watchdog (the fake robots': 100 ms) puts its motors in damping. Over the
+  gap [t₁, t₂] the command in force is unknown.
+- a late state: one that arrived more than ``LATE`` after the earliest-arrival mapping says it
+  was sent (lag = arrival − (tick + offset)). Either the robot stalled, and then stepped to
+  catch up, obeying on its own clock the commands that had queued meanwhile all at once (early
+  by up to the stall, against their departures), or the link's process read it late (harmless,
+  but not told apart in the log). The stretch [t − period, t] of each late state t.
+- a missing state: ticks further apart than 1.5 periods; the encoders are interpolated across.
+
+A sample at t is computed from encoders filtered over t ± the filter's reach and from
+commands at t − δ ± that reach, so a span [a, b] leaves out the samples within
+[a − reach, b + δ_max + reach] (:func:`clear_of`; the reach is ``REACH`` / cutoff, beyond
+which the filter's impulse response holds 1.5 % of its weight). There the regression's
+position column, Kp (q*(t − δ) − q(t)), is not the motors' (their q* is another command), and
+since q* − q is mostly the joint's lag behind its command, even a few milliseconds of it wrong
+move the gains and armature by tens of percent: on a Go1 gantry run over a loaded loopback
+(gaps up to 172 ms), 17 figures came out beyond 10 % of the truth without this and none with
+it, 29 % of the samples kept (docs/sysid.md).
+
 Filtering. Joint angles (encoders) are resampled on a uniform grid at the state period and
 low-passed at ``cutoff`` Hz forward and backward (4th-order Butterworth, no phase lag); speeds
 and accelerations are their central differences. Every signal that enters the identification's
@@ -38,6 +65,12 @@ CLOCK_WINDOW = 1.0
 CUTOFF = 25.0
 #: The commands' grid is this many times finer than the states'.
 FINE = 4
+#: A gap in the command stream: departures more than this many command periods apart.
+GAP = 3.0
+#: A late state: arrived more than this (s) after its earliest-arrival time.
+LATE = 0.002
+#: The filter's reach either side of a sample, in units of 1 / cutoff (module docstring).
+REACH = 1.5
 
 
 class SysidError(UserError):
@@ -90,6 +123,58 @@ class RunData:
     q_raw: np.ndarray
     cmd_t: np.ndarray
     cmd_q: np.ndarray
+    #: Spans (start, end) of link time, rows in order, where the log shows the link's timing
+    #: broken (module docstring); the filter's cutoff (Hz).
+    suspect: np.ndarray
+    cutoff: float
+
+    def clear(self, t: np.ndarray, max_delay: float) -> np.ndarray:
+        """Whether the samples at times ``t`` are clear of every suspect span, for any delay
+        up to ``max_delay`` (:func:`clear_of`)."""
+        reach = REACH / self.cutoff
+        return clear_of(t, self.suspect, reach, max_delay + reach)
+
+
+def suspect_spans(cmd_t: np.ndarray, t_state: np.ndarray, arrival: np.ndarray,
+                  period: float) -> np.ndarray:
+    """Spans (start, end) of link time where the log shows the link's timing broken (module
+    docstring), merged and in order: gaps in the departures ``cmd_t``; late states (arrival
+    ``arrival`` after their time ``t_state`` on the link's clock by more than ``LATE``);
+    missing states (``t_state`` further apart than 1.5 ``period``)."""
+    cmd_period = float(np.median(np.diff(cmd_t)))
+    gap = np.flatnonzero(np.diff(cmd_t) > GAP * cmd_period)
+    late = np.flatnonzero(arrival - t_state > LATE)
+    missing = np.flatnonzero(np.diff(t_state) > 1.5 * period)
+    spans = np.concatenate([np.column_stack([cmd_t[gap], cmd_t[gap + 1]]),
+                            np.column_stack([t_state[late] - period, t_state[late]]),
+                            np.column_stack([t_state[missing], t_state[missing + 1]])])
+    return merge(spans)
+
+
+def merge(spans: np.ndarray) -> np.ndarray:
+    """Overlapping or touching spans (rows start, end) joined, in order."""
+    if not len(spans):
+        return np.zeros((0, 2))
+    spans = spans[np.argsort(spans[:, 0])]
+    out = [spans[0].copy()]
+    for a, b in spans[1:]:
+        if a <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append(np.array([a, b]))
+    return np.array(out)
+
+
+def clear_of(t: np.ndarray, spans: np.ndarray, before: float, after: float) -> np.ndarray:
+    """Whether each time of ``t`` lies outside every span [a − ``before``, b + ``after``] of
+    ``spans`` (merged rows a, b in order)."""
+    if not len(spans):
+        return np.ones(len(t), bool)
+    start, end = spans[:, 0] - before, spans[:, 1] + after
+    # merged spans widened alike keep their ends in order too: t is inside one if it is
+    # inside the last that starts at or before it
+    i = np.searchsorted(start, t, side="right") - 1
+    return ~((i >= 0) & (t <= end[np.maximum(i, 0)]))
 
 
 def log_path(run_dir: Path) -> tuple[dict, Path]:
@@ -179,4 +264,5 @@ def load(run_dir: str | Path, cutoff: float = CUTOFF) -> RunData:
     sign = sosfiltfilt(sos, np.sign(dq), axis=0)
     return RunData(run_dir, robot, task, joints, grid, period, q, dq, ddq, sign, quat, gyro,
                    np.gradient(gyro, period, axis=0), accel, Commands(fine[0], step, signals),
-                   q_raw, cmd_t, log["cmd_q"].astype(float))
+                   q_raw, cmd_t, log["cmd_q"].astype(float),
+                   suspect_spans(cmd_t, t_state, arrival, period), cutoff)

@@ -17,7 +17,9 @@ torque limit; a swing leg's force comes out near zero by itself, so no contact d
 needed), and the legs' rows do not depend on the trunk's mass (it is the tree's root). The
 trunk's mass m and centre of mass c are then the least-squares solution of (1) over the run's
 samples (``scipy.optimize.least_squares``; forces in N, moments divided by ``LEVER`` to weigh
-like forces), its rotational inertia scaled with its mass as an overlay scales it.
+like forces), its rotational inertia scaled with its mass as an overlay scales it. The samples
+are those clear of the stretches where the log shows the link's timing broken, at the
+identified delay (:mod:`mpc.app.sysid.data`).
 
 Uncertainty: the linearized delete-a-block jackknife over stretches of the runs
 (:mod:`mpc.app.sysid.uncertainty`), as for the actuators. A standing run alone makes the mass
@@ -144,6 +146,7 @@ def identify(runs: list[RunData], nominal: Overlay, fit: ActuatorFit) -> TrunkFi
         every = max(1, int(1.0 / (RATE * data.dt)))
         edge = int(0.3 / data.dt)
         sample = np.arange(edge, len(data.t) - edge, every)
+        sample = sample[data.clear(data.t[sample], fit.delay)]  # the link's hiccups left out
         legs.append(_legs(data, model, sample))
         parts.append((data, sample, legs[-1].contact(fit.delay, values, nominal)))
     if sum(len(s) for _, s, _ in parts) < 50:

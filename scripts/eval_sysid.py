@@ -61,7 +61,7 @@ from mpc.app.config import load_config
 from mpc.app.run import run
 from mpc.app.runtime import feedback
 from mpc.app.sysid.data import SysidError
-from mpc.app.sysid.identify import identify
+from mpc.app.sysid.identify import Identification, identify
 from mpc.tasks.task_base import body_velocity
 from robots.overlay import Overlay, nominal
 
@@ -229,17 +229,55 @@ def compare(truth: Overlay, found: Overlay, base: Overlay) -> dict:
     return out
 
 
+def coverage(truth: Overlay, ident: Identification) -> dict[str, list[float]]:
+    """How far each identified figure is from the truth in its reported standard deviations,
+    |found − truth| / σ, by kind (a normal error puts 95 % of them within 2)."""
+    z: dict[str, list[float]] = {}
+
+    def add(kind: str, found: float, true: float, std: float) -> None:
+        z.setdefault(kind, []).append(abs(found - true) / std if std > 0 else float("inf"))
+
+    for fit in ident.actuators.joints:
+        true = truth.joints[fit.joint].as_dict()
+        for key, value in fit.values.items():
+            add(key, value, true[key], fit.std[key])
+    add("delay", ident.delay, truth.delay, ident.actuators.delay_std)
+    if ident.trunk is not None:
+        add("trunk_mass", ident.trunk.mass, truth.trunk_mass, ident.trunk.mass_std)
+        for found, true, std in zip(ident.trunk.com, truth.trunk_com, ident.trunk.com_std,
+                                    strict=True):
+            add("trunk_com", float(found), true, float(std))
+    return {k: [round(v, 3) for v in vs] for k, vs in z.items()}
+
+
+def coverage_rows(results: list[dict]) -> list[dict]:
+    """Per kind of figure, over ``results`` (:func:`identify_case`'s): how many figures, the
+    share within 2 reported standard deviations of the truth, the median and the worst
+    distance."""
+    rows = []
+    for kind in results[0]["sigmas"] if results else ():
+        z = np.concatenate([r["sigmas"][kind] for r in results])
+        rows.append({"figure": kind, "n": len(z),
+                     "within_2_sd_%": round(100 * float(np.mean(z <= 2.0)), 1),
+                     "median_sd": round(float(np.median(z)), 2),
+                     "worst_sd": round(float(z.max()), 2)})
+    return rows
+
+
 def identify_case(case: dict) -> dict:
     """Identification alone, with the code as it is now, on a case's stored runs (its gantry
-    run and its trotting run planned on the nominal model): accuracy and time."""
+    run and its trotting run planned on the nominal model): accuracy, time, and each figure's
+    distance from the truth in reported standard deviations (:func:`coverage`)."""
     robot, index = case["robot"], case["draw"]
     folder = Path(case["out"]) / f"{robot}_{index}"
     tic = time.perf_counter()
     ident = identify([folder / "gantry", folder / "trot_nominal"])
     seconds = time.perf_counter() - tic
+    truth = draw(robot, index)
     return {"robot": robot, "draw": index, "identify_s": round(seconds, 2),
-            "delay_ms": round(draw(robot, index).delay * 1e3, 2),
-            **compare(draw(robot, index), ident.overlay(), ident.nominal)}
+            "delay_ms": round(truth.delay * 1e3, 2),
+            **compare(truth, ident.overlay(), ident.nominal),
+            "sigmas": coverage(truth, ident)}
 
 
 def run_case(case: dict) -> dict:
@@ -468,11 +506,14 @@ def main() -> None:
         results = campaign.Campaign(identify_case, out / "cases_identify", engine="serial",
                                     on_result=show).run(
             [{**c, "code": _code_version()} for c in cases])
-        rows = [{**{k: v for k, v in r.items() if k != "fails"},
+        rows = [{**{k: v for k, v in r.items() if k not in ("fails", "sigmas")},
                  "fails": "; ".join(r["fails"]) or "none"} for r in results if r]
         print(write_tables(rows, out, "sysid_identification",
                            f"Identification again from the stored runs ({args.gantry:g} s "
                            f"gantry, {args.trot:g} s trotting), code {_code_version()}."))
+        print(write_tables(coverage_rows([r for r in results if r]), out, "sysid_coverage",
+                           "Each identified figure's distance from the truth in its reported "
+                           "standard deviations (jackknife), over the cases."))
         return
 
     results = campaign.Campaign(run_case, out / "cases", engine=args.engine,

@@ -60,3 +60,33 @@ def test_truth_plant_reports_the_true_twist_of_each_state_read():
     expected = np.array([body_velocity(s.qpos, s.qvel) for s in states])
     assert np.abs(expected[0, :2]).max() > 0.1
     np.testing.assert_allclose(plant.true_velocity(times), expected, atol=1e-12)
+
+
+def test_coverage_counts_each_figure_in_its_standard_deviations():
+    from mpc.app.sysid.actuators import ActuatorFit, JointFit
+    from mpc.app.sysid.identify import Identification
+    from mpc.app.sysid.trunk import TrunkFit
+    from robots.overlay import Overlay
+
+    truth = eval_sysid.draw("go1", 0)
+    joint, params = next(iter(truth.joints.items()))
+    true = params.as_dict()
+    values = {k: v + 0.1 for k, v in true.items()}  # 0.1 off each
+    std = {"armature": 0.02, "damping": 0.1, "frictionloss": 1.0, "kp": 0.0}
+    fit = ActuatorFit(truth.delay + 0.002 + 0.003, 0.001,  # loop delay: 3 ms off
+                      [JointFit(joint, values, std, 0.0, 1.0, 100)])
+    body = TrunkFit(truth.trunk_mass - 0.4, np.add(truth.trunk_com, (0.01, 0.0, -0.02)),
+                    0.1, np.array([0.005, 0.01, 0.01]), 0.0, 1.0, 100)
+    nominal = Overlay("go1", {})
+    ident = Identification("go1", nominal, fit, body, [], [])
+    z = eval_sysid.coverage(truth, ident)
+    assert z["armature"] == [pytest.approx(5.0)] and z["damping"] == [pytest.approx(1.0)]
+    assert z["frictionloss"] == [pytest.approx(0.1)] and z["kp"] == [float("inf")]
+    assert z["delay"] == [pytest.approx(3.0)]  # the overlay's delay: the loop's less 2 ms
+    assert z["trunk_mass"] == [pytest.approx(4.0)]
+    assert z["trunk_com"] == [pytest.approx(2.0), pytest.approx(0.0), pytest.approx(2.0)]
+    rows = eval_sysid.coverage_rows([{"sigmas": z}, {"sigmas": z}])
+    com = next(r for r in rows if r["figure"] == "trunk_com")
+    assert com["n"] == 6 and com["within_2_sd_%"] == 100.0 and com["worst_sd"] == 2.0
+    kp = next(r for r in rows if r["figure"] == "kp")
+    assert kp["within_2_sd_%"] == 0.0

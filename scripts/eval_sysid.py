@@ -2,7 +2,7 @@
 
     python scripts/eval_sysid.py [--robots go1 go2] [--draws 10] [--first-draw 0]
         [--gantry 60] [--trot 12] [--engine ray|serial] [--out bench_results/sysid]
-        [--identify-only | --loopback | --profile [--seed 0]]
+        [--identify-only | --loopback | --profile [--profile-of trot|velocity] [--seed 0]]
 
 Each case (a robot and a draw) is one campaign case (:mod:`mpc.app.campaign`, Ray local by
 default, or ``--engine serial``), all in lockstep on :class:`hardware.fake.motor_plant.
@@ -28,14 +28,18 @@ or 0.05 N m (friction) / 1 ms / 0.2 kg where the truth is near zero; the delay w
 the centre of mass in mm), the identification's time (60 s of 500 Hz logs on 2 shared cores,
 measured beside the runs), and for the two trotting runs: joint tracking error (RMS of the
 plan's joint angles at each feedback step minus the measured ones), base velocity tracking
-error (RMS over the run's whole seconds, the first left out, of each second's mean body
-velocity minus the command, vx and vy, the gait's own sway averaged out), and trips (fall,
+error (RMS over the run's whole seconds, the first and the last left out: seconds 1-6 of an
+8 s run, the ramp's second included, of each second's mean body velocity as the estimator
+reports it minus the command, vx and vy, the gait's own sway averaged out), and trips (fall,
 damping, a joint faster than the bridge's trip).
 
 ``--profile`` measures base velocity tracking as scripts/eval_velocity.py does, on the cases
 the campaign stored: the trotting config's whole scripted profile (``--trot 20``: forward,
-sideways, turning, back, standing) on the nominal robot and on the perturbed one planned on the
-nominal, the identified and the truth overlay, sensor noise from ``--seed``; per run the joint
+sideways, turning, back, standing), or with ``--profile-of velocity`` the velocity config's
+(eval_velocity's: forward 0.5 then 1 m/s, sideways 0.3 m/s, turning 0.8 rad/s, standing)
+within the trotting config's limits (0.5 m/s, 0.3 m/s, 0.6 rad/s), on the nominal robot and
+on the perturbed one planned on the nominal, the identified and the truth overlay, sensor
+noise from ``--seed``; per run the joint
 tracking error and, over the profile's steady seconds (whole seconds in which the filtered
 command holds), each second's mean of the true base velocity (the fake robot's simulation, not
 the estimate the controller reads) minus the command: their RMS for v_x and v_y together and
@@ -47,6 +51,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -167,14 +172,14 @@ def steady_profile(t: np.ndarray, velocity: np.ndarray, command: np.ndarray) -> 
 
 
 def trot(robot: str, truth: Overlay | None, folder: Path, seconds: float, overlay: str = "",
-         compensate_delay: bool = True, seed: int = 0) -> dict:
+         compensate_delay: bool = True, seed: int = 0, sets: Sequence[str] = ()) -> dict:
     """The trotting run on the fake robot ``truth`` (None: the nominal model), planned on the
-    nominal model or on ``overlay``, the fake robot's sensor noise drawn from ``seed``; its
-    tracking errors and trips. ``velocity_rms``: the campaign's velocity figure (module
-    docstring); ``true`` and ``estimated``: :func:`steady_profile` of the true base velocity
-    and of the estimator's."""
+    nominal model or on ``overlay``, the fake robot's sensor noise drawn from ``seed``, the
+    config changed by ``sets``; its tracking errors and trips. ``velocity_rms``: the
+    campaign's velocity figure (module docstring); ``true`` and ``estimated``:
+    :func:`steady_profile` of the true base velocity and of the estimator's."""
     overrides = ["runtime.mode=lockstep", f"runtime.duration={seconds}",
-                 f"runtime.compensate_delay={str(compensate_delay).lower()}"]
+                 f"runtime.compensate_delay={str(compensate_delay).lower()}", *sets]
     if overlay:
         overrides.append(f"robot={{name: {robot}, overlay: {overlay}}}")
     cfg = load_config(f"configs/{robot}_sysid_trot.yaml", overrides)
@@ -325,22 +330,34 @@ PROFILE_RUNS = (("reference", False, ""), ("nominal", True, ""),
                 ("identified", True, "identified.yaml"), ("truth", True, "truth.yaml"))
 
 
+def profile_sets(robot: str, of: str) -> list[str]:
+    """The config changes of ``--profile-of``: none for ``trot`` (the trotting config's own
+    profile); for ``velocity`` the scripted profile of ``configs/<robot>_velocity.yaml``, the
+    one scripts/eval_velocity.py measures, which the trotting config's command limits (the
+    hardware config's) then cap."""
+    if of == "trot":
+        return []
+    profile = load_config(f"configs/{robot}_velocity.yaml").command.source["profile"]
+    return [f"command.source.profile={json.dumps(profile)}"]
+
+
 def profile_case(case: dict) -> dict:
-    """The trotting config's velocity profile (``--profile``) on a case the campaign ran (its
-    identified and truth overlays): the four runs of :data:`PROFILE_RUNS`, ``case["trot"]`` s
-    each, sensor noise from ``case["seed"]``; per run the joint tracking error (mrad) and
-    :func:`steady_profile` of the true and of the estimated base velocity."""
+    """A velocity profile (``--profile``) on a case the campaign ran (its identified and truth
+    overlays): the four runs of :data:`PROFILE_RUNS`, ``case["trot"]`` s each, sensor noise
+    from ``case["seed"]``, the profile :func:`profile_sets` names; per run the joint tracking
+    error (mrad) and :func:`steady_profile` of the true and of the estimated base velocity."""
     robot, index = case["robot"], case["draw"]
     folder = Path(case["out"]) / f"{robot}_{index}"
     if not (folder / "identified.yaml").is_file():
         raise FileNotFoundError(f"{folder}: no identified overlay (run the campaign first)")
     truth = draw(robot, index)
     result: dict = {"robot": robot, "draw": index, "seed": case["seed"],
-                    "delay_ms": round(truth.delay * 1e3, 2)}
+                    "profile": case["profile_of"], "delay_ms": round(truth.delay * 1e3, 2)}
+    where = folder / f"profile_{case['profile_of']}_{case['trot']:g}s_seed{case['seed']}"
     for name, perturbed, overlay in PROFILE_RUNS:
-        r = trot(robot, truth if perturbed else None,
-                 folder / f"profile_{case['trot']:g}s_seed{case['seed']}" / name, case["trot"],
-                 str(folder / overlay) if overlay else "", seed=case["seed"])
+        r = trot(robot, truth if perturbed else None, where / name, case["trot"],
+                 str(folder / overlay) if overlay else "", seed=case["seed"],
+                 sets=profile_sets(robot, case["profile_of"]))
         result[name] = {"joint_mrad": 1e3 * r["joint_rms"], "campaign_velocity_mm":
                         1e3 * r["velocity_rms"], "true": r["true"],
                         "estimated": r["estimated"], "trips": r["trips"]}
@@ -359,7 +376,7 @@ def profile_rows(result: dict) -> list[dict]:
     for name, _, _ in PROFILE_RUNS:
         r, base = result[name], None if name == "nominal" else result["nominal"]
         rows.append({"robot": result["robot"], "draw": result["draw"], "seed": result["seed"],
-                     "delay_ms": result["delay_ms"], "run": name,
+                     "profile": result["profile"], "delay_ms": result["delay_ms"], "run": name,
                      "joint_mrad": change(r["joint_mrad"], base and base["joint_mrad"]),
                      "true_steady_vxy_mm": change(r["true"]["steady_vxy_mm"],
                                                   base and base["true"]["steady_vxy_mm"]),
@@ -463,6 +480,9 @@ def main() -> None:
                         "the cases the campaign stored: the nominal robot, and the perturbed "
                         "one planned on the nominal, the identified and the truth overlay; "
                         "steady seconds of the true base velocity (table sysid_profile)")
+    p.add_argument("--profile-of", choices=("trot", "velocity"), default="trot",
+                   help="--profile: the trotting config's own profile, or the velocity "
+                        "config's (eval_velocity's) within the trotting config's limits")
     p.add_argument("--seed", type=int, default=0,
                    help="--profile: the fake robot's sensor-noise seed (the campaign's is 0)")
     p.add_argument("--first-draw", type=int, default=0)
@@ -495,12 +515,12 @@ def main() -> None:
     if args.profile:
         results = campaign.Campaign(profile_case, out / "cases_profile", engine=args.engine,
                                     cpus_per_case=args.cpus_per_case, on_result=show).run(
-            [{**c, "seed": args.seed} for c in cases])
+            [{**c, "seed": args.seed, "profile_of": args.profile_of} for c in cases])
         rows = [row for r in results if r for row in profile_rows(r)]
-        print(write_tables(rows, out, f"sysid_profile_{args.trot:g}s_seed{args.seed}",
-                           f"The trotting configs' velocity profile, {args.trot:g} s, sensor "
-                           f"seed {args.seed}; change against the perturbed robot planned on "
-                           "the nominal model."))
+        print(write_tables(rows, out, f"sysid_profile_{args.profile_of}_{args.trot:g}s_seed"
+                           f"{args.seed}", f"The {args.profile_of} configs' velocity profile, "
+                           f"{args.trot:g} s, sensor seed {args.seed}; change against the "
+                           "perturbed robot planned on the nominal model."))
         return
     if args.identify_only:
         results = campaign.Campaign(identify_case, out / "cases_identify", engine="serial",

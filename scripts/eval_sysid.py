@@ -2,7 +2,8 @@
 
     python scripts/eval_sysid.py [--robots go1 go2] [--draws 10] [--first-draw 0]
         [--gantry 60] [--trot 12] [--engine ray|serial] [--out bench_results/sysid]
-        [--identify-only | --loopback | --profile [--profile-of trot|velocity] [--seed 0]]
+        [--identify-only | --loopback
+         | --profile [--profile-of trot|velocity] [--seed 0] [--set KEY=VALUE ...]]
 
 Each case (a robot and a draw) is one campaign case (:mod:`mpc.app.campaign`, Ray local by
 default, or ``--engine serial``), all in lockstep on :class:`hardware.fake.motor_plant.
@@ -351,13 +352,16 @@ def profile_case(case: dict) -> dict:
     if not (folder / "identified.yaml").is_file():
         raise FileNotFoundError(f"{folder}: no identified overlay (run the campaign first)")
     truth = draw(robot, index)
+    sets = case.get("sets", [])
     result: dict = {"robot": robot, "draw": index, "seed": case["seed"],
-                    "profile": case["profile_of"], "delay_ms": round(truth.delay * 1e3, 2)}
-    where = folder / f"profile_{case['profile_of']}_{case['trot']:g}s_seed{case['seed']}"
+                    "profile": case["profile_of"], "sets": sets,
+                    "delay_ms": round(truth.delay * 1e3, 2)}
+    where = folder / (f"profile_{case['profile_of']}_{case['trot']:g}s_seed{case['seed']}"
+                      + (f"_{campaign.case_key({'sets': sets})[:8]}" if sets else ""))
     for name, perturbed, overlay in PROFILE_RUNS:
         r = trot(robot, truth if perturbed else None, where / name, case["trot"],
                  str(folder / overlay) if overlay else "", seed=case["seed"],
-                 sets=profile_sets(robot, case["profile_of"]))
+                 sets=[*profile_sets(robot, case["profile_of"]), *sets])
         result[name] = {"joint_mrad": 1e3 * r["joint_rms"], "campaign_velocity_mm":
                         1e3 * r["velocity_rms"], "true": r["true"],
                         "estimated": r["estimated"], "trips": r["trips"]}
@@ -376,7 +380,9 @@ def profile_rows(result: dict) -> list[dict]:
     for name, _, _ in PROFILE_RUNS:
         r, base = result[name], None if name == "nominal" else result["nominal"]
         rows.append({"robot": result["robot"], "draw": result["draw"], "seed": result["seed"],
-                     "profile": result["profile"], "delay_ms": result["delay_ms"], "run": name,
+                     "profile": result["profile"],
+                     "sets": "; ".join(result.get("sets", [])) or "-",
+                     "delay_ms": result["delay_ms"], "run": name,
                      "joint_mrad": change(r["joint_mrad"], base and base["joint_mrad"]),
                      "true_steady_vxy_mm": change(r["true"]["steady_vxy_mm"],
                                                   base and base["true"]["steady_vxy_mm"]),
@@ -483,6 +489,9 @@ def main() -> None:
     p.add_argument("--profile-of", choices=("trot", "velocity"), default="trot",
                    help="--profile: the trotting config's own profile, or the velocity "
                         "config's (eval_velocity's) within the trotting config's limits")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="--profile: a config change for each of its runs (e.g. "
+                        "runtime.sensor_latency=0.004)")
     p.add_argument("--seed", type=int, default=0,
                    help="--profile: the fake robot's sensor-noise seed (the campaign's is 0)")
     p.add_argument("--first-draw", type=int, default=0)
@@ -515,10 +524,12 @@ def main() -> None:
     if args.profile:
         results = campaign.Campaign(profile_case, out / "cases_profile", engine=args.engine,
                                     cpus_per_case=args.cpus_per_case, on_result=show).run(
-            [{**c, "seed": args.seed, "profile_of": args.profile_of} for c in cases])
+            [{**c, "seed": args.seed, "profile_of": args.profile_of,
+              **({"sets": args.set} if args.set else {})} for c in cases])
         rows = [row for r in results if r for row in profile_rows(r)]
+        tag = f"_{campaign.case_key({'sets': args.set})[:8]}" if args.set else ""
         print(write_tables(rows, out, f"sysid_profile_{args.profile_of}_{args.trot:g}s_seed"
-                           f"{args.seed}", f"The {args.profile_of} configs' velocity profile, "
+                           f"{args.seed}{tag}", f"The {args.profile_of} configs' velocity profile, "
                            f"{args.trot:g} s, sensor seed {args.seed}; change against the "
                            "perturbed robot planned on the nominal model."))
         return

@@ -2,7 +2,8 @@
 
     python scripts/eval_sysid.py [--robots go1 go2] [--draws 10] [--first-draw 0]
         [--gantry 60] [--trot 12] [--engine ray|serial] [--out bench_results/sysid]
-        [--identify-only] [--loopback [--nice N] [--realtime P] [--allowance]]
+        [--identify-only | --loopback [--nice N] [--realtime P] [--allowance]
+         | --profile [--profile-of trot|velocity] [--seed 0] [--set KEY=VALUE ...]]
 
 Each case (a robot and a draw) is one campaign case (:mod:`mpc.app.campaign`, Ray local by
 default, or ``--engine serial``), all in lockstep on :class:`hardware.fake.motor_plant.
@@ -28,10 +29,22 @@ or 0.05 N m (friction) / 1 ms / 0.2 kg where the truth is near zero; the delay w
 the centre of mass in mm), the identification's time (60 s of 500 Hz logs on 2 shared cores,
 measured beside the runs), and for the two trotting runs: joint tracking error (RMS of the
 plan's joint angles at each feedback step minus the measured ones), base velocity tracking
-error (RMS over the run's whole seconds, the first left out, of each second's mean body
-velocity minus the command, vx and vy: the tracking error scripts/eval_velocity.py measures,
-the gait's own sway averaged out), and trips (fall, damping, a joint
-faster than the bridge's trip).
+error (RMS over the run's whole seconds, the first and the last left out: seconds 1-6 of an
+8 s run, the ramp's second included, of each second's mean body velocity as the estimator
+reports it minus the command, vx and vy, the gait's own sway averaged out), and trips (fall,
+damping, a joint faster than the bridge's trip).
+
+``--profile`` measures base velocity tracking as scripts/eval_velocity.py does, on the cases
+the campaign stored: the trotting config's whole scripted profile (``--trot 20``: forward,
+sideways, turning, back, standing), or with ``--profile-of velocity`` the velocity config's
+(eval_velocity's: forward 0.5 then 1 m/s, sideways 0.3 m/s, turning 0.8 rad/s, standing)
+within the trotting config's limits (0.5 m/s, 0.3 m/s, 0.6 rad/s), on the nominal robot and
+on the perturbed one planned on the nominal, the identified and the truth overlay, sensor
+noise from ``--seed``; per run the joint
+tracking error and, over the profile's steady seconds (whole seconds in which the filtered
+command holds), each second's mean of the true base velocity (the fake robot's simulation, not
+the estimate the controller reads) minus the command: their RMS for v_x and v_y together and
+for the yaw rate, and the worst second.
 """
 
 from __future__ import annotations
@@ -40,9 +53,11 @@ import argparse
 import json
 import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+from eval_velocity import steady_seconds
 from report import write_tables
 
 import robots
@@ -53,7 +68,8 @@ from mpc.app.config import load_config
 from mpc.app.run import run
 from mpc.app.runtime import feedback
 from mpc.app.sysid.data import SysidError
-from mpc.app.sysid.identify import identify
+from mpc.app.sysid.identify import Identification, identify
+from mpc.tasks.task_base import body_velocity
 from robots.overlay import Overlay, nominal
 
 #: Relative tolerance, and the absolute ones near zero (N m, s, kg).
@@ -118,29 +134,73 @@ class _Tracking:
         return float(np.sqrt(np.mean(self.squares))) if self.squares else float("nan")
 
 
+class _TruthPlant(FakeMotorPlant):
+    """The fake robot's motors, keeping at every state read the base's true body-frame twist
+    (v_x, v_y, ω_z) beside the state the controller reads (its estimator's, on a hardware
+    config): what the robot did, not what it believed it did."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.true_times: list[float] = []
+        self.true_velocities: list[np.ndarray] = []
+
+    def read_state(self):
+        d = self.sim.data
+        self.true_times.append(float(d.time))
+        self.true_velocities.append(body_velocity(d.qpos[:7], d.qvel[:6]))
+        return super().read_state()
+
+    def true_velocity(self, times: np.ndarray) -> np.ndarray:
+        """The true twist at each of the recorded states' ``times`` (the read at that time)."""
+        at = np.searchsorted(np.array(self.true_times), times - 1e-9)
+        return np.array(self.true_velocities)[np.clip(at, 0, len(self.true_times) - 1)]
+
+
+def steady_profile(t: np.ndarray, velocity: np.ndarray, command: np.ndarray) -> dict:
+    """Velocity tracking over a profile's steady seconds (:func:`eval_velocity.steady_seconds`:
+    whole seconds in which the filtered command does not change), as scripts/eval_velocity.py
+    measures it: each steady second's mean of (achieved − commanded); their RMS over the
+    seconds for (v_x, v_y) together (mm/s) and for ω_z (mrad/s), and the worst second's
+    |mean| of v_x or v_y (mm/s)."""
+    means = np.array([(velocity[m] - command[m]).mean(axis=0)
+                      for m in steady_seconds(t, command)])
+    if not len(means):
+        return {"steady_vxy_mm": float("nan"), "steady_yaw_mrad": float("nan"),
+                "worst_vxy_mm": float("nan"), "steady_seconds": 0}
+    return {"steady_vxy_mm": 1e3 * float(np.sqrt(np.mean(means[:, :2] ** 2))),
+            "steady_yaw_mrad": 1e3 * float(np.sqrt(np.mean(means[:, 2] ** 2))),
+            "worst_vxy_mm": 1e3 * float(np.abs(means[:, :2]).max()),
+            "steady_seconds": len(means)}
+
+
 def trot(robot: str, truth: Overlay | None, folder: Path, seconds: float, overlay: str = "",
-         compensate_delay: bool = True) -> dict:
+         compensate_delay: bool = True, seed: int = 0, sets: Sequence[str] = ()) -> dict:
     """The trotting run on the fake robot ``truth`` (None: the nominal model), planned on the
-    nominal model or on ``overlay``; its tracking errors and trips."""
+    nominal model or on ``overlay``, the fake robot's sensor noise drawn from ``seed``, the
+    config changed by ``sets``; its tracking errors and trips. ``velocity_rms``: the
+    campaign's velocity figure (module docstring); ``true`` and ``estimated``:
+    :func:`steady_profile` of the true base velocity and of the estimator's."""
     overrides = ["runtime.mode=lockstep", f"runtime.duration={seconds}",
-                 f"runtime.compensate_delay={str(compensate_delay).lower()}"]
+                 f"runtime.compensate_delay={str(compensate_delay).lower()}", *sets]
     if overlay:
         overrides.append(f"robot={{name: {robot}, overlay: {overlay}}}")
     cfg = load_config(f"configs/{robot}_sysid_trot.yaml", overrides)
-    plant = FakeMotorPlant(robots.info(robot), base_state=cfg.plant.get("base_state"),
-                           overlay=truth, log_file=str(folder / "link.npz"))
+    plant = _TruthPlant(robots.info(robot), base_state=cfg.plant.get("base_state"),
+                        overlay=truth, seed=seed, log_file=str(folder / "link.npz"))
     with _Tracking() as tracking:
         summary = run(cfg, out=folder, plant=plant)
     with np.load(folder / "timeseries.npz") as z:
         t, v, c = z["state_time"], z["state_velocity"], z["state_command"]
     # per whole second after the first: the mean error (the gait's own sway averages out)
-    seconds = [(t >= k) & (t < k + 1) for k in range(1, int(np.floor(t[-1])))]
-    means = np.array([(v[m, :2] - c[m, :2]).mean(axis=0) for m in seconds if m.any()])
+    whole = [(t >= k) & (t < k + 1) for k in range(1, int(np.floor(t[-1])))]
+    means = np.array([(v[m, :2] - c[m, :2]).mean(axis=0) for m in whole if m.any()])
     trip = SafetyConfig().max_joint_speed
     trips = [r for r in (summary["fell_reason"], summary["damping_reason"],
                          "joint speed" if plant.max_joint_speed >= trip else None) if r]
     return {"joint_rms": tracking.rms(),
             "velocity_rms": float(np.sqrt(np.mean(means ** 2))),
+            "true": steady_profile(t, plant.true_velocity(t), c),
+            "estimated": steady_profile(t, v, c),
             "trips": "; ".join(trips) or "none"}
 
 
@@ -176,17 +236,55 @@ def compare(truth: Overlay, found: Overlay, base: Overlay) -> dict:
     return out
 
 
+def coverage(truth: Overlay, ident: Identification) -> dict[str, list[float]]:
+    """How far each identified figure is from the truth in its reported standard deviations,
+    |found − truth| / σ, by kind (a normal error puts 95 % of them within 2)."""
+    z: dict[str, list[float]] = {}
+
+    def add(kind: str, found: float, true: float, std: float) -> None:
+        z.setdefault(kind, []).append(abs(found - true) / std if std > 0 else float("inf"))
+
+    for fit in ident.actuators.joints:
+        true = truth.joints[fit.joint].as_dict()
+        for key, value in fit.values.items():
+            add(key, value, true[key], fit.std[key])
+    add("delay", ident.delay, truth.delay, ident.actuators.delay_std)
+    if ident.trunk is not None:
+        add("trunk_mass", ident.trunk.mass, truth.trunk_mass, ident.trunk.mass_std)
+        for found, true, std in zip(ident.trunk.com, truth.trunk_com, ident.trunk.com_std,
+                                    strict=True):
+            add("trunk_com", float(found), true, float(std))
+    return {k: [round(v, 3) for v in vs] for k, vs in z.items()}
+
+
+def coverage_rows(results: list[dict]) -> list[dict]:
+    """Per kind of figure, over ``results`` (:func:`identify_case`'s): how many figures, the
+    share within 2 reported standard deviations of the truth, the median and the worst
+    distance."""
+    rows = []
+    for kind in results[0]["sigmas"] if results else ():
+        z = np.concatenate([r["sigmas"][kind] for r in results])
+        rows.append({"figure": kind, "n": len(z),
+                     "within_2_sd_%": round(100 * float(np.mean(z <= 2.0)), 1),
+                     "median_sd": round(float(np.median(z)), 2),
+                     "worst_sd": round(float(z.max()), 2)})
+    return rows
+
+
 def identify_case(case: dict) -> dict:
     """Identification alone, with the code as it is now, on a case's stored runs (its gantry
-    run and its trotting run planned on the nominal model): accuracy and time."""
+    run and its trotting run planned on the nominal model): accuracy, time, and each figure's
+    distance from the truth in reported standard deviations (:func:`coverage`)."""
     robot, index = case["robot"], case["draw"]
     folder = Path(case["out"]) / f"{robot}_{index}"
     tic = time.perf_counter()
     ident = identify([folder / "gantry", folder / "trot_nominal"])
     seconds = time.perf_counter() - tic
+    truth = draw(robot, index)
     return {"robot": robot, "draw": index, "identify_s": round(seconds, 2),
-            "delay_ms": round(draw(robot, index).delay * 1e3, 2),
-            **compare(draw(robot, index), ident.overlay(), ident.nominal)}
+            "delay_ms": round(truth.delay * 1e3, 2),
+            **compare(truth, ident.overlay(), ident.nominal),
+            "sigmas": coverage(truth, ident)}
 
 
 def run_case(case: dict) -> dict:
@@ -227,6 +325,76 @@ def run_case(case: dict) -> dict:
                  for name, r in runs.items()},
               **{f"trips_{name}": r["trips"] for name, r in runs.items()}}
     return json.loads(json.dumps(result))
+
+
+#: The runs of ``--profile``: (name, on the perturbed fake robot, planned on).
+PROFILE_RUNS = (("reference", False, ""), ("nominal", True, ""),
+                ("identified", True, "identified.yaml"), ("truth", True, "truth.yaml"))
+
+
+def profile_sets(robot: str, of: str) -> list[str]:
+    """The config changes of ``--profile-of``: none for ``trot`` (the trotting config's own
+    profile); for ``velocity`` the scripted profile of ``configs/<robot>_velocity.yaml``, the
+    one scripts/eval_velocity.py measures, which the trotting config's command limits (the
+    hardware config's) then cap."""
+    if of == "trot":
+        return []
+    profile = load_config(f"configs/{robot}_velocity.yaml").command.source["profile"]
+    return [f"command.source.profile={json.dumps(profile)}"]
+
+
+def profile_case(case: dict) -> dict:
+    """A velocity profile (``--profile``) on a case the campaign ran (its identified and truth
+    overlays): the four runs of :data:`PROFILE_RUNS`, ``case["trot"]`` s each, sensor noise
+    from ``case["seed"]``, the profile :func:`profile_sets` names; per run the joint tracking
+    error (mrad) and :func:`steady_profile` of the true and of the estimated base velocity."""
+    robot, index = case["robot"], case["draw"]
+    folder = Path(case["out"]) / f"{robot}_{index}"
+    if not (folder / "identified.yaml").is_file():
+        raise FileNotFoundError(f"{folder}: no identified overlay (run the campaign first)")
+    truth = draw(robot, index)
+    sets = case.get("sets", [])
+    result: dict = {"robot": robot, "draw": index, "seed": case["seed"],
+                    "profile": case["profile_of"], "sets": sets,
+                    "delay_ms": round(truth.delay * 1e3, 2)}
+    where = folder / (f"profile_{case['profile_of']}_{case['trot']:g}s_seed{case['seed']}"
+                      + (f"_{campaign.case_key({'sets': sets})[:8]}" if sets else ""))
+    for name, perturbed, overlay in PROFILE_RUNS:
+        r = trot(robot, truth if perturbed else None, where / name, case["trot"],
+                 str(folder / overlay) if overlay else "", seed=case["seed"],
+                 sets=[*profile_sets(robot, case["profile_of"]), *sets])
+        result[name] = {"joint_mrad": 1e3 * r["joint_rms"], "campaign_velocity_mm":
+                        1e3 * r["velocity_rms"], "true": r["true"],
+                        "estimated": r["estimated"], "trips": r["trips"]}
+    return json.loads(json.dumps(result))
+
+
+def change(value: float, of: float | None) -> str:
+    """``value``, and its change against ``of`` in % (a lower figure is a gain)."""
+    return f"{value:.2f}" + ("" if of is None else f" ({100 * (1 - value / of):+.0f} %)")
+
+
+def profile_rows(result: dict) -> list[dict]:
+    """A ``--profile`` case's table rows: one per run, each figure's change against the
+    perturbed robot planned on the nominal model."""
+    rows = []
+    for name, _, _ in PROFILE_RUNS:
+        r, base = result[name], None if name == "nominal" else result["nominal"]
+        rows.append({"robot": result["robot"], "draw": result["draw"], "seed": result["seed"],
+                     "profile": result["profile"],
+                     "sets": "; ".join(result.get("sets", [])) or "-",
+                     "delay_ms": result["delay_ms"], "run": name,
+                     "joint_mrad": change(r["joint_mrad"], base and base["joint_mrad"]),
+                     "true_steady_vxy_mm": change(r["true"]["steady_vxy_mm"],
+                                                  base and base["true"]["steady_vxy_mm"]),
+                     "true_worst_vxy_mm": round(r["true"]["worst_vxy_mm"], 1),
+                     "true_steady_yaw_mrad": round(r["true"]["steady_yaw_mrad"], 1),
+                     "estimated_steady_vxy_mm": change(r["estimated"]["steady_vxy_mm"],
+                                                       base and base["estimated"]["steady_vxy_mm"]),
+                     "campaign_velocity_mm": change(r["campaign_velocity_mm"],
+                                                    base and base["campaign_velocity_mm"]),
+                     "steady_s": r["true"]["steady_seconds"], "trips": r["trips"]})
+    return rows
 
 
 def loopback_case(robot: str, index: int, out: Path, gantry: float, trot_s: float,
@@ -350,6 +518,19 @@ def main() -> None:
                    help="--loopback: the controller's feedback thread under SCHED_FIFO at P "
                         "(runtime.realtime_priority), its robot link at P + 1 "
                         "(plant.link_priority), the fake robot at P + 2 (needs root)")
+    p.add_argument("--profile", action="store_true",
+                   help="the trotting config's velocity profile (--trot s, 20 covers it) on "
+                        "the cases the campaign stored: the nominal robot, and the perturbed "
+                        "one planned on the nominal, the identified and the truth overlay; "
+                        "steady seconds of the true base velocity (table sysid_profile)")
+    p.add_argument("--profile-of", choices=("trot", "velocity"), default="trot",
+                   help="--profile: the trotting config's own profile, or the velocity "
+                        "config's (eval_velocity's) within the trotting config's limits")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="--profile: a config change for each of its runs (e.g. "
+                        "runtime.sensor_latency=0.004)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="--profile: the fake robot's sensor-noise seed (the campaign's is 0)")
     p.add_argument("--first-draw", type=int, default=0)
     p.add_argument("--port", type=int, default=18470, help="--loopback: the fake robot's UDP "
                    "port (the bridge takes the next)")
@@ -388,15 +569,30 @@ def main() -> None:
     def show(case: dict, result: dict) -> None:
         print(json.dumps(result), flush=True)
 
+    if args.profile:
+        results = campaign.Campaign(profile_case, out / "cases_profile", engine=args.engine,
+                                    cpus_per_case=args.cpus_per_case, on_result=show).run(
+            [{**c, "seed": args.seed, "profile_of": args.profile_of,
+              **({"sets": args.set} if args.set else {})} for c in cases])
+        rows = [row for r in results if r for row in profile_rows(r)]
+        tag = f"_{campaign.case_key({'sets': args.set})[:8]}" if args.set else ""
+        print(write_tables(rows, out, f"sysid_profile_{args.profile_of}_{args.trot:g}s_seed"
+                           f"{args.seed}{tag}", f"The {args.profile_of} configs' velocity profile, "
+                           f"{args.trot:g} s, sensor seed {args.seed}; change against the "
+                           "perturbed robot planned on the nominal model."))
+        return
     if args.identify_only:
         results = campaign.Campaign(identify_case, out / "cases_identify", engine="serial",
                                     on_result=show).run(
             [{**c, "code": _code_version()} for c in cases])
-        rows = [{**{k: v for k, v in r.items() if k != "fails"},
+        rows = [{**{k: v for k, v in r.items() if k not in ("fails", "sigmas")},
                  "fails": "; ".join(r["fails"]) or "none"} for r in results if r]
         print(write_tables(rows, out, "sysid_identification",
                            f"Identification again from the stored runs ({args.gantry:g} s "
                            f"gantry, {args.trot:g} s trotting), code {_code_version()}."))
+        print(write_tables(coverage_rows([r for r in results if r]), out, "sysid_coverage",
+                           "Each identified figure's distance from the truth in its reported "
+                           "standard deviations (jackknife), over the cases."))
         return
 
     results = campaign.Campaign(run_case, out / "cases", engine=args.engine,

@@ -55,14 +55,20 @@ def lockstep(robot: str, overrides: list[str], duration: float) -> tuple[dict, d
     return summary, series
 
 
+def steady_seconds(t: np.ndarray, c: np.ndarray) -> list[np.ndarray]:
+    """The steady seconds of a run sampled at times ``t`` with filtered commands ``c``: a mask
+    per whole second [k, k+1) (k + 1 ≤ the last sample's time, which sums of time steps put a
+    rounding error short of the run's end) that holds at least 50 samples and in which the
+    command does not change."""
+    masks = [(t >= k) & (t < k + 1) for k in range(int(np.floor(t[-1] + 1e-6)))]
+    return [m for m in masks if m.sum() >= 50 and np.ptp(c[m], axis=0).max() <= 1e-9]
+
+
 def steady_errors(series: dict) -> tuple[np.ndarray, np.ndarray, int]:
     """Worst steady-second error per axis: of the second's mean, and mean absolute; count."""
     t, c, v = series["state_time"], series["state_command"], series["state_velocity"]
     mean_err, abs_err, n = np.zeros(3), np.zeros(3), 0
-    for k in range(int(np.floor(t[-1]))):
-        m = (t >= k) & (t < k + 1)
-        if m.sum() < 50 or np.ptp(c[m], axis=0).max() > 1e-9:
-            continue
+    for m in steady_seconds(t, c):
         n += 1
         e = v[m] - c[m]
         mean_err = np.maximum(mean_err, np.abs(e.mean(axis=0)))

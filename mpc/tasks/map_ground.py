@@ -63,6 +63,8 @@ from mpc.tasks.terrain_map import HeightMap, MapError, load
 
 #: The map geom's name in the planning model.
 MAP_GEOM = "terrain_map"
+#: The static body holding a map given whole (a window has its own), moved by the registration.
+MAP_BODY = "terrain_map_body"
 #: The contype bit of the map, in the conaffinity of the feet alone.
 MAP_BIT = 1 << 29
 
@@ -76,6 +78,12 @@ class MapGround:
     EDGE_TOLERANCE: ClassVar[float] = 0.02
     #: How far (m) a foothold may be moved off an edge.
     SHIFT_REACH: ClassVar[float] = 0.2
+    #: Fraction of the standing feet's mean offset from the map taken into :attr:`shift` per
+    #: plan.
+    REGISTER_GAIN: ClassVar[float] = 0.3
+    #: Steepest map (|∇H|) under a standing foot that counts for the registration: a foot on a
+    #: riser's cell says nothing about the tread's height.
+    REGISTER_SLOPE: ClassVar[float] = 0.2
 
     def __init__(self, terrain: HeightMap | str | Path | None, clearance: float = 0.05,
                  window: WindowSpec | None = None, edge: float = 0.0):
@@ -89,6 +97,10 @@ class MapGround:
             raise MapError(f"a map is a HeightMap or a file, got {type(terrain).__name__}")
         self.clearance = float(clearance)
         self.edge = float(edge)
+        #: m the map is raised by to meet the standing feet (:meth:`register`).
+        self.shift = 0.0
+        self._body = -1
+        self._model: mujoco.MjModel | None = None
         #: The moving window, or None (the planning model holds ``terrain`` whole).
         self.window = None if window is None else MapWindow(window, terrain)
         self._derive(terrain if self.window is None else self.window.map)
@@ -107,12 +119,45 @@ class MapGround:
         if self.window is not None:
             self.window.add_to(spec, MAP_GEOM)
         else:
-            self.map.add_to(spec, MAP_GEOM)
+            self.map.add_to(spec, MAP_GEOM, parent=spec.worldbody.add_body(name=MAP_BODY))
 
     def bind(self, model: mujoco.MjModel) -> None:
-        """The compiled planning model whose field the window writes (nothing without one)."""
+        """The compiled planning model whose field the window writes and whose map
+        :meth:`place` raises by :attr:`shift`."""
+        self._model = model
         if self.window is not None:
             self.window.bind(model, MAP_GEOM)
+        else:
+            self._body = model.body(MAP_BODY).id
+
+    def register(self, points: np.ndarray, standing: np.ndarray) -> float:
+        """Meet the map with the ground points (nfeet, 3: the feet less their resting height)
+        of the ``standing`` feet: the map is in the frame of the state it is planned from (the
+        estimator's), and an estimator's height drifts as all odometry does (the Kalman
+        filter carrying the height from foothold to foothold: 3 cm within 2.5 s on the level
+        floor), so a map taken as fixed leaves the planning model's feet that far above or in
+        the ground they stand on. With e the mean of z − (H(x, y) + shift) over the standing
+        feet on flat map (|∇H| ≤ :attr:`REGISTER_SLOPE`), shift += :attr:`REGISTER_GAIN` · e;
+        nothing without such a foot. Returns the shift; :meth:`place` moves the model's
+        map."""
+        points = np.asarray(points, dtype=float)[np.asarray(standing, dtype=bool)]
+        if len(points):
+            z, gx, gy = self.map.height_and_gradient(points[:, 0], points[:, 1])
+            flat = np.hypot(gx, gy) <= self.REGISTER_SLOPE
+            if flat.any():
+                self.shift += self.REGISTER_GAIN * float(np.mean(points[flat, 2] - z[flat]
+                                                                 - self.shift))
+        return self.shift
+
+    def place(self) -> None:
+        """The bound model's map raised by :attr:`shift` (nothing may be stepping it)."""
+        if self._model is None:
+            return
+        if self.window is not None:
+            self.window.lift = self.shift
+            self.window.write()
+        else:
+            self._model.body_pos[self._body, 2] = self.shift
 
     def follow(self, received: HeightMap | None, qpos: np.ndarray) -> bool:
         """Between plans (nothing may be stepping the planning model): take ``received`` (a
@@ -166,25 +211,26 @@ class MapGround:
         return points[int(np.argmax(safe))] if safe.any() else None
 
     def plane_under(self, xy) -> GroundPlane:
-        """The body map's tangent plane at ``xy``."""
+        """The body map's tangent plane at ``xy`` (raised by :attr:`shift`)."""
         z, gx, gy = (float(v) for v in self.body_map.height_and_gradient(xy[0], xy[1]))
-        return GroundPlane(z - gx * float(xy[0]) - gy * float(xy[1]), gx, gy)
+        return GroundPlane(z + self.shift - gx * float(xy[0]) - gy * float(xy[1]), gx, gy)
 
     @staticmethod
     def subtract(which: HeightMap, r: np.ndarray, s: np.ndarray, row: int,
-                 cols: slice) -> None:
-        """r[..., row] −= H(s[..., x], s[..., y]), (x, y) the first two columns of ``cols``."""
+                 cols: slice, scale: float = 1.0) -> None:
+        """r[..., row] −= scale · H(s[..., x], s[..., y]), (x, y) the first two columns of
+        ``cols``."""
         x, y = s[..., cols.start], s[..., cols.start + 1]
-        r[..., row] -= which.height(x, y)
+        r[..., row] -= scale * which.height(x, y)
 
     @staticmethod
     def differentiate(which: HeightMap, J: np.ndarray, s: np.ndarray, row: int,
-                      cols: slice) -> None:
-        """J[..., row, (x, y)] −= ∇H at (s[..., x], s[..., y])."""
+                      cols: slice, scale: float = 1.0) -> None:
+        """J[..., row, (x, y)] −= scale · ∇H at (s[..., x], s[..., y])."""
         x, y = s[..., cols.start], s[..., cols.start + 1]
         _, gx, gy = which.height_and_gradient(x, y)
-        J[..., row, cols.start] -= gx
-        J[..., row, cols.start + 1] -= gy
+        J[..., row, cols.start] -= scale * gx
+        J[..., row, cols.start + 1] -= scale * gy
 
 
 def _same(a: HeightMap, b: HeightMap | None) -> bool:

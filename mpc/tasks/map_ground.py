@@ -2,16 +2,20 @@
 task read the map (:mod:`mpc.tasks.terrain_map`) instead of a plane.
 
 With H the map, filtered copies of it serve the terms (ρ the foot sites' resting height,
-h the standing height, step(t) the gait's lift, p the base position, f a foot's position):
+h the standing height, step(t) the gait's lift, p the base position, f a foot's position, S
+the support feet, δ the map's registration :attr:`MapGround.shift`):
 
-    gait    per foot in swing: f_z − (H_c(f_x, f_y) + ρ + step(t))
+    gait    per foot in swing: f_z − (B(t) + ρ + step(t))
             per foot in its next stance (``edge`` > 0, its foothold moved): d · (f − f*)
-    height  p_z − H_b(p_x, p_y) − ρ − h
+    height  p_z − mean_S(f_z) − h − (H_b(p_x, p_y) − mean_S H_b(f_x, f_y))
 
+* B(t), the ground each swing is lifted over (:mod:`mpc.tasks.map_swing`): planned once per
+  plan from the gait's schedule, from the ground the foot lifts off to the highest ground
+  along its path to its predicted foothold (the clearance map's, below) and down to the
+  ground it lands on, all raised by δ; it depends on time alone.
 * H_c, the **clearance** map: the highest ground within ``clearance`` (m) of each point, smoothed
-  with a Gaussian of half that. Read at the foot's planned position at every knot, it is the
-  map under each foot's predicted path: a foot swinging toward a riser is asked up to the
-  tread above before it reaches it, one going down stays over the edge until it is past it.
+  with a Gaussian of half that: read along each swing's path, a foot that passes within
+  ``clearance`` of a riser is lifted over its top.
 * E, the **edge** map (``task.map_edge`` > 0): the map's relief within ``edge`` of each point
   (the highest less the lowest ground), smoothed with a Gaussian of half that: zero on flat
   ground, the rise near a riser on either side of it. **Footholds** (the foothold adaptation
@@ -27,11 +31,15 @@ h the standing height, step(t) the gait's lift, p the base position, f a foot's 
   slides in and sinks.
 * H_b, the **body** map: the map smoothed over :attr:`BODY_SIGMA`, about half a body length:
   under the base a flight of stairs is its slope, so the base rises with the flight rather than
-  step by step.
+  step by step. The height is measured from the support feet, as on a plane, corrected by how
+  much higher the body map is under the base than under the feet: the estimator's absolute
+  height (which drifts) cancels out.
+* δ, the **registration** (:meth:`MapGround.register`): the map is raised to meet the feet
+  that stand, as the estimator sees them, and the planning model's map with it.
 
-H_c and H_b are functions of the sensors, not affine: the task's residual subtracts them, and
-its Jacobian adds −∂H/∂x, −∂H/∂y in the columns of the foot's (or the base's) x and y, exactly
-(the bilinear interpolation's derivative, :meth:`~mpc.tasks.terrain_map.HeightMap.
+H_b is a function of the sensors, not affine: the task's residual subtracts it, and its
+Jacobian adds −∂H_b/∂x, −∂H_b/∂y in the columns of the base's x and y and 1/|S| of theirs in
+each support foot's, exactly (the bilinear interpolation's derivative, :meth:`~mpc.tasks.terrain_map.HeightMap.
 height_and_gradient`); the foothold row is affine in f (d and f* fixed for the plan). The
 plane the other terms read (the upright target, the fall check) is the body map's tangent
 plane under the base, updated once per plan (:meth:`plane_under`).
@@ -40,8 +48,9 @@ The planning model stands on the map itself (a MuJoCo height field, added by
 feet touch it (:meth:`feet_only`): a shin along a riser is a capsule parallel to a face of
 the field, a line contact that has no single contact point to differentiate (the analytic
 backend falls back to finite differences there), and the planner places feet, which the
-clearance targets keep the legs above the steps with; the simulated robot keeps every
-contact.
+swing targets keep the legs above the steps with; the simulated robot keeps every contact.
+The field hangs on a static body (:data:`MAP_BODY`, or the window's) that :meth:`place`
+raises by δ before each plan.
 
 **A map that changes while the robot runs** (:mod:`mpc.app.maps`): with a window
 (:mod:`mpc.tasks.map_window`) the planning model holds a local window of fixed size moving with

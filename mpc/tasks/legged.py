@@ -173,8 +173,8 @@ class LeggedTask(VelocityMode, Task):
         follows. ``ground: map``: the terrain map of file ``map`` (:mod:`mpc.tasks.map_ground`;
         or set one from code with :meth:`set_map`), ``map_clearance`` (m) how near a swing's
         path a riser lifts it over its top (:mod:`mpc.tasks.map_swing`), ``map_edge`` (m; 0:
-        none) the reach of its edge map: a foot whose next foothold is within that reach of an edge is led off it
-        (:meth:`plan_footholds`)."""
+        none) the reach of its edge map: a foot whose next foothold is within that reach of
+        an edge is led off it (:meth:`plan_footholds`)."""
         super().__init__(robot)
         if ground not in ("level", "fit", "map"):
             raise ValueError(f"unknown ground {ground!r}; choose from level, fit, map")

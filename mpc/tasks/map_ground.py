@@ -41,8 +41,9 @@ H_b is a function of the sensors, not affine: the task's residual subtracts it, 
 Jacobian adds −∂H_b/∂x, −∂H_b/∂y in the columns of the base's x and y and 1/|S| of theirs in
 each support foot's, exactly (the bilinear interpolation's derivative,
 :meth:`~mpc.tasks.terrain_map.HeightMap.height_and_gradient`); the foothold row is affine in
-f (d and f* fixed for the plan). The plane the other terms read (the upright target, the fall check) is the body map's tangent
-plane under the base, updated once per plan (:meth:`plane_under`).
+f (d and f* fixed for the plan). The plane the other terms read (the upright target, the
+fall check) is the body map's tangent plane under the base, updated once per plan
+(:meth:`plane_under`).
 The planning model stands on the map itself (a MuJoCo height field, added by
 :meth:`add_to`): its contacts are the map's, which the analytic derivatives cover. Only the
 feet touch it (:meth:`feet_only`): a shin along a riser is a capsule parallel to a face of

@@ -69,7 +69,7 @@ import numpy as np
 
 from mpc.tasks.ground import GroundPlane
 from mpc.tasks.map_window import MapWindow, WindowSpec
-from mpc.tasks.terrain_map import HeightMap, MapError, load
+from mpc.tasks.terrain_map import HeightMap, MapError, floor_plane, load
 
 #: The map geom's name in the planning model.
 MAP_GEOM = "terrain_map"
@@ -94,6 +94,9 @@ class MapGround:
     #: Steepest map (|∇H|) under a standing foot that counts for the registration: a foot on a
     #: riser's cell says nothing about the tread's height.
     REGISTER_SLOPE: ClassVar[float] = 0.2
+    #: m the field's samples at the map's lowest level lie under the floor plane (a map given
+    #: whole): a foot there touches the plane alone.
+    SINK: ClassVar[float] = 0.01
 
     def __init__(self, terrain: HeightMap | str | Path | None, clearance: float = 0.05,
                  window: WindowSpec | None = None, edge: float = 0.0):
@@ -128,8 +131,14 @@ class MapGround:
         lowered under it)."""
         if self.window is not None:
             self.window.add_to(spec, MAP_GEOM)
-        else:
-            self.map.add_to(spec, MAP_GEOM, parent=spec.worldbody.add_body(name=MAP_BODY))
+            return
+        body = spec.worldbody.add_body(name=MAP_BODY)
+        h = self.map.heights
+        lo = float(h.min())
+        sunk = HeightMap(np.where(h <= lo + 1e-9, lo - self.SINK, h), self.map.resolution,
+                         self.map.origin)
+        sunk.add_to(spec, MAP_GEOM, parent=body)
+        _move_floor(spec, body, lo)
 
     def bind(self, model: mujoco.MjModel) -> None:
         """The compiled planning model whose field the window writes and whose map
@@ -241,6 +250,19 @@ class MapGround:
         _, gx, gy = which.height_and_gradient(x, y)
         J[..., row, cols.start] -= scale * gx
         J[..., row, cols.start + 1] -= scale * gy
+
+
+def _move_floor(spec: mujoco.MjSpec, body: mujoco.MjsBody, z: float) -> None:
+    """The world's floor plane onto ``body`` (static), at height ``z`` over its origin."""
+    floor = floor_plane(spec)
+    attrs = {a: getattr(floor, a) for a in (
+        "name", "size", "material", "rgba", "friction", "solref", "solimp", "solmix",
+        "priority", "condim", "margin", "gap", "contype", "conaffinity", "group")}
+    x, y = floor.pos[0], floor.pos[1]
+    spec.delete(floor)
+    geom = body.add_geom(type=mujoco.mjtGeom.mjGEOM_PLANE, pos=[x, y, z])
+    for attr, value in attrs.items():
+        setattr(geom, attr, value)
 
 
 def _same(a: HeightMap, b: HeightMap | None) -> bool:

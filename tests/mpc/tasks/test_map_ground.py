@@ -14,8 +14,8 @@ import robots
 from mpc.app.assembly import build_planner, build_task
 from mpc.app.config import load_config
 from mpc.tasks import make_task
-from mpc.tasks.map_ground import MAP_BIT, MAP_GEOM
-from mpc.tasks.terrain_map import FLOOR_DROP, stairs
+from mpc.tasks.map_ground import MAP_BIT, MAP_BODY, MAP_GEOM
+from mpc.tasks.terrain_map import stairs
 
 STAIRS = stairs(rise=0.12)
 
@@ -41,7 +41,9 @@ def test_the_planning_model_stands_on_the_map_with_its_feet_alone(go2):
     task, m = go2
     g = m.geom(MAP_GEOM).id
     assert m.geom_type[g] == mujoco.mjtGeom.mjGEOM_HFIELD
-    assert m.geom_pos[m.geom("floor").id, 2] == pytest.approx(-FLOOR_DROP)
+    floor = m.geom("floor").id
+    assert m.body(int(m.geom_bodyid[floor])).name == MAP_BODY  # moved with the map
+    assert m.geom_pos[floor, 2] == pytest.approx(float(STAIRS.heights.min()))
     touching = sorted(m.geom(i).name for i in range(m.ngeom) if m.geom_conaffinity[i] & MAP_BIT)
     assert touching == sorted(task.robot.feet)
     # the front legs through the first step (the feet 9 cm under it): only feet touch
@@ -149,9 +151,24 @@ def test_the_map_is_registered_to_the_standing_feet_and_moved_in_the_model():
     task.pose_ground(m)
     mujoco.mj_kinematics(m, d)
     lowest = float(STAIRS.heights.min())
-    assert d.geom_xpos[m.geom(MAP_GEOM).id, 2] == pytest.approx(lowest + mg.shift)
+    assert d.geom_xpos[m.geom("floor").id, 2] == pytest.approx(lowest + mg.shift)
+    assert d.geom_xpos[m.geom(MAP_GEOM).id, 2] == pytest.approx(lowest - mg.SINK + mg.shift)
     assert task.map_ground.plane_under((0.2, 0.0)).a0 == pytest.approx(
         float(task.map_ground.body_map.height(0.2, 0.0)) + mg.shift, abs=0.01)
+
+
+def test_a_foot_on_the_floor_touches_the_plane_alone_and_on_a_tread_the_field(go2):
+    """Standing before the flight each foot has one contact, with the floor plane (the field's
+    floor-level samples lie under it): on a height field it had one per prism it entered, some
+    through the prisms' side walls. On a tread the feet stand on the field."""
+    task, m = go2
+    d = standing(task, m, 0.0)
+    floor, field = m.geom("floor").id, m.geom(MAP_GEOM).id
+    touched = [int(g) for g in d.contact.geom[:d.ncon].ravel() if g in (floor, field)]
+    assert sorted(touched) == [floor] * 4
+    d = standing(task, m, 1.2)  # all four feet on the third and fourth treads
+    touched = {int(g) for g in d.contact.geom[:d.ncon].ravel() if g in (floor, field)}
+    assert touched == {field}
 
 
 def test_a_map_needs_ground_map_and_a_map_is_set_before_the_model():
@@ -184,9 +201,10 @@ def test_the_shipped_stairs_configs_plan_on_the_map_without_finite_differences(c
     m = planner.model
     assert m.geom(MAP_GEOM).id >= 0
     before = derivatives.fd_evaluations()
+    flight = task.map_ground.map  # the config's own (the A1's rises 8 cm, not 12)
     for x in positions:
         d = standing(task, m, x)
-        d.qpos[2] += 0.01
+        d.qpos[2] += 0.01 + float(flight.height(x, 0.0) - STAIRS.height(x, 0.0))
         planner.reset(0.0, d.qpos, d.qvel, d.act)
         for _ in range(3):
             planner.iterate(0.0, d.qpos, d.qvel, d.act)

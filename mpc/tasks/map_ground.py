@@ -162,7 +162,11 @@ class MapGround:
         the ground they stand on. With e the mean of z − (H(x, y) + shift) over the standing
         feet on flat map (|∇H| ≤ :attr:`REGISTER_SLOPE`), shift += :attr:`REGISTER_GAIN` · e;
         nothing without such a foot. Returns the shift; :meth:`place` moves the model's
-        map."""
+        map. A map given whole only: maps received while running (a window) come in the
+        estimator's frame already, built by a mapper from the same state, and stay as
+        received."""
+        if self.window is not None:
+            return self.shift
         points = np.asarray(points, dtype=float)[np.asarray(standing, dtype=bool)]
         if len(points):
             z, gx, gy = self.map.height_and_gradient(points[:, 0], points[:, 1])

@@ -125,10 +125,10 @@ def test_the_audit_checks_where_the_task_moved_its_terrain(tmp_path):
     session = Session(cfg, tmp_path)
     run_lockstep(session, 0.2)
     deadline = time.monotonic() + 120  # the worker runs at the lowest priority
-    while (session.audit.latest() or (0,))[0] < 3 and time.monotonic() < deadline:
+    while (session.audit.latest() or (0,))[0] < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
     shift = session.task.map_ground.shift
     summary = session.close("lockstep")
     assert abs(shift) > 1e-4  # the map was moved
     audit = summary["derivative_audit"]
-    assert audit["checks"] >= 3 and audit["disagreements"] == 0, audit
+    assert audit["checks"] >= 2 and audit["disagreements"] == 0, audit

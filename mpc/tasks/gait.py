@@ -112,3 +112,15 @@ class SpeedGait:
             return 1.0, gait.cadence, 0.0
         return (gait.duty, min(gait.cadence + self.cadence_gain * s, self.max_cadence),
                 min(gait.amplitude + self.lift_gain * s, self.max_lift))
+
+
+def swing_phase(phase: np.ndarray, offsets: np.ndarray, duty: float) -> np.ndarray:
+    """Where each foot is in its swing (..., nfeet) at gait phase ``phase`` (...,) in radians:
+    s ∈ [0, 1] from lift-off to touchdown over the swing window of :func:`step_height`, NaN in
+    stance (and everywhere when ``duty`` ≥ 1)."""
+    if duty >= 1.0:
+        return np.full((*np.shape(phase), len(offsets)), np.nan)
+    angle = np.mod(np.asarray(phase)[..., None] + np.pi - 2 * np.pi * np.asarray(offsets),
+                   2 * np.pi) - np.pi
+    s = angle * (0.5 / (1.0 - duty)) / np.pi + 0.5
+    return np.where((s >= 0.0) & (s <= 1.0), s, np.nan)

@@ -60,9 +60,10 @@ from typing import ClassVar
 import mujoco
 import numpy as np
 
-from mpc.tasks.gait import Gait, GaitClock, SpeedGait, step_height
+from mpc.tasks.gait import Gait, GaitClock, SpeedGait, step_height, swing_phase
 from mpc.tasks.ground import GroundFit, GroundPlane, up_axis
 from mpc.tasks.map_ground import MapGround
+from mpc.tasks.map_swing import SwingPlan, path_points
 from mpc.tasks.map_window import WindowSpec
 from mpc.tasks.task_base import CostTerm, Task, base_yaw, weighted_terms
 from mpc.tasks.terrain_map import HeightMap
@@ -144,6 +145,8 @@ class LeggedTask(VelocityMode, Task):
     STANCE_SPEED: ClassVar[float] = 0.25
     #: Gait cycles ahead in which each foot's next stance is looked for (footholds on a map).
     FOOTHOLD_LOOKAHEAD: ClassVar[float] = 1.5
+    #: Swings per foot planned over a map within that lookahead.
+    SWINGS_PLANNED: ClassVar[int] = 2
 
     def __init__(self, robot: RobotInfo, gait: str = "trot", goal=(0.0, 0.0),
                  hold_time: float = 0.0, height: float = 0.25,
@@ -168,10 +171,10 @@ class LeggedTask(VelocityMode, Task):
         standing feet, :mod:`mpc.tasks.ground`, with slope prior ``ground_prior`` λ in m²);
         ``slope_follow``: the fraction of the fitted ground's tilt the upright target
         follows. ``ground: map``: the terrain map of file ``map`` (:mod:`mpc.tasks.map_ground`;
-        or set one from code with :meth:`set_map`), ``map_clearance`` (m) the reach of its
-        swing-clearance targets, ``map_edge`` (m; 0: none) the reach of its edge map: a
-        foot whose next foothold is within that reach of an edge is led off it
-        (:meth:`plan_footholds`)."""
+        or set one from code with :meth:`set_map`), ``map_clearance`` (m) how near a swing's
+        path a riser lifts it over its top (:mod:`mpc.tasks.map_swing`), ``map_edge`` (m; 0:
+        none) the reach of its edge map: a foot whose next foothold is within that reach of
+        an edge is led off it (:meth:`plan_footholds`)."""
         super().__init__(robot)
         if ground not in ("level", "fit", "map"):
             raise ValueError(f"unknown ground {ground!r}; choose from level, fit, map")
@@ -182,7 +185,13 @@ class LeggedTask(VelocityMode, Task):
         self.map_edge = float(map_edge)
         #: Each foot's next stance and moved foothold (``map_edge`` > 0), else None.
         self.foothold_plan: FootholdPlan | None = None
+        #: Each foot's swings over the map and the ground they pass over (``ground: map``).
+        self.swing_plan: SwingPlan | None = None
         self._home_feet: np.ndarray | None = None
+        #: Where each foot last stood in its planned stance (xy), on a map.
+        self._stance_xy: np.ndarray | None = None
+        #: The moved foothold (xy) each swinging foot is committed to, NaN where none.
+        self._committed: np.ndarray | None = None
         #: The terrain map the task plans on (``ground: map``), else None.
         self.map_ground: MapGround | None = None
         self._model: mujoco.MjModel | None = None
@@ -323,7 +332,7 @@ class LeggedTask(VelocityMode, Task):
         self._site_vel = np.zeros(6)
         if self.ground_mode == "fit":
             self.ground_fit = GroundFit(len(self.robot.feet), self.ground_prior)
-        if self.map_ground is not None and self.map_ground.edge_map is not None:
+        if self.map_ground is not None:
             mujoco.mj_resetDataKeyframe(model, self._kin, key)
             mujoco.mj_kinematics(model, self._kin)
             #: The feet's xy under the base at home, in the base's heading frame.
@@ -408,26 +417,43 @@ class LeggedTask(VelocityMode, Task):
         :attr:`support_feet` (a quadruped's lifted pair on two legs) holds still in the air
         without a swing target: it is no foothold."""
         if self.map_ground is not None:
+            self.map_ground.register(*self._footholds(time, qpos, qvel)[:2])
             self.ground = self.map_ground.plane_under(qpos[:2])
             self._rebuild(("upright",))
             self.plan_footholds(time, qpos, qvel)
             return
         if self.ground_fit is None:
             return
+        points, standing, first = self._footholds(time, qpos, qvel)
+        self.ground = (self.ground_fit.reset(points) if first
+                       else self.ground_fit.observe(points, standing))
+        self._rebuild(self.GROUND_TERMS)
+
+    def _footholds(self, time: float, qpos: np.ndarray,
+                   qvel: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
+        """The ground points under the feet (nfeet, 3: the foot sites less ρ), which feet
+        stand on them (support feet in planned stance and slower than :attr:`STANCE_SPEED`)
+        and whether this is the first call (then every foot, a foot radius below the
+        sites)."""
         points, speed = self.feet(qpos, qvel)
-        if self._ground_started:
-            points[:, 2] -= self.foot_height
-            stance = self.planned_stance(time) & (speed < self.STANCE_SPEED)
-            support = np.zeros(len(stance), bool)
-            support[list(self.support_feet)] = True
-            self.ground = self.ground_fit.observe(points, stance & support)
-        else:
+        if not self._ground_started:
             # The start may be a keyframe whose feet touch the ground without sinking in: the
             # ground is taken a foot radius below them, never above where they are.
             points[:, 2] -= max(self.foot_height, self.robot.foot_radius)
-            self.ground = self.ground_fit.reset(points)
             self._ground_started = True
-        self._rebuild(self.GROUND_TERMS)
+            return points, np.ones(len(points), bool), True
+        points[:, 2] -= self.foot_height
+        stance = self.planned_stance(time) & (speed < self.STANCE_SPEED)
+        support = np.zeros(len(stance), bool)
+        support[list(self.support_feet)] = True
+        return points, stance & support, False
+
+    def pose_ground(self, model: mujoco.MjModel) -> None:
+        """The planning model's floor on :attr:`ground`; on a map, the map raised by its
+        registration (:meth:`MapGround.register`)."""
+        super().pose_ground(model)
+        if self.map_ground is not None:
+            self.map_ground.place()
 
     # --- the terms' affine parts: G and c are the term's rows ---------------------------
     def affine_upright(self, model: mujoco.MjModel, G: np.ndarray, c: np.ndarray) -> None:
@@ -436,11 +462,8 @@ class LeggedTask(VelocityMode, Task):
         c[:] = -up_axis(self.ground, self.slope_follow)
 
     def affine_height(self, model: mujoco.MjModel, G: np.ndarray, c: np.ndarray) -> None:
-        """p_z − mean_S(f_z) − h; on a map p_z − ρ − h (less the map at evaluation)."""
+        """p_z − mean_S(f_z) − h (on a map less H_b(p) − mean_S H_b(f) at evaluation)."""
         G[0, self.sensor("base_pos").start + 2] = 1.0
-        if self.map_ground is not None:
-            c[0] = -self.height - self.foot_height
-            return
         feet = self.support_feet
         for i in feet:
             G[0, self.sensor(f"{self.robot.feet[i]}_pos").start + 2] -= 1.0 / len(feet)
@@ -531,7 +554,8 @@ class LeggedTask(VelocityMode, Task):
         if "gait" in rows:
             step = self.swing_targets(time)
             gait = r[..., rows["gait"]]
-            r[..., rows["gait"]] = np.where(step > 0, gait - self.foot_height - step,
+            lift = step + self.swing_ground(time)
+            r[..., rows["gait"]] = np.where(step > 0, gait - self.foot_height - lift,
                                             self._foothold_rows(sensordata, time))
         return r
 
@@ -582,53 +606,102 @@ class LeggedTask(VelocityMode, Task):
         return plan.moved & (t >= plan.touchdown) & (t < plan.liftoff)
 
     def plan_footholds(self, time: float, qpos: np.ndarray, qvel: np.ndarray) -> None:
-        """Each foot's next stance (touchdown to lift-off, on the gait's schedule within
-        :attr:`FOOTHOLD_LOOKAHEAD` cycles) and its predicted foothold: the foot's home
-        position under the base, moved by the base's velocity to the touchdown and by half
-        the stance's travel beyond it (Raibert's heuristic); moved off the map's edges along
-        the travel where the edge map says it is not flat (:meth:`MapGround.safe_foothold`)."""
+        """On a map, once per plan: each foot's swings within :attr:`FOOTHOLD_LOOKAHEAD`
+        cycles of the gait's schedule, each landing on its predicted foothold (the foot's home
+        position under the base, moved by the base's velocity to the touchdown and by half the
+        stance's travel beyond it: Raibert's heuristic), moved off the map's edges along the
+        travel where the edge map says it is not flat (``map_edge`` > 0,
+        :meth:`MapGround.safe_foothold`; the first stance's in :attr:`foothold_plan`), and the
+        ground each swing passes over (:attr:`swing_plan`, :mod:`mpc.tasks.map_swing`): from
+        where the foot lifts off (where it stands now, or stood when its current swing began)
+        along its path to the foothold."""
         mg = self.map_ground
-        if mg is None or mg.edge_map is None or self._home_feet is None:
-            self.foothold_plan = None
+        if mg is None or self._home_feet is None:
+            self.foothold_plan = self.swing_plan = None
             return
         period = 1.0 / self.timing[1]
-        times = time + np.arange(0.0, self.FOOTHOLD_LOOKAHEAD * period, period / 100)
+        grid = period / 100
+        times = time + np.arange(0.0, self.FOOTHOLD_LOOKAHEAD * period, grid)
         swing = self.swing_targets(times) > 0.0
+        feet = self.feet(qpos, qvel)[0][:, 0:2]
+        if self._stance_xy is None:
+            self._stance_xy = feet.copy()
+            self._committed = np.full_like(feet, np.nan)
+        self._stance_xy[~swing[0]] = feet[~swing[0]]
+        self._committed[~swing[0]] = np.nan  # a foot that stands commits at its next swing
         v = np.asarray(qvel[0:2], dtype=float)
         speed = float(np.hypot(*v))
         yaw = base_yaw(qpos)
         turn = np.array([[np.cos(yaw), -np.sin(yaw)], [np.sin(yaw), np.cos(yaw)]])
         direction = v / speed if speed > 1e-3 else turn[:, 0]
-        nfeet = len(self.robot.feet)
+        nfeet, most = len(self.robot.feet), self.SWINGS_PLANNED
         plan = FootholdPlan(np.full(nfeet, np.inf), np.full(nfeet, np.inf), np.zeros((nfeet, 2)),
                             np.zeros(nfeet, bool), direction)
+        swings = SwingPlan(*(np.full((nfeet, most), np.nan) for _ in range(5)), slack=grid)
+        spacing = mg.map.resolution / 4
         for i in range(nfeet):
-            down = np.flatnonzero(swing[:-1, i] & ~swing[1:, i])
-            if len(down) == 0:
-                continue
-            k = down[0] + 1
-            up = np.flatnonzero(swing[k:, i])
-            plan.touchdown[i] = times[k]
-            plan.liftoff[i] = times[k + up[0]] if len(up) else np.inf
-            stance = (times[k + up[0]] if len(up) else times[-1]) - times[k]
-            aim = qpos[0:2] + turn @ self._home_feet[i] + v * (times[k] - time + stance / 2)
-            target = mg.safe_foothold(aim, direction)
-            if target is not None:
-                plan.target[i], plan.moved[i] = target, True
-        self.foothold_plan = plan
+            ups = np.flatnonzero(~swing[:-1, i] & swing[1:, i]) + 1
+            downs = np.flatnonzero(swing[:-1, i] & ~swing[1:, i]) + 1
+            start, path = self._stance_xy[i], [self._stance_xy[i]]
+            if swing[0, i]:  # in a swing now: it began before this plan
+                ups = np.r_[0, ups]
+                path.append(feet[i])
+            for k, up in enumerate(ups[:most]):
+                later = downs[downs > up]
+                if len(later) == 0:
+                    break
+                down = later[0]
+                after = ups[ups > down]
+                stance = (times[after[0]] if len(after) else times[-1]) - times[down]
+                aim = qpos[0:2] + turn @ self._home_feet[i] + v * (times[down] - time
+                                                                    + stance / 2)
+                target = None if mg.edge_map is None else mg.safe_foothold(aim, direction)
+                if k == 0 and swing[0, i]:  # a foothold moved in this swing stays chosen
+                    if np.isfinite(self._committed[i, 0]):
+                        target = self._committed[i]
+                    elif target is not None:
+                        self._committed[i] = target
+                land = aim if target is None else target
+                if k == 0:
+                    plan.touchdown[i] = times[down]
+                    plan.liftoff[i] = times[after[0]] if len(after) else np.inf
+                    if target is not None:
+                        plan.target[i], plan.moved[i] = target, True
+                h0, h1 = (float(mg.map.height(*p)) + mg.shift for p in (start, land))
+                over = path_points(np.array([*path, land]), spacing)
+                top = max(h0, h1, float(np.max(mg.clearance_map.height(over[:, 0], over[:, 1])))
+                          + mg.shift)
+                swings.liftoff[i, k] = -np.inf if up == 0 else times[up]
+                swings.touchdown[i, k] = times[down]
+                swings.start[i, k], swings.top[i, k], swings.land[i, k] = h0, top, h1
+                start, path = land, [land]
+        self.foothold_plan = plan if mg.edge_map is not None else None
+        self.swing_plan = swings
+
+    def swing_ground(self, time: np.ndarray) -> np.ndarray | float:
+        """The ground B (..., nfeet) each swinging foot is lifted over at times (...)
+        (:mod:`mpc.tasks.map_swing`); 0 without a swing plan (off a map)."""
+        if self.swing_plan is None:
+            return 0.0
+        phase = swing_phase(self.clock.phase(time), np.array(self.gait.offsets),
+                            self.timing[0])
+        return self.swing_plan.ground(time, phase)
 
     def _map_terms(self, s: np.ndarray, r: np.ndarray | None, J: np.ndarray | None) -> None:
-        """The map's part of the gait and height rows (:mod:`mpc.tasks.map_ground`): subtract
-        H_c under each foot and H_b under the base from ``r``, or add their −∇H to ``J``."""
+        """The map's part of the height row (:mod:`mpc.tasks.map_ground`): subtract
+        H_b(p) − mean_S H_b(f) (the body map under the base less its mean under the support
+        feet) from ``r``, or add its derivative to ``J``. (The gait rows' ground, B(t) of
+        :meth:`swing_ground`, depends on time alone.)"""
         mg, rows = self.map_ground, self.rows
         apply = mg.subtract if J is None else mg.differentiate
         out = r if J is None else J
-        if "gait" in rows:
-            for i, foot in enumerate(self.robot.feet):
-                apply(mg.clearance_map, out, s, rows["gait"].start + i,
-                      self.sensor(f"{foot}_pos"))
         if "height" in rows:
-            apply(mg.body_map, out, s, rows["height"].start, self.sensor("base_pos"))
+            row = rows["height"].start
+            apply(mg.body_map, out, s, row, self.sensor("base_pos"))
+            feet = self.support_feet
+            for i in feet:
+                apply(mg.body_map, out, s, row, self.sensor(f"{self.robot.feet[i]}_pos"),
+                      -1.0 / len(feet))
 
     # --- goals and stages ------------------------------------------------------------------
     def make_stages(self, time: float, qpos: np.ndarray) -> list[Stage]:

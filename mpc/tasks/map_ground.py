@@ -2,16 +2,20 @@
 task read the map (:mod:`mpc.tasks.terrain_map`) instead of a plane.
 
 With H the map, filtered copies of it serve the terms (ρ the foot sites' resting height,
-h the standing height, step(t) the gait's lift, p the base position, f a foot's position):
+h the standing height, step(t) the gait's lift, p the base position, f a foot's position, S
+the support feet, δ the map's registration :attr:`MapGround.shift`):
 
-    gait    per foot in swing: f_z − (H_c(f_x, f_y) + ρ + step(t))
+    gait    per foot in swing: f_z − (B(t) + ρ + step(t))
             per foot in its next stance (``edge`` > 0, its foothold moved): d · (f − f*)
-    height  p_z − H_b(p_x, p_y) − ρ − h
+    height  p_z − mean_S(f_z) − h − (H_b(p_x, p_y) − mean_S H_b(f_x, f_y))
 
+* B(t), the ground each swing is lifted over (:mod:`mpc.tasks.map_swing`): planned once per
+  plan from the gait's schedule, from the ground the foot lifts off to the highest ground
+  along its path to its predicted foothold (the clearance map's, below) and down to the
+  ground it lands on, all raised by δ; it depends on time alone.
 * H_c, the **clearance** map: the highest ground within ``clearance`` (m) of each point, smoothed
-  with a Gaussian of half that. Read at the foot's planned position at every knot, it is the
-  map under each foot's predicted path: a foot swinging toward a riser is asked up to the
-  tread above before it reaches it, one going down stays over the edge until it is past it.
+  with a Gaussian of half that: read along each swing's path, a foot that passes within
+  ``clearance`` of a riser is lifted over its top.
 * E, the **edge** map (``task.map_edge`` > 0): the map's relief within ``edge`` of each point
   (the highest less the lowest ground), smoothed with a Gaussian of half that: zero on flat
   ground, the rise near a riser on either side of it. **Footholds** (the foothold adaptation
@@ -27,21 +31,31 @@ h the standing height, step(t) the gait's lift, p the base position, f a foot's 
   slides in and sinks.
 * H_b, the **body** map: the map smoothed over :attr:`BODY_SIGMA`, about half a body length:
   under the base a flight of stairs is its slope, so the base rises with the flight rather than
-  step by step.
+  step by step. The height is measured from the support feet, as on a plane, corrected by how
+  much higher the body map is under the base than under the feet: the estimator's absolute
+  height (which drifts) cancels out.
+* δ, the **registration** (:meth:`MapGround.register`): the map is raised to meet the feet
+  that stand, as the estimator sees them, and the planning model's map with it.
 
-H_c and H_b are functions of the sensors, not affine: the task's residual subtracts them, and
-its Jacobian adds −∂H/∂x, −∂H/∂y in the columns of the foot's (or the base's) x and y, exactly
-(the bilinear interpolation's derivative, :meth:`~mpc.tasks.terrain_map.HeightMap.
-height_and_gradient`); the foothold row is affine in f (d and f* fixed for the plan). The
-plane the other terms read (the upright target, the fall check) is the body map's tangent
-plane under the base, updated once per plan (:meth:`plane_under`).
+H_b is a function of the sensors, not affine: the task's residual subtracts it, and its
+Jacobian adds −∂H_b/∂x, −∂H_b/∂y in the columns of the base's x and y and 1/|S| of theirs in
+each support foot's, exactly (the bilinear interpolation's derivative,
+:meth:`~mpc.tasks.terrain_map.HeightMap.height_and_gradient`); the foothold row is affine in
+f (d and f* fixed for the plan). The plane the other terms read (the upright target, the
+fall check) is the body map's tangent plane under the base, updated once per plan
+(:meth:`plane_under`).
 The planning model stands on the map itself (a MuJoCo height field, added by
 :meth:`add_to`): its contacts are the map's, which the analytic derivatives cover. Only the
 feet touch it (:meth:`feet_only`): a shin along a riser is a capsule parallel to a face of
 the field, a line contact that has no single contact point to differentiate (the analytic
 backend falls back to finite differences there), and the planner places feet, which the
-clearance targets keep the legs above the steps with; the simulated robot keeps every
-contact.
+swing targets keep the legs above the steps with; the simulated robot keeps every contact.
+The field hangs on a static body (:data:`MAP_BODY`, or the window's) that :meth:`place`
+raises by δ before each plan. A map given whole has the floor plane on that body at its lowest
+level and the field's samples there :attr:`MapGround.SINK` under it: a foot sphere on a height
+field touches one prism per cell it enters (2-7 contacts, some through the prisms' side walls)
+where on a plane it has one, and with the estimator in the loop the Go2 fell on the level floor
+in 3 of 5 runs planning on a flat field, in none on the plane.
 
 **A map that changes while the robot runs** (:mod:`mpc.app.maps`): with a window
 (:mod:`mpc.tasks.map_window`) the planning model holds a local window of fixed size moving with
@@ -59,10 +73,12 @@ import numpy as np
 
 from mpc.tasks.ground import GroundPlane
 from mpc.tasks.map_window import MapWindow, WindowSpec
-from mpc.tasks.terrain_map import HeightMap, MapError, load
+from mpc.tasks.terrain_map import HeightMap, MapError, floor_plane, load
 
 #: The map geom's name in the planning model.
 MAP_GEOM = "terrain_map"
+#: The static body holding a map given whole (a window has its own), moved by the registration.
+MAP_BODY = "terrain_map_body"
 #: The contype bit of the map, in the conaffinity of the feet alone.
 MAP_BIT = 1 << 29
 
@@ -76,6 +92,15 @@ class MapGround:
     EDGE_TOLERANCE: ClassVar[float] = 0.02
     #: How far (m) a foothold may be moved off an edge.
     SHIFT_REACH: ClassVar[float] = 0.2
+    #: Fraction of the standing feet's mean offset from the map taken into :attr:`shift` per
+    #: plan.
+    REGISTER_GAIN: ClassVar[float] = 0.3
+    #: Steepest map (|∇H|) under a standing foot that counts for the registration: a foot on a
+    #: riser's cell says nothing about the tread's height.
+    REGISTER_SLOPE: ClassVar[float] = 0.2
+    #: m the field's samples at the map's lowest level lie under the floor plane (a map given
+    #: whole): a foot there touches the plane alone.
+    SINK: ClassVar[float] = 0.01
 
     def __init__(self, terrain: HeightMap | str | Path | None, clearance: float = 0.05,
                  window: WindowSpec | None = None, edge: float = 0.0):
@@ -89,6 +114,10 @@ class MapGround:
             raise MapError(f"a map is a HeightMap or a file, got {type(terrain).__name__}")
         self.clearance = float(clearance)
         self.edge = float(edge)
+        #: m the map is raised by to meet the standing feet (:meth:`register`).
+        self.shift = 0.0
+        self._body = -1
+        self._model: mujoco.MjModel | None = None
         #: The moving window, or None (the planning model holds ``terrain`` whole).
         self.window = None if window is None else MapWindow(window, terrain)
         self._derive(terrain if self.window is None else self.window.map)
@@ -106,13 +135,56 @@ class MapGround:
         lowered under it)."""
         if self.window is not None:
             self.window.add_to(spec, MAP_GEOM)
-        else:
-            self.map.add_to(spec, MAP_GEOM)
+            return
+        body = spec.worldbody.add_body(name=MAP_BODY)
+        h = self.map.heights
+        lo = float(h.min())
+        sunk = HeightMap(np.where(h <= lo + 1e-9, lo - self.SINK, h), self.map.resolution,
+                         self.map.origin)
+        sunk.add_to(spec, MAP_GEOM, parent=body)
+        _move_floor(spec, body, lo)
 
     def bind(self, model: mujoco.MjModel) -> None:
-        """The compiled planning model whose field the window writes (nothing without one)."""
+        """The compiled planning model whose field the window writes and whose map
+        :meth:`place` raises by :attr:`shift`."""
+        self._model = model
         if self.window is not None:
             self.window.bind(model, MAP_GEOM)
+        else:
+            self._body = model.body(MAP_BODY).id
+
+    def register(self, points: np.ndarray, standing: np.ndarray) -> float:
+        """Meet the map with the ground points (nfeet, 3: the feet less their resting height)
+        of the ``standing`` feet: the map is in the frame of the state it is planned from (the
+        estimator's), and an estimator's height drifts as all odometry does (the Kalman
+        filter carrying the height from foothold to foothold: 3 cm within 2.5 s on the level
+        floor), so a map taken as fixed leaves the planning model's feet that far above or in
+        the ground they stand on. With e the mean of z − (H(x, y) + shift) over the standing
+        feet on flat map (|∇H| ≤ :attr:`REGISTER_SLOPE`), shift += :attr:`REGISTER_GAIN` · e;
+        nothing without such a foot. Returns the shift; :meth:`place` moves the model's
+        map. A map given whole only: maps received while running (a window) come in the
+        estimator's frame already, built by a mapper from the same state, and stay as
+        received."""
+        if self.window is not None:
+            return self.shift
+        points = np.asarray(points, dtype=float)[np.asarray(standing, dtype=bool)]
+        if len(points):
+            z, gx, gy = self.map.height_and_gradient(points[:, 0], points[:, 1])
+            flat = np.hypot(gx, gy) <= self.REGISTER_SLOPE
+            if flat.any():
+                self.shift += self.REGISTER_GAIN * float(np.mean(points[flat, 2] - z[flat]
+                                                                 - self.shift))
+        return self.shift
+
+    def place(self) -> None:
+        """The bound model's map raised by :attr:`shift` (nothing may be stepping it)."""
+        if self._model is None:
+            return
+        if self.window is not None:
+            self.window.lift = self.shift
+            self.window.write()
+        else:
+            self._model.body_pos[self._body, 2] = self.shift
 
     def follow(self, received: HeightMap | None, qpos: np.ndarray) -> bool:
         """Between plans (nothing may be stepping the planning model): take ``received`` (a
@@ -166,25 +238,39 @@ class MapGround:
         return points[int(np.argmax(safe))] if safe.any() else None
 
     def plane_under(self, xy) -> GroundPlane:
-        """The body map's tangent plane at ``xy``."""
+        """The body map's tangent plane at ``xy`` (raised by :attr:`shift`)."""
         z, gx, gy = (float(v) for v in self.body_map.height_and_gradient(xy[0], xy[1]))
-        return GroundPlane(z - gx * float(xy[0]) - gy * float(xy[1]), gx, gy)
+        return GroundPlane(z + self.shift - gx * float(xy[0]) - gy * float(xy[1]), gx, gy)
 
     @staticmethod
     def subtract(which: HeightMap, r: np.ndarray, s: np.ndarray, row: int,
-                 cols: slice) -> None:
-        """r[..., row] −= H(s[..., x], s[..., y]), (x, y) the first two columns of ``cols``."""
+                 cols: slice, scale: float = 1.0) -> None:
+        """r[..., row] −= scale · H(s[..., x], s[..., y]), (x, y) the first two columns of
+        ``cols``."""
         x, y = s[..., cols.start], s[..., cols.start + 1]
-        r[..., row] -= which.height(x, y)
+        r[..., row] -= scale * which.height(x, y)
 
     @staticmethod
     def differentiate(which: HeightMap, J: np.ndarray, s: np.ndarray, row: int,
-                      cols: slice) -> None:
-        """J[..., row, (x, y)] −= ∇H at (s[..., x], s[..., y])."""
+                      cols: slice, scale: float = 1.0) -> None:
+        """J[..., row, (x, y)] −= scale · ∇H at (s[..., x], s[..., y])."""
         x, y = s[..., cols.start], s[..., cols.start + 1]
         _, gx, gy = which.height_and_gradient(x, y)
-        J[..., row, cols.start] -= gx
-        J[..., row, cols.start + 1] -= gy
+        J[..., row, cols.start] -= scale * gx
+        J[..., row, cols.start + 1] -= scale * gy
+
+
+def _move_floor(spec: mujoco.MjSpec, body: mujoco.MjsBody, z: float) -> None:
+    """The world's floor plane onto ``body`` (static), at height ``z`` over its origin."""
+    floor = floor_plane(spec)
+    attrs = {a: getattr(floor, a) for a in (
+        "name", "size", "material", "rgba", "friction", "solref", "solimp", "solmix",
+        "priority", "condim", "margin", "gap", "contype", "conaffinity", "group")}
+    x, y = floor.pos[0], floor.pos[1]
+    spec.delete(floor)
+    geom = body.add_geom(type=mujoco.mjtGeom.mjGEOM_PLANE, pos=[x, y, z])
+    for attr, value in attrs.items():
+        setattr(geom, attr, value)
 
 
 def _same(a: HeightMap, b: HeightMap | None) -> bool:

@@ -201,10 +201,12 @@ class HeightMap:
 
     # --- in a model ----------------------------------------------------------------------------
     def add_to(self, spec: mujoco.MjSpec, name: str = "terrain_map",
-               rgba: tuple[float, ...] | None = None) -> mujoco.MjsGeom:
+               rgba: tuple[float, ...] | None = None,
+               parent: mujoco.MjsBody | None = None) -> mujoco.MjsGeom:
         """Add the map to ``spec`` (a robot's model specification before compiling, with a
         plane geom named ``floor`` in its world body) as a height-field geom with the floor's
-        contact parameters; the floor is lowered to :data:`FLOOR_DROP` below the map."""
+        contact parameters, on ``parent`` (a static body at the origin; None: the world
+        body); the floor is lowered to :data:`FLOOR_DROP` below the map."""
         floor = floor_plane(spec)
         h = self.heights
         rows, cols = h.shape
@@ -215,8 +217,8 @@ class HeightMap:
                         size=[length / 2, width / 2, span, BASE],
                         userdata=((h - lo) / span).ravel().tolist())
         cx, cy = self.centre
-        geom = spec.worldbody.add_geom(name=name, type=mujoco.mjtGeom.mjGEOM_HFIELD,
-                                       hfieldname=name, pos=[cx, cy, lo])
+        geom = (spec.worldbody if parent is None else parent).add_geom(
+            name=name, type=mujoco.mjtGeom.mjGEOM_HFIELD, hfieldname=name, pos=[cx, cy, lo])
         floor_contact(floor, geom)
         if rgba is not None:
             geom.rgba = list(rgba)

@@ -69,7 +69,7 @@ class _Knot(Knot):
     knot: int = 0
     #: The planning model's terrain when the knot was planned (:meth:`DerivativeAudit.
     #: terrain_changed`), or None while it is the one the audit's model was copied with.
-    terrain: tuple[np.ndarray, np.ndarray] | None = None
+    terrain: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
 
 class DerivativeAudit:
@@ -87,8 +87,8 @@ class DerivativeAudit:
         self.model = oracle_model(model)
         self._data = mujoco.MjData(self.model)
         #: The terrain of knots offered from now on, and the one the audit's model holds.
-        self._terrain: tuple[np.ndarray, np.ndarray] | None = None
-        self._applied: tuple[np.ndarray, np.ndarray] | None = None
+        self._terrain: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._applied: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self._rng = np.random.default_rng(seed)
         self._queue: queue.Queue[_Knot | None] = queue.Queue(maxsize=1)
         self._lock = threading.Lock()
@@ -131,7 +131,21 @@ class DerivativeAudit:
         :mod:`mpc.app.runtime.map_updates`): the knots offered from now on are checked on a
         copy of its height fields and body poses (a window's body moves), not on the terrain
         the audit's model was copied with."""
-        self._terrain = (model.hfield_data.copy(), model.body_pos.copy())
+        self._terrain = (model.hfield_data.copy(), model.body_pos.copy(),
+                         model.body_quat.copy())
+
+    def follow(self, model: mujoco.MjModel) -> None:
+        """After a plan: if the planning model's bodies were posed elsewhere than the audit
+        holds (the task moves its terrain before each plan: a map registered to the standing
+        feet, a fitted floor), the knots offered from now on are checked where they were
+        planned (:meth:`terrain_changed`)."""
+        if self._terrain is None:  # the worker writes the audit's model only after a change
+            held = self.model.body_pos, self.model.body_quat
+        else:
+            held = self._terrain[1], self._terrain[2]
+        if not (np.array_equal(model.body_pos, held[0])
+                and np.array_equal(model.body_quat, held[1])):
+            self.terrain_changed(model)
 
     # --- worker -------------------------------------------------------------------------------
     def _work(self) -> None:
@@ -148,7 +162,8 @@ class DerivativeAudit:
     def _check(self, k: _Knot) -> None:
         start = _time.perf_counter()
         if k.terrain is not None and k.terrain is not self._applied:
-            self.model.hfield_data[:], self.model.body_pos[:] = k.terrain
+            self.model.hfield_data[:], self.model.body_pos[:], self.model.body_quat[:] = \
+                k.terrain
             self._applied = k.terrain
         s = self.settings
         # the oracle's own error: truncation grows as eps², the solver's residual (and the

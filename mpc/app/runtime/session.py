@@ -284,6 +284,7 @@ class Session:
             self.audit.terrain_changed(self.planner.model)
         stats = self.planner.iterate(state.time, state.qpos, state.qvel, state.act)
         if self.audit is not None and stats.status == "ok":
+            self.audit.follow(self.planner.model)
             self.audit.offer(stats.iteration, self.planner.nominal, self.planner.linearization,
                              self.planner.knots)
         if self.predictor is not None and self._warmup_done and stats.status == "ok":

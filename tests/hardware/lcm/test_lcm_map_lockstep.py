@@ -1,5 +1,6 @@
 """A lockstep run of the Go2 stairs config whose map arrives over LCM from another process
-plans exactly as the same run with the map from its file: a window of the map's grid
+plans exactly as the same run with the map from its file held in the same window (a map given
+whole has the floor plane under it, a window not): a window of the map's grid
 (``map_input.size`` 6.6 m x 2 m at 0.05 m, centred on the map) holds the same samples, the
 same height field and the same targets (tests/mpc/tasks/test_map_window.py). With a smaller
 window the plans differ where the window ends (docs/terrain.md, "Maps while running")."""
@@ -62,7 +63,11 @@ def test_a_map_over_lcm_plans_as_the_same_map_from_its_file(udpm_url, tmp_path):
     finally:
         publisher.kill()
         publisher.wait()
-    from_file, _ = plans([], tmp_path / "file")
+    # the file's map in the same window (a map given whole has a floor plane under it)
+    from_file, _ = plans([
+        f"map_input.source={{type: lcm, lcm_url: '{udpm_url}', channel: {channel}_NONE}}",
+        "map_input.size=[6.6, 2.0]", "map_input.ahead=2.3", "map_input.recentre=100",
+        "map_input.heights=[0.0, 0.6]"], tmp_path / "file")
     assert counts["applied"] >= 1 and counts["refused"] == {}
     assert len(over_lcm) == len(from_file) >= 8
     for k, (a, b) in enumerate(zip(over_lcm, from_file, strict=True)):

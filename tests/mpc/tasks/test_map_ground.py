@@ -14,8 +14,8 @@ import robots
 from mpc.app.assembly import build_planner, build_task
 from mpc.app.config import load_config
 from mpc.tasks import make_task
-from mpc.tasks.map_ground import MAP_BIT, MAP_GEOM
-from mpc.tasks.terrain_map import FLOOR_DROP, stairs
+from mpc.tasks.map_ground import MAP_BIT, MAP_BODY, MAP_GEOM
+from mpc.tasks.terrain_map import stairs
 
 STAIRS = stairs(rise=0.12)
 
@@ -41,7 +41,9 @@ def test_the_planning_model_stands_on_the_map_with_its_feet_alone(go2):
     task, m = go2
     g = m.geom(MAP_GEOM).id
     assert m.geom_type[g] == mujoco.mjtGeom.mjGEOM_HFIELD
-    assert m.geom_pos[m.geom("floor").id, 2] == pytest.approx(-FLOOR_DROP)
+    floor = m.geom("floor").id
+    assert m.body(int(m.geom_bodyid[floor])).name == MAP_BODY  # moved with the map
+    assert m.geom_pos[floor, 2] == pytest.approx(float(STAIRS.heights.min()))
     touching = sorted(m.geom(i).name for i in range(m.ngeom) if m.geom_conaffinity[i] & MAP_BIT)
     assert touching == sorted(task.robot.feet)
     # the front legs through the first step (the feet 9 cm under it): only feet touch
@@ -72,29 +74,101 @@ def test_the_residual_jacobian_is_exact_on_the_map(go2):
             assert np.abs(J[..., k] - fd).max() < 1e-6, k
 
 
-def test_swing_targets_clear_the_map_under_each_foot_and_the_base_follows_its_slope(go2):
+def test_a_swing_is_lifted_over_the_highest_ground_of_its_path_wherever_the_foot_is(go2):
+    """Walking up to the first riser (0.6 m), a foot whose swing lands at it is asked, in
+    the middle of its swing, to be over the tread (0.12 m, less the clearance map's smoothing)
+    plus its lift, at its lift-off
+    position as anywhere else: the target depends on time alone (a target read under the foot
+    stayed on the floor until the foot was at the riser)."""
+    task, m = go2
+    d = standing(task, m, 0.3)
+    d.qvel[0] = 0.4
+    task.update(0.0, d.qpos, d.qvel)
+    plan, rho = task.swing_plan, task.foot_height
+    crossing = [(i, k) for i in range(4) for k in range(plan.liftoff.shape[1])
+                if plan.top[i, k] > plan.start[i, k] + 0.1]
+    assert crossing
+    i, k = crossing[0]
+    assert plan.top[i, k] - task.map_ground.shift == pytest.approx(0.12, abs=0.005)
+    middle = (max(plan.liftoff[i, k], 0.0) + plan.touchdown[i, k]) / 2
+    time = np.asarray(middle)
+    s = d.sensordata.copy()
+    col = task.sensor(f"{task.robot.feet[i]}_pos")
+    gait = task.rows["gait"].start + i
+    step = task.swing_targets(time)[i]
+    assert step > 0.0
+    ground = task.swing_ground(time)[i]
+    assert ground == pytest.approx(plan.top[i, k], abs=0.02)
+    assert task.residual(s, time)[gait] == pytest.approx(s[col][2] - rho - step - ground)
+    moved = s.copy()
+    moved[col.start] += 0.05  # the foot elsewhere along its path: the same target
+    assert task.residual(moved, time)[gait] == pytest.approx(task.residual(s, time)[gait])
+
+
+def test_the_base_height_is_taken_from_the_feet_and_the_map_and_not_the_absolute_height(go2):
+    """The height row is p_z − mean f_z − h − (H_b(p) − mean H_b(f)): on the flight the base
+    keeps its height over the smoothed map relative to the feet, and a height estimate that
+    drifted (base and feet raised alike) changes nothing; the upright target leans into the
+    flight's slope."""
     task, m = go2
     d = standing(task, m, 1.0)
     task.update(0.0, d.qpos, d.qvel)
     s = d.sensordata.copy()
-    rows, rho = task.rows, task.foot_height
+    row = task.rows["height"].start
     time = np.asarray(0.1)
-    step = task.swing_targets(time)
-    r = task.residual(s, time)
-    for i, foot in enumerate(task.robot.feet):
-        f = s[task.sensor(f"{foot}_pos")]
-        if step[i] > 0:  # in swing: over the clearance map under it
-            clear = float(task.map_ground.clearance_map.height(f[0], f[1]))
-            assert clear >= float(STAIRS.height(f[0], f[1])) - 1e-9
-            assert r[rows["gait"]][i] == pytest.approx(f[2] - clear - rho - step[i])
-        else:
-            assert r[rows["gait"]][i] == 0.0
     p = s[task.sensor("base_pos")]
-    body = float(task.map_ground.body_map.height(p[0], p[1]))
-    assert r[rows["height"]][0] == pytest.approx(p[2] - body - rho - task.height)
+    feet = [s[task.sensor(f"{f}_pos")] for f in task.robot.feet]
+    body = task.map_ground.body_map
+    expected = (p[2] - np.mean([f[2] for f in feet]) - task.height
+                - (float(body.height(p[0], p[1]))
+                   - np.mean([float(body.height(f[0], f[1])) for f in feet])))
+    assert task.residual(s, time)[row] == pytest.approx(expected)
+    drifted = s.copy()
+    for name in ("base_pos", *(f"{f}_pos" for f in task.robot.feet)):
+        drifted[task.sensor(name).start + 2] += 0.03
+    assert task.residual(drifted, time)[row] == pytest.approx(task.residual(s, time)[row])
     # on the flight the upright target leans into its slope (0.48 rise over run)
     assert task.ground.a1 == pytest.approx(0.48, abs=0.1)
-    assert task.ground.height(p[0], p[1]) == pytest.approx(body)
+
+
+def test_the_map_is_registered_to_the_standing_feet_and_moved_in_the_model():
+    """An estimate whose height drifted puts the standing feet above the map: the map is raised
+    to meet them (a fraction REGISTER_GAIN of the mean offset per plan, feet on a riser's cell
+    left out), and the planning model's map with it."""
+    task = make_task("quadruped_flat", robots.info("go2"), ground="map", goal=[3.0, 0.0])
+    task.set_map(STAIRS)
+    m = task.planning_model(0.01)
+    mg = task.map_ground
+    feet = np.array([[0.2, 0.1, 0.02], [0.0, 0.1, 0.02], [0.2, -0.1, 0.02], [0.0, -0.1, 0.02]])
+    for _ in range(40):
+        mg.register(feet, np.ones(4, bool))
+    assert mg.shift == pytest.approx(0.02, abs=1e-5)
+    riser = np.array([[0.575, 0.0, 0.5]])  # on the first riser's cell: says nothing
+    assert mg.register(riser, np.ones(1, bool)) == pytest.approx(mg.shift)
+    raised = feet + np.array([0.0, 0.0, 0.5])  # feet that do not stand: say nothing
+    assert mg.register(raised, np.zeros(4, bool)) == pytest.approx(0.02, abs=1e-5)
+    d = mujoco.MjData(m)
+    task.pose_ground(m)
+    mujoco.mj_kinematics(m, d)
+    lowest = float(STAIRS.heights.min())
+    assert d.geom_xpos[m.geom("floor").id, 2] == pytest.approx(lowest + mg.shift)
+    assert d.geom_xpos[m.geom(MAP_GEOM).id, 2] == pytest.approx(lowest - mg.SINK + mg.shift)
+    assert task.map_ground.plane_under((0.2, 0.0)).a0 == pytest.approx(
+        float(task.map_ground.body_map.height(0.2, 0.0)) + mg.shift, abs=0.01)
+
+
+def test_a_foot_on_the_floor_touches_the_plane_alone_and_on_a_tread_the_field(go2):
+    """Standing before the flight each foot has one contact, with the floor plane (the field's
+    floor-level samples lie under it): on a height field it had one per prism it entered, some
+    through the prisms' side walls. On a tread the feet stand on the field."""
+    task, m = go2
+    d = standing(task, m, 0.0)
+    floor, field = m.geom("floor").id, m.geom(MAP_GEOM).id
+    touched = [int(g) for g in d.contact.geom[:d.ncon].ravel() if g in (floor, field)]
+    assert sorted(touched) == [floor] * 4
+    d = standing(task, m, 1.2)  # all four feet on the third and fourth treads
+    touched = {int(g) for g in d.contact.geom[:d.ncon].ravel() if g in (floor, field)}
+    assert touched == {field}
 
 
 def test_a_map_needs_ground_map_and_a_map_is_set_before_the_model():
@@ -127,9 +201,10 @@ def test_the_shipped_stairs_configs_plan_on_the_map_without_finite_differences(c
     m = planner.model
     assert m.geom(MAP_GEOM).id >= 0
     before = derivatives.fd_evaluations()
+    flight = task.map_ground.map  # the config's own (the A1's rises 8 cm, not 12)
     for x in positions:
         d = standing(task, m, x)
-        d.qpos[2] += 0.01
+        d.qpos[2] += 0.01 + float(flight.height(x, 0.0) - STAIRS.height(x, 0.0))
         planner.reset(0.0, d.qpos, d.qvel, d.act)
         for _ in range(3):
             planner.iterate(0.0, d.qpos, d.qvel, d.act)
@@ -217,3 +292,41 @@ def test_the_foothold_rows_jacobian_is_exact(go2_footholds):
             e[k] = 1e-6
             fd = (task.residual(S + e, times) - task.residual(S - e, times)) / 2e-6
             assert np.abs(J[..., k] - fd).max() < 1e-6, k
+
+
+def test_a_swinging_foot_keeps_the_foothold_it_was_moved_to(go2_footholds):
+    """A foothold moved off an edge is kept for the rest of the swing, whatever the base's
+    velocity says later: decided afresh at every plan it flipped between short of the riser
+    and onto the tread (the aim near the middle of the edge zone), and the foot, already over
+    the riser, was sent back down in front of it."""
+    task, m = go2_footholds
+    found = None
+    for x in np.arange(0.2, 0.6, 0.02):
+        for t in np.arange(0.0, 1.4, 0.05):
+            task._stance_xy = None  # a fresh walk: nothing committed
+            d = walking_at(task, m, x, t)
+            plan = task.foothold_plan
+            swinging = task.swing_targets(np.asarray(t)) > 0
+            for i in np.flatnonzero(plan.moved & swinging):
+                kept = plan.target[i].copy()
+                d.qvel[0] = 0.9
+                task._stance_xy = None
+                task.update(t + 0.01, d.qpos, d.qvel)
+                fresh = task.foothold_plan
+                if not fresh.moved[i] or np.allclose(fresh.target[i], kept):
+                    continue
+                found = (x, t, i, kept)
+                break
+            if found:
+                break
+        if found:
+            break
+    assert found is not None
+    x, t, i, kept = found
+    task._stance_xy = None
+    d = walking_at(task, m, x, t)
+    d.qvel[0] = 0.9
+    task.update(t + 0.01, d.qpos, d.qvel)  # the same swing: the foothold stays
+    assert task.foothold_plan.moved[i]
+    assert task.foothold_plan.target[i] == pytest.approx(kept)
+    task._stance_xy = None

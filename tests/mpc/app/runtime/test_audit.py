@@ -111,3 +111,24 @@ def test_each_check_is_in_audit_csv_as_soon_as_it_is_done(tmp_path):
     finally:
         summary = session.close("lockstep")
     assert summary["derivative_audit"]["checks"] >= len(rows)
+
+
+def test_the_audit_checks_where_the_task_moved_its_terrain(tmp_path):
+    """Planning on a map given whole, the task raises the map to meet the standing feet before
+    each plan (mpc.tasks.map_ground.MapGround.register): the audit follows the map's pose, so
+    the analytic derivatives agree with it (checked on the map's pose the audit's model was
+    copied with, a knot near the feet's contacts disagrees)."""
+    cfg = load_config("configs/go2_hw_terrain.yaml", [
+        "runtime.mode=lockstep", "output.mcap=false", "plant={type: sim, terrain: flat}",
+        "task.ground=map", "task.map=configs/maps/step_8cm.yaml",
+        "derivatives.audit.every=1", "derivatives.audit.threshold=0.05"])
+    session = Session(cfg, tmp_path)
+    run_lockstep(session, 0.2)
+    deadline = time.monotonic() + 120  # the worker runs at the lowest priority
+    while (session.audit.latest() or (0,))[0] < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    shift = session.task.map_ground.shift
+    summary = session.close("lockstep")
+    assert abs(shift) > 1e-4  # the map was moved
+    audit = summary["derivative_audit"]
+    assert audit["checks"] >= 2 and audit["disagreements"] == 0, audit

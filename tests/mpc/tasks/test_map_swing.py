@@ -1,0 +1,73 @@
+"""Swing heights on a map (mpc.tasks.map_swing): the ground profile B(s) of a swing leaves
+the lift-off ground, is at the highest ground of the path from RISE to 1 − RISE and lands on
+the touchdown ground; a swing plan gives each foot its own swing's profile by time, 0 in
+stance; the path is sampled with its corners."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mpc.tasks.gait import swing_phase
+from mpc.tasks.map_swing import RISE, SwingPlan, path_points, profile
+
+heights = st.floats(0.0, 0.3)
+
+
+@given(h0=heights, h1=heights, extra=st.floats(0.0, 0.2))
+def test_a_swing_leaves_its_ground_is_over_the_highest_and_lands_on_its_ground(h0, h1, extra):
+    top = max(h0, h1) + extra
+    s = np.linspace(0.0, 1.0, 201)
+    b = profile(s, h0, top, h1)
+    assert b[0] == pytest.approx(h0) and b[-1] == pytest.approx(h1)
+    middle = (s >= RISE) & (s <= 1.0 - RISE)
+    assert np.allclose(b[middle], top)
+    assert np.all(b <= top + 1e-12) and np.all(b >= min(h0, h1) - 1e-12)
+    assert np.all(np.diff(b[s <= 0.5]) >= -1e-12)  # up, then level
+    assert np.all(np.diff(b[s >= 0.5]) <= 1e-12)  # level, then down
+
+
+def test_a_step_up_is_reached_early_in_the_swing_and_held_to_touchdown():
+    """From the floor onto an 8 cm tread: at 30 % of the swing the foot's ground is the tread's,
+    and it stays there to touchdown (the foot crosses the riser late in its swing)."""
+    s = np.array([0.0, 0.1, RISE, 0.6, 0.95, 1.0])
+    b = profile(s, 0.0, 0.08, 0.08)
+    assert b[0] == 0.0 and 0.0 < b[1] < 0.08
+    assert b[2:] == pytest.approx([0.08] * 4)
+
+
+def test_a_swing_plan_gives_each_foot_its_swing_by_time_and_zero_in_stance():
+    nan = np.nan
+    plan = SwingPlan(liftoff=np.array([[-np.inf, 1.0], [0.2, nan]]),
+                     touchdown=np.array([[0.3, 1.3], [0.5, nan]]),
+                     start=np.array([[0.0, 0.08], [0.0, nan]]),
+                     top=np.array([[0.08, 0.1], [0.05, nan]]),
+                     land=np.array([[0.08, 0.1], [0.05, nan]]), slack=0.01)
+    time = np.array([0.15, 0.35, 0.4, 1.15])
+    phase = np.array([[0.5, nan], [nan, 0.5], [nan, 0.67], [0.5, nan]])
+    b = plan.ground(time, phase)
+    assert b[0].tolist() == pytest.approx([0.08, 0.0])  # foot 0 mid-swing: the tread
+    assert b[1].tolist() == pytest.approx([0.0, 0.05])  # foot 0 stands; foot 1 mid-swing
+    assert b[2, 1] == pytest.approx(0.05)
+    assert b[3, 0] == pytest.approx(0.1)  # foot 0's second swing
+
+
+def test_the_swing_phase_runs_from_lift_off_to_touchdown_over_the_swing_window():
+    """s = 0 where step_height's window opens, 1 where it closes, NaN in stance: a trot (duty
+    0.45), the first foot's swing centred on phase 0."""
+    duty = 0.45
+    half = np.pi * (1.0 - duty)  # half the swing window, in radians of phase
+    phase = np.array([-half + 1e-9, 0.0, half / 2, half - 1e-9, np.pi])
+    s = swing_phase(phase, np.array([0.0]), duty)[:, 0]
+    assert s[:4] == pytest.approx([0.0, 0.5, 0.75, 1.0], abs=1e-8)
+    assert np.isnan(s[4])
+    assert np.isnan(swing_phase(np.array([0.0]), np.array([0.0]), 1.0)).all()
+
+
+def test_a_path_is_sampled_with_its_corners_and_no_wider_than_asked():
+    pts = path_points(np.array([[0.0, 0.0], [0.1, 0.0], [0.1, 0.05]]), 0.03)
+    assert pts[0].tolist() == [0.0, 0.0] and pts[-1].tolist() == pytest.approx([0.1, 0.05])
+    assert any(np.allclose(p, [0.1, 0.0]) for p in pts)
+    assert np.linalg.norm(np.diff(pts, axis=0), axis=1).max() <= 0.03 + 1e-12

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from mpc.app.run import run
 from mpc.app.runtime.priority import autogroups
 from mpc.app.runtime.session import Session
@@ -23,6 +25,8 @@ PR_CAPBSET_DROP, CAP_SYS_NICE = 24, 23
 SCRIPT = """
 import os, threading
 from pathlib import Path
+
+import pytest
 from mpc.app.runtime.priority import set_niceness
 def nice_of_this_thread(out):
     out.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
@@ -60,28 +64,22 @@ def _unprivileged() -> None:
         raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP, CAP_SYS_NICE)")
 
 
-def test_a_raised_priority_that_is_not_permitted_is_one_line(tmp_path):
-    """An unprivileged run asking for a negative niceness: exit 2, one line naming the key,
-    before anything is built."""
+@pytest.mark.parametrize(("mode", "setting", "line"), [
+    ("lockstep", "runtime.nice=-5",
+     "runtime.nice -5: not permitted to raise the controller's priority"),
+    ("realtime", "runtime.realtime_priority=20",
+     "runtime.realtime_priority 20: not permitted to run under SCHED_FIFO"),
+])
+def test_a_raised_priority_that_is_not_permitted_is_one_line(tmp_path, mode, setting, line):
+    """An unprivileged run asking for a negative niceness or SCHED_FIFO: exit 2, one line
+    naming the key, before anything is built (no summary: not refused by a thread later)."""
     res = subprocess.run(
-        [sys.executable, "-m", "mpc.app.cli", "configs/a1_trot.yaml", "--mode", "lockstep",
-         "--duration", "0.1", "--quiet", "--out", str(tmp_path / "run"),
-         "--set", "runtime.nice=-5"],
+        [sys.executable, "-m", "mpc.app.cli", "configs/a1_trot.yaml", "--mode", mode,
+         "--duration", "0.1", "--quiet", "--out", str(tmp_path / "run"), "--set", setting],
         capture_output=True, text=True, cwd=REPO, timeout=120, preexec_fn=_unprivileged,
         env={**os.environ, "PYTHONPATH": str(REPO)})
-    assert_one_line(res, "runtime.nice -5: not permitted to raise the controller's priority")
-    assert not (tmp_path / "run" / "summary.json").exists()  # refused before the run began
-
-
-def test_a_realtime_priority_that_is_not_permitted_is_one_line(tmp_path):
-    res = subprocess.run(
-        [sys.executable, "-m", "mpc.app.cli", "configs/a1_trot.yaml", "--mode", "realtime",
-         "--duration", "0.1", "--quiet", "--out", str(tmp_path / "run"),
-         "--set", "runtime.realtime_priority=20"],
-        capture_output=True, text=True, cwd=REPO, timeout=120, preexec_fn=_unprivileged,
-        env={**os.environ, "PYTHONPATH": str(REPO)})
-    assert_one_line(res, "runtime.realtime_priority 20: not permitted to run under SCHED_FIFO")
-    assert not (tmp_path / "run" / "summary.json").exists()  # before the run, not by a thread
+    assert_one_line(res, line)
+    assert not (tmp_path / "run" / "summary.json").exists()
 
 
 def test_the_feedback_thread_runs_under_sched_fifo_and_the_planner_does_not(tmp_path,

@@ -4,9 +4,27 @@ type, so that the command reporting it exits 2 with that line."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import yaml
+
+
+class Loader(yaml.SafeLoader):
+    """PyYAML's safe loader reading floats as YAML 1.2 does: PyYAML follows YAML 1.1, where a
+    float needs a dot, so ``1e-4`` or ``5e3`` would be the strings "1e-4" and "5e3" and a
+    setting written so would be refused as not a number."""
+
+
+Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)[eE][-+]?[0-9]+$"),
+    list("-+0123456789."))
+
+
+def loads(text: str) -> object:
+    """The YAML document in ``text``, read by :class:`Loader` (yaml.YAMLError if invalid)."""
+    return yaml.load(text, Loader=Loader)
 
 
 def read_yaml(path: str | Path, what: str, error: type[Exception] = ValueError) -> object:
@@ -18,7 +36,7 @@ def read_yaml(path: str | Path, what: str, error: type[Exception] = ValueError) 
     except OSError as e:
         raise error(f"cannot read {what} {p}: {e.strerror}") from None
     try:
-        return yaml.safe_load(text)
+        return loads(text)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

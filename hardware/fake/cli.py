@@ -170,14 +170,14 @@ def _address(text: str | None) -> tuple[str, int] | None:
 
 def _sensor_options(args) -> dict:
     """``--sensors``/``--sensor KEY=VALUE`` as SensorSpec fields; ValueError names the key."""
-    import yaml
+    from common import yamlfile
 
     out: dict = {"enabled": args.sensors == "realistic"}
     for item in args.sensor:
         key, sep, value = item.partition("=")
         if not sep:
             raise ValueError(f"--sensor {item!r}: expected KEY=VALUE")
-        out[key.strip()] = yaml.safe_load(value)
+        out[key.strip()] = yamlfile.loads(value)
     return out
 
 
@@ -186,12 +186,13 @@ def terrain_option(text: str | None, option: str = "--terrain"):
     with one line naming the key if it makes no sense."""
     import yaml
 
+    from common import yamlfile
     from mpc.app.plants import terrain
 
     if text is None:
         return None
     try:
-        value = yaml.safe_load(text)
+        value = yamlfile.loads(text)
     except yaml.YAMLError:
         raise ValueError(f"{option}: not a terrain name nor YAML: {text!r}") from None
     try:

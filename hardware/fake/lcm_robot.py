@@ -42,9 +42,9 @@ from dataclasses import dataclass
 
 import lcm
 import numpy as np
-import yaml
 
 import robots
+from common import yamlfile
 from hardware.fake.cli import terrain_option
 from hardware.fake.natnet_server import FakeNatNetServer, MocapReplay, ReplaySettings
 from hardware.fake.robot import FakeRobotSim
@@ -121,7 +121,7 @@ def _key_value(item: str) -> tuple[str, object]:
     key, sep, value = item.partition("=")
     if not sep:
         raise ValueError(f"--sensor {item!r}: expected KEY=VALUE")
-    return key.strip(), yaml.safe_load(value)
+    return key.strip(), yamlfile.loads(value)
 
 
 class FakeLcmRobot:

@@ -249,7 +249,7 @@ def apply_overrides(data: dict, overrides: list[str], source: str) -> None:
             raise ConfigError(f"--set {item}: expected KEY=VALUE")
         key, _, text = item.partition("=")
         try:
-            value = yaml.safe_load(text) if text != "" else ""
+            value = yamlfile.loads(text) if text != "" else ""
         except yaml.YAMLError:
             value = text
         except ValueError as e:  # a value YAML parses but Python cannot hold
@@ -657,7 +657,7 @@ def shipped_configs() -> list[tuple[str, str]]:
     out = []
     for path in sorted(SHIPPED_DIR.glob("*.yaml")):
         try:
-            data = yaml.safe_load(path.read_text()) or {}
+            data = yamlfile.loads(path.read_text()) or {}
         except yaml.YAMLError:
             data = {}
         out.append((path.stem, str(data.get("description", "")).strip()))

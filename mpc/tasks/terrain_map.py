@@ -39,6 +39,8 @@ import numpy as np
 import yaml
 from scipy import ndimage
 
+from common import yamlfile
+
 #: How far (m) the floor plane is lowered below the map's lowest sample.
 FLOOR_DROP = 0.05
 #: Thickness (m) of MuJoCo's height-field base below its lowest sample.
@@ -332,7 +334,7 @@ def load(path: str | Path) -> HeightMap:
 
 def _read_meta(path: Path) -> dict:
     try:
-        meta = yaml.safe_load(path.read_text())
+        meta = yamlfile.loads(path.read_text())
     except (OSError, yaml.YAMLError, ValueError) as e:
         raise MapError(f"{path}: cannot read: {str(e).splitlines()[0]}") from None
     if not isinstance(meta, dict):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from common.yamlfile import read_yaml
+from common.yamlfile import loads, read_yaml
 
 
 class KindError(ValueError):
@@ -36,3 +36,24 @@ def test_a_good_file_and_an_empty_one(tmp_path):
     assert read_yaml(path, "thing file") == {"a": {"b": [1, 2.5]}}
     path.write_text("")
     assert read_yaml(path, "thing file") is None
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("1e-4", 1e-4), ("5e3", 5000.0), ("-2.5E+2", -250.0), (".5e1", 5.0), ("1.0e-4", 1e-4),
+    ("0.1", 0.1), ("3", 3), ("1e", "1e"), ("e5", "e5"), ('"1e-4"', "1e-4"),
+])
+def test_floats_are_read_as_yaml_1_2_reads_them(text, value):
+    """A float without a dot (``1e-4``) is a float, as YAML 1.2 has it; PyYAML's YAML 1.1 made
+    it the string "1e-4", and a config setting written so was refused as not a number."""
+    got = loads(text)
+    assert got == value and type(got) is type(value)
+
+
+def test_a_setting_written_as_1e_4_is_a_number(tmp_path):
+    from mpc.app.config import load_config
+
+    cfg = load_config("configs/a1_trot.yaml", ["derivatives.audit.threshold=1e-4"])
+    assert cfg.derivatives["audit"]["threshold"] == 1e-4
+    path = tmp_path / "c.yaml"
+    path.write_text("extends: a1_trot\nderivatives: {audit: {threshold: 2e-4}}\n")
+    assert load_config(str(path)).derivatives["audit"]["threshold"] == 2e-4

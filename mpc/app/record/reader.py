@@ -20,6 +20,7 @@ import numpy as np
 import yaml
 
 import robots
+from common import yamlfile
 from mpc.app.record.store import INCREMENTAL, read_record
 from robots.info import RobotInfo
 
@@ -137,7 +138,7 @@ def load_run(path: str | Path) -> Run:
     if not len(series.get("state_time", ())):
         raise RunDirError(f"{source}: no state samples recorded")
     try:
-        config = yaml.safe_load(cfg_file.read_text())
+        config = yamlfile.loads(cfg_file.read_text())
         summary_file = d / "summary.json"
         summary = json.loads(summary_file.read_text()) if summary_file.is_file() else {}
     except (yaml.YAMLError, json.JSONDecodeError) as e:

@@ -54,6 +54,7 @@ from scipy.ndimage import minimum_filter1d
 from scipy.signal import butter, sosfiltfilt
 
 import robots
+from common import yamlfile
 from mpc.app.errors import UserError
 from mpc.app.record import link_log
 from mpc.app.record.reader import robot_name
@@ -185,7 +186,7 @@ def log_path(run_dir: Path) -> tuple[dict, Path]:
     if not cfg_file.is_file():
         raise SysidError(f"{run_dir}: not a run directory (no config.yaml)")
     try:
-        config = yaml.safe_load(cfg_file.read_text())
+        config = yamlfile.loads(cfg_file.read_text())
     except yaml.YAMLError:
         raise SysidError(f"{cfg_file}: unreadable") from None
     if not isinstance(config, dict) or robot_name(config) not in robots.ROBOTS:

@@ -47,9 +47,7 @@ def step_height(phase: np.ndarray, offsets: np.ndarray, duty: float,
     """Target lift (..., nfeet) of each foot at gait phase ``phase`` (...,) in radians."""
     if duty >= 1.0 or amplitude == 0.0:
         return np.zeros((*np.shape(phase), len(offsets)))
-    angle = np.mod(np.asarray(phase)[..., None] + np.pi - 2 * np.pi * np.asarray(offsets),
-                   2 * np.pi) - np.pi
-    angle = angle * (0.5 / (1.0 - duty))
+    angle = _swing_angle(phase, offsets, duty)
     lift = np.cos(np.clip(angle, -np.pi / 2, np.pi / 2))
     return amplitude * np.where(np.abs(lift) < 1e-6, 0.0, lift)
 
@@ -120,7 +118,13 @@ def swing_phase(phase: np.ndarray, offsets: np.ndarray, duty: float) -> np.ndarr
     stance (and everywhere when ``duty`` ≥ 1)."""
     if duty >= 1.0:
         return np.full((*np.shape(phase), len(offsets)), np.nan)
+    s = _swing_angle(phase, offsets, duty) / np.pi + 0.5
+    return np.where((s >= 0.0) & (s <= 1.0), s, np.nan)
+
+
+def _swing_angle(phase: np.ndarray, offsets: np.ndarray, duty: float) -> np.ndarray:
+    """Each foot's phase (..., nfeet) relative to the middle of its swing, wrapped to (−π, π]
+    and scaled so that the swing window spans [−π/2, π/2]."""
     angle = np.mod(np.asarray(phase)[..., None] + np.pi - 2 * np.pi * np.asarray(offsets),
                    2 * np.pi) - np.pi
-    s = angle * (0.5 / (1.0 - duty)) / np.pi + 0.5
-    return np.where((s >= 0.0) & (s <= 1.0), s, np.nan)
+    return angle * (0.5 / (1.0 - duty))

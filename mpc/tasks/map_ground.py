@@ -73,7 +73,7 @@ import numpy as np
 
 from mpc.tasks.ground import GroundPlane
 from mpc.tasks.map_window import MapWindow, WindowSpec
-from mpc.tasks.terrain_map import HeightMap, MapError, floor_plane, load
+from mpc.tasks.terrain_map import HeightMap, MapError, floor_contact, floor_plane, load
 
 #: The map geom's name in the planning model.
 MAP_GEOM = "terrain_map"
@@ -177,13 +177,9 @@ class MapGround:
         return self.shift
 
     def place(self) -> None:
-        """The bound model's map raised by :attr:`shift` (nothing may be stepping it)."""
-        if self._model is None:
-            return
-        if self.window is not None:
-            self.window.lift = self.shift
-            self.window.write()
-        else:
+        """The bound model's map raised by :attr:`shift` (nothing may be stepping it); a
+        window is not registered (:meth:`register`), so it stays where it is written."""
+        if self._model is not None and self.window is None:
             self._model.body_pos[self._body, 2] = self.shift
 
     def follow(self, received: HeightMap | None, qpos: np.ndarray) -> bool:
@@ -263,14 +259,12 @@ class MapGround:
 def _move_floor(spec: mujoco.MjSpec, body: mujoco.MjsBody, z: float) -> None:
     """The world's floor plane onto ``body`` (static), at height ``z`` over its origin."""
     floor = floor_plane(spec)
-    attrs = {a: getattr(floor, a) for a in (
-        "name", "size", "material", "rgba", "friction", "solref", "solimp", "solmix",
-        "priority", "condim", "margin", "gap", "contype", "conaffinity", "group")}
-    x, y = floor.pos[0], floor.pos[1]
+    geom = body.add_geom(type=mujoco.mjtGeom.mjGEOM_PLANE, pos=[floor.pos[0], floor.pos[1], z],
+                         size=floor.size, material=floor.material, rgba=floor.rgba)
+    floor_contact(floor, geom)
+    name = floor.name
     spec.delete(floor)
-    geom = body.add_geom(type=mujoco.mjtGeom.mjGEOM_PLANE, pos=[x, y, z])
-    for attr, value in attrs.items():
-        setattr(geom, attr, value)
+    geom.name = name  # after the old floor is gone: names are unique
 
 
 def _same(a: HeightMap, b: HeightMap | None) -> bool:

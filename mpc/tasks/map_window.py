@@ -141,8 +141,6 @@ class MapWindow:
         self.source: HeightMap | None = None
         #: Samples clipped into the window's heights when the map was last read.
         self.clipped = 0
-        #: m the window is raised by in the model (the map's registration, MapGround.shift).
-        self.lift = 0.0
         self._model: mujoco.MjModel | None = None
         if initial is not None:
             self.fill(initial)
@@ -254,7 +252,7 @@ class MapWindow:
         adr, n = m.hfield_adr[self._field], self.heights.size
         m.hfield_data[adr:adr + n] = self._normalised()
         cx, cy = self.centre
-        m.body_pos[self._body] = (cx, cy, self.spec.z_low + self.lift)
+        m.body_pos[self._body] = (cx, cy, self.spec.z_low)
 
     def _normalised(self) -> np.ndarray:
         """The samples as MuJoCo holds them: (h − z_low)/(z_high − z_low), row-major."""

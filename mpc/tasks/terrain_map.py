@@ -249,8 +249,8 @@ def floor_plane(spec: mujoco.MjSpec) -> mujoco.MjsGeom:
 
 
 def floor_contact(floor: mujoco.MjsGeom, geom: mujoco.MjsGeom) -> None:
-    """Give ``geom`` (a map's height field) the floor's contact parameters and collision
-    bits: the feet meet the map as they meet the floor."""
+    """Give ``geom`` (a map's height field, or the floor moved under a map) the floor's
+    contact parameters and collision bits: the feet meet it as they meet the floor."""
     for attr in ("contype", "conaffinity", "condim", "friction", "solref", "solimp",
                  "solmix", "margin", "gap", "priority", "group"):
         setattr(geom, attr, getattr(floor, attr))

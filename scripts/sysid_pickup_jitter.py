@@ -1,7 +1,8 @@
 """Does the instant a command reaches the motors bias identification? Lockstep check.
 
     python scripts/sysid_pickup_jitter.py [--late 0 0.1 0.5 1] [--arrive 0.1]
-        [--robot go1] [--draw 1] [--gantry 14] [--out bench_results/sysid_jitter]
+        [--robot go1] [--draw 1] [--delay S] [--timestep S] [--gantry 14]
+        [--out bench_results/sysid_jitter]
 
 Over loopback a command reaches the fake robot a transit time after it left, and the transit
 varies a little from command to command. A robot that takes commands in only at its 2 ms steps
@@ -17,12 +18,17 @@ errors against the truth, for two ways the command reaches the motors:
 - ``--arrive J``: arriving one step after it left, give or take U(-J, J) of a step, and taken
   in where it arrives (:meth:`hardware.fake.robot.FakeRobotSim.step`): the same transit, as the
   fake robot now takes it.
+
+``--delay`` replaces the draw's delay (s), ``--timestep`` the fake robot's simulation step (s):
+the identified delay reads about half a step short on the fake robot (docs/sysid.md), which
+these show.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +36,7 @@ from eval_sysid import draw
 
 import robots
 from hardware.fake.motor_plant import FakeMotorPlant
+from hardware.fake.robot import FakeRobotSim
 from mpc.app.config import load_config
 from mpc.app.run import run
 from mpc.app.sysid.identify import identify
@@ -41,8 +48,13 @@ class Pickup(FakeMotorPlant):
     obeys the latest), or with ``arrive`` one step after it left, give or take U(-arrive,
     arrive) of a step, taken in where it arrives."""
 
-    def __init__(self, *args, late: float = 0.0, arrive: float | None = None, **kwargs):
+    def __init__(self, *args, late: float = 0.0, arrive: float | None = None,
+                 timestep: float | None = None, **kwargs):
         super().__init__(*args, **kwargs)
+        if timestep is not None:  # the same fake robot, stepping at ``timestep``
+            self.sim = FakeRobotSim(self.sim.robot, start="standing", command_timeout=np.inf,
+                                    overlay=kwargs["overlay"], gantry=True,
+                                    gantry_lift=kwargs["gantry_lift"], timestep=timestep)
         self.late, self.arrive, self.held = late, arrive, None
         self.rng = np.random.default_rng(1)
 
@@ -71,10 +83,14 @@ def main() -> None:
                    help="jitter (in steps) of a command arriving a step after it left")
     p.add_argument("--robot", default="go1")
     p.add_argument("--draw", type=int, default=1)
+    p.add_argument("--delay", type=float, default=None, help="s, instead of the draw's")
+    p.add_argument("--timestep", type=float, default=None, help="s, the fake robot's step")
     p.add_argument("--gantry", type=float, default=14.0, help="s of excitation")
     p.add_argument("--out", default="bench_results/sysid_jitter")
     args = p.parse_args()
     truth = draw(args.robot, args.draw)
+    if args.delay is not None:
+        truth = replace(truth, delay=args.delay)
     cases = [("late", x, {"late": x}) for x in args.late]
     cases += [("arrive", x, {"arrive": x}) for x in args.arrive]
     for mode, value, option in cases:
@@ -83,7 +99,7 @@ def main() -> None:
             "runtime.mode=lockstep", f"task.duration={args.gantry}",
             f"runtime.duration={args.gantry + 2.0}"])
         plant = Pickup(robots.info(args.robot), overlay=truth, gantry=True, gantry_lift=0.3,
-                       log_file=str(folder / "link.npz"), **option)
+                       log_file=str(folder / "link.npz"), timestep=args.timestep, **option)
         run(cfg, out=folder, plant=plant)
         found = identify([folder]).overlay()
         worst: dict[str, float] = {}

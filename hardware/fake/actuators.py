@@ -104,7 +104,7 @@ class MotorTruth:
 
 class CommandDelay(Generic[T]):
     """Commands on their way to the motors: each is obeyed ``delay`` seconds (simulation time)
-    after it arrived; with no delay, at once."""
+    after it arrived; with no delay, from the instant it arrived."""
 
     def __init__(self, delay: float):
         if not 0.0 <= delay <= 0.1:
@@ -113,14 +113,22 @@ class CommandDelay(Generic[T]):
         self._queue: deque[tuple[float, T]] = deque()
 
     def push(self, time: float, command: T) -> None:
+        """``command`` arrived at ``time``; it is due ``delay`` later."""
         self._queue.append((time + self.delay, command))
 
-    def due(self, time: float, tolerance: float = 1e-9) -> T | None:
-        """The newest command whose time has come by ``time`` (None: none new); older ones
-        are passed over, as a motor obeys only the latest."""
-        out = None
-        while self._queue and self._queue[0][0] <= time + tolerance:
-            out = self._queue.popleft()[1]
+    def during(self, start: float, end: float, tolerance: float = 1e-9
+               ) -> list[tuple[float, T]]:
+        """The commands that take over in the step [``start``, ``end``), oldest first, each with
+        the instant it does (its due time; ``start`` for one due earlier). Of several that take
+        over at one instant only the newest is kept, as a motor obeys only the latest; one due
+        at ``end`` or later stays queued for the next step."""
+        out: list[tuple[float, T]] = []
+        while self._queue and self._queue[0][0] < end - tolerance:
+            due, command = self._queue.popleft()
+            at = due if due > start + tolerance else start
+            if out and at - out[-1][0] <= tolerance:
+                out.pop()
+            out.append((at, command))
         return out
 
     def clear(self) -> None:

@@ -1,17 +1,24 @@
 """A simulated Unitree robot that behaves like the real one at the low level.
 
-The robot's MuJoCo model with its actuators turned into torque motors; every simulation step
-each motor applies the PD law of the latest valid command,
+The robot's MuJoCo model with its actuators turned into torque motors; each motor applies the PD
+law of the latest valid command,
 
     tau = clip(Kp (q_des - q) + Kd (dq_des - dq) + tau_ff, +-torque limit)
 
 (a position target of POS_STOP or velocity target of VEL_STOP switches that term off; a motor in
 mode 0, or in a mode its motor family does not servo in, applies nothing). A motor's own loop
-runs much faster than the simulation's 500 Hz, so its velocity term acts on the speed at each
-step's instant, half explicitly and half as the integrator's implicit joint damping
-(:meth:`hardware.fake.actuators.MotorTruth.step_torque`): the simulated joint then follows the
-continuous law, not one whose inertia is off by Kd h / 2. The joint damping
-of a joint the model drove through a position servo is removed: on the robot that damping is
+runs much faster than the simulation's 500 Hz (a motor driver's at 10 kHz and more), so a
+command takes over at the instant it arrives (plus the overlay's transport delay), not at the
+next simulation step: a step during which the law changes applies each law's torque weighted by
+the fraction of the step it is in force, the step's mean motor torque (:meth:`FakeRobotSim.step`).
+Taken in at the steps instead, a command arriving just before a step would act a whole step
+(2 ms) earlier than one arriving just after it, and where a controller's sends fall near the
+steps' boundary the delay from controller to motors would alternate between two values 2 ms
+apart, which biases system identification (docs/sysid.md). Likewise its velocity term acts on
+the speed at each step's instant, half explicitly and half as the integrator's implicit joint
+damping (:meth:`hardware.fake.actuators.MotorTruth.step_torque`): the simulated joint then
+follows the continuous law, not one whose inertia is off by Kd h / 2. The joint damping of a
+joint the model drove through a position servo is removed: on the robot that damping is
 the motor's Kd, which now comes from the command (``keep_joint_damping`` keeps it, for a link
 whose controller commands the planning model's actuator gains on top of the joints' own damping:
 the LCM link, :mod:`hardware.fake.lcm_robot`). When commands stop coming for
@@ -142,7 +149,8 @@ class FakeRobotSim:
         #: Commands between their arrival and the motors (the overlay's transport delay).
         self.in_flight: CommandDelay[MotorCommand] = CommandDelay(
             overlay.delay if overlay is not None else 0.0)
-        self._obeyed: MotorCommand | None = None
+        #: The last command whose law was worked out, and that law (:meth:`_law_of`).
+        self._obeyed: tuple[MotorCommand, tuple] | None = None
         self.servo_mode = self.map.servo_mode[self.slots]
         self.command_timeout = command_timeout
         self.damping_kd = damping_kd
@@ -190,26 +198,25 @@ class FakeRobotSim:
     def timestep(self) -> float:
         return float(self.model.opt.timestep)
 
-    def command(self, cmd: MotorCommand, wall_time: float) -> None:
-        """A valid command arrived (checksum already checked); the motors obey it once the
-        transport delay has passed (at once without one)."""
+    def command(self, cmd: MotorCommand, wall_time: float, arrival: float | None = None
+                ) -> None:
+        """A valid command arrived (checksum already checked) at simulation time ``arrival``,
+        within the coming step [t, t + h) (None: t, the step's start, as in lockstep); the
+        motors obey it from ``arrival`` plus the transport delay (:meth:`step`).
+        ``wall_time`` stamps it for the command watchdog."""
         if self.first_command_time is None:
             self.first_command_time = float(self.data.time)
         self.cmd = cmd
         self.cmd_time = wall_time
         self.damping = False
-        if self.in_flight.delay:
-            self.in_flight.push(float(self.data.time), cmd)
-        else:
-            self._obey(cmd)
+        self.in_flight.push(float(self.data.time) if arrival is None else arrival, cmd)
 
-    def _obey(self, cmd: MotorCommand) -> None:
-        """Put ``cmd``'s PD law in force. Its per-motor terms are worked out here, once per
-        command, so that a step costs a handful of array operations: a motor in the wrong
-        mode, or a term switched off by its sentinel, gets zero gain and zero target."""
-        if cmd is self._obeyed:  # the law in force already
-            return
-        self._obeyed = cmd
+    def _law_of(self, cmd: MotorCommand) -> tuple:
+        """``cmd``'s PD law: (kp, q target, kd, dq target, feedforward) per motor. Worked out
+        once per command, so that a step costs a handful of array operations: a motor in the
+        wrong mode, or a term switched off by its sentinel, gets zero gain and zero target."""
+        if self._obeyed is not None and cmd is self._obeyed[0]:
+            return self._obeyed[1]
         s = self.slots
         mode = cmd.mode[s]
         on = mode == self.servo_mode
@@ -217,9 +224,11 @@ class FakeRobotSim:
         q_des, dq_des = cmd.q[s], cmd.dq[s]
         pos = on & (np.abs(q_des) < POS_STOP / 2)
         vel = on & (np.abs(dq_des) < VEL_STOP / 2)
-        self._law = (np.where(pos, cmd.kp[s], 0.0), np.where(pos, q_des, 0.0),
-                     np.where(vel, cmd.kd[s], 0.0), np.where(vel, dq_des, 0.0),
-                     np.where(on, cmd.tau[s], 0.0))
+        law = (np.where(pos, cmd.kp[s], 0.0), np.where(pos, q_des, 0.0),
+               np.where(vel, cmd.kd[s], 0.0), np.where(vel, dq_des, 0.0),
+               np.where(on, cmd.tau[s], 0.0))
+        self._obeyed = (cmd, law)
+        return law
 
     def damp(self) -> None:
         """Put the motors in damping (Kp 0, Kd ``damping_kd``, commands in flight dropped)
@@ -234,7 +243,15 @@ class FakeRobotSim:
         self._law = (zero, zero, np.full(len(self.slots), self.damping_kd), zero, zero)
 
     def step(self, wall_time: float) -> None:
-        """Apply the motors' PD law and advance one timestep."""
+        """Apply the motors' PD law and advance one timestep h. The laws in force over the step
+        [t, t + h): the one at t, then each command that takes over at sᵢ within it; each law's
+        torque (on the state at t, :meth:`MotorTruth.step_torque`) weighs by the fraction of
+        the step it is in force,
+
+            τ = Σᵢ (sᵢ₊₁ − sᵢ)/h τᵢ,   s₀ = t, the last sᵢ₊₁ = t + h,
+
+        the step's mean motor torque: the momentum the step gives each joint is, to first order
+        in h, that of the law switching at sᵢ."""
         d = self.data
         if (self.gantry_release is not None and self.first_command_time is not None
                 and d.time >= self.first_command_time + self.gantry_release):
@@ -243,12 +260,15 @@ class FakeRobotSim:
         if (self.cmd is not None and not self.damping
                 and wall_time - self.cmd_time > self.command_timeout):
             self.damp()
-        due = self.in_flight.due(float(d.time)) if self.in_flight.delay else None
-        if due is not None and not self.damping:
-            self._obey(due)
-        kp, q_des, kd, dq_des, tau_ff = self._law
-        explicit, implicit = self.motors.step_torque(kp, q_des, kd, dq_des, tau_ff,
-                                                     d.qpos[self.qadr], d.qvel[self.vadr])
+        t, h = float(d.time), self.timestep
+        laws = [(t, self._law)]
+        for at, cmd in self.in_flight.during(t, t + h):
+            if at <= t:  # due by the step's start: in force over the whole step
+                laws = [(t, self._law_of(cmd))]
+            else:
+                laws.append((at, self._law_of(cmd)))
+        self._law = laws[-1][1]
+        explicit, implicit = self._mean_torque(laws, t, h)
         self.model.dof_damping[self.vadr] = self.joint_damping + implicit
         d.ctrl[:] = explicit
         start = (float(d.time), d.qpos.copy(), d.qvel.copy()) if self.sense_step_start else None
@@ -256,6 +276,21 @@ class FakeRobotSim:
         self.tau = explicit - implicit * d.qvel[self.vadr]  # the step's mean motor torque
         self.sensed = start or (float(d.time), d.qpos, d.qvel)
         self._sense(*self.sensed)
+
+    def _mean_torque(self, laws: list[tuple[float, tuple]], t: float, h: float
+                     ) -> tuple[np.ndarray, np.ndarray]:
+        """The step's (explicit torque, implicit damping) under ``laws``, (instant it takes
+        over, law) from ``t`` on, each weighted by its share of [t, t + h) (:meth:`step`)."""
+        q, dq = self.data.qpos[self.qadr], self.data.qvel[self.vadr]
+        if len(laws) == 1:
+            return self.motors.step_torque(*laws[0][1], q, dq)
+        explicit, implicit = np.zeros(len(self.slots)), np.zeros(len(self.slots))
+        ends = [at for at, _ in laws[1:]] + [t + h]
+        for (at, law), end in zip(laws, ends, strict=True):
+            e, i = self.motors.step_torque(*law, q, dq)
+            explicit += (end - at) / h * e
+            implicit += (end - at) / h * i
+        return explicit, implicit
 
     def _sense(self, time: float, qpos: np.ndarray, qvel: np.ndarray) -> None:
         """Sample the sensors (every step, whether or not a state is published) on the state

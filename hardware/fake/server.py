@@ -1,9 +1,13 @@
 """A fake robot on a real wire: legacy UDP (A1, Go1) or SDK2 DDS (Go2, H1).
 
 Every simulation step (in wall-clock time) it takes the commands that arrived (a bad checksum
-or a malformed packet is dropped and counted; the newest valid one wins), steps the simulation
-with the motors' PD law, and publishes the state: over UDP to whoever sent the last valid
-command (as the legacy robots do), over DDS on rt/lowstate. With ``truth_port`` it also streams
+or a malformed packet is dropped and counted), steps the simulation with the motors' PD law,
+and publishes the state: over UDP to whoever sent the last valid command (as the legacy robots
+do), over DDS on rt/lowstate. A command takes over at the instant it was received, on the
+simulation's time axis: the state published at wall time w carries simulation time t, so a
+command received at w + a (0 <= a <= h) arrives at t + a, within the next step
+(:meth:`hardware.fake.robot.FakeRobotSim.step`), as a real robot's motor drivers take a command
+as it comes, not at the 500 Hz of its state. With ``truth_port`` it also streams
 its simulated base state on loopback (test only, see :mod:`hardware.fake.sim_truth`).
 
 Everything received and sent is logged; :meth:`FakeRobot.summary` reports counts and rates.
@@ -103,6 +107,8 @@ class FakeRobot:
         self._stop = threading.Event()
         self.thread: threading.Thread | None = None
         self.wall_start = 0.0
+        #: Wall time (monotonic) of the latest simulation step: the simulation's time now.
+        self.step_wall = -float("inf")
         self.max_tilt = 0.0
         self.stood = False
         self.last_state = None
@@ -193,7 +199,7 @@ class FakeRobot:
 
     def run(self, duration: float = float("inf")) -> None:
         dt = self.sim.timestep
-        self.wall_start = _time.monotonic()
+        self.wall_start = self.step_wall = _time.monotonic()
         next_step = self.wall_start
         end = self.wall_start + duration
         try:
@@ -203,8 +209,7 @@ class FakeRobot:
                 now = _time.monotonic()
                 if now < next_step:
                     continue
-                self.sim.step(now)
-                self._publish(now)
+                self.step(now)
                 next_step += dt
                 if now - next_step > 0.1:  # fell far behind: do not burst
                     next_step = now
@@ -212,6 +217,18 @@ class FakeRobot:
             self.link.close()
             if self.truth is not None:
                 self.truth.close()
+
+    def step(self, now: float) -> None:
+        """One simulation step at wall time ``now`` (monotonic), the state published."""
+        self.sim.step(now)
+        self.step_wall = now
+        self._publish(now)
+
+    def arrival(self, now: float) -> float:
+        """The simulation time of wall time ``now``: the simulation's time plus the wall time
+        since its latest step, within one step (a command received later than that, the loop
+        running late, takes over at the next step's start)."""
+        return float(self.sim.data.time) + min(max(now - self.step_wall, 0.0), self.sim.timestep)
 
     def _receive(self, timeout: float) -> list[tuple[bytes, tuple[str, int] | None]]:
         """Commands that arrived, with their senders (UDP; None over DDS)."""
@@ -238,7 +255,7 @@ class FakeRobot:
         if self.transport == "udp":
             self.client = sender
         self.counts["commands"] += 1
-        self.sim.command(cmd, now)
+        self.sim.command(cmd, now, self.arrival(now))
         lg = self.log
         lg["cmd_t"].append(now)
         lg["cmd_crc"].append(int.from_bytes(raw[-4:], "little") if self.transport == "udp"

@@ -154,13 +154,14 @@ class MapGround:
         if self.window is not None:
             self.window.add_to(spec, MAP_GEOM)
             return
-        body = spec.worldbody.add_body(name=MAP_BODY)
         h = self.map.heights
         lo = float(h.min())
         sunk = HeightMap(np.where(h <= lo + 1e-9, lo - self.SINK, h), self.map.resolution,
                          self.map.origin)
+        # the field before the plane, in this order: the geoms' order (and so the contacts')
+        # is the one of a map on one body
         sunk.add_to(spec, MAP_GEOM, parent=spec.worldbody.add_body(name=FIELD_BODY))
-        _move_floor(spec, body, lo)
+        _move_floor(spec, spec.worldbody.add_body(name=MAP_BODY), lo)
 
     def bind(self, model: mujoco.MjModel) -> None:
         """The compiled planning model whose field the window writes and whose map

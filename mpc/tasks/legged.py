@@ -418,6 +418,7 @@ class LeggedTask(VelocityMode, Task):
         without a swing target: it is no foothold."""
         if self.map_ground is not None:
             self.map_ground.register(*self._footholds(time, qpos, qvel)[:2])
+            self.map_ground.find_terrace(qpos[:2])
             self.ground = self.map_ground.plane_under(qpos[:2])
             self._rebuild(("upright",))
             self.plan_footholds(time, qpos, qvel)

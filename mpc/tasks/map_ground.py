@@ -50,12 +50,17 @@ feet touch it (:meth:`feet_only`): a shin along a riser is a capsule parallel to
 the field, a line contact that has no single contact point to differentiate (the analytic
 backend falls back to finite differences there), and the planner places feet, which the
 swing targets keep the legs above the steps with; the simulated robot keeps every contact.
-The field hangs on a static body (:data:`MAP_BODY`, or the window's) that :meth:`place`
-raises by δ before each plan. A map given whole has the floor plane on that body at its lowest
-level and the field's samples there :attr:`MapGround.SINK` under it: a foot sphere on a height
-field touches one prism per cell it enters (2-7 contacts, some through the prisms' side walls)
-where on a plane it has one, and with the estimator in the loop the Go2 fell on the level floor
-in 3 of 5 runs planning on a flat field, in none on the plane.
+The field hangs on a static body (:data:`FIELD_BODY`, or the window's) that :meth:`place`
+raises by δ before each plan. A map given whole has the floor plane on a static body of its own
+(:data:`MAP_BODY`, raised with it) at its lowest level and the field's samples there
+:attr:`MapGround.SINK` under it: a foot sphere on a height field touches one prism per cell it
+enters (2-7 contacts, some through the prisms' side walls) where on a plane it has one, and
+with the estimator in the loop the Go2 fell on the level floor in 3 of 5 runs planning on a
+flat field, in none on the plane. On a **terrace** (the map within
+:attr:`MapGround.TERRACE_REACH` of the base all one level above the lowest: the top of a step,
+a landing; :meth:`MapGround.find_terrace`, once per plan) the plane is raised to that level and
+the field lowered out from under it: the Go1 walking with its estimator on a flat field fell or
+tripped in 3 of 4 runs and stalled in the fourth, and fell or stalled on top of the 8 cm step.
 
 **A map that changes while the robot runs** (:mod:`mpc.app.maps`): with a window
 (:mod:`mpc.tasks.map_window`) the planning model holds a local window of fixed size moving with
@@ -77,8 +82,12 @@ from mpc.tasks.terrain_map import HeightMap, MapError, floor_contact, floor_plan
 
 #: The map geom's name in the planning model.
 MAP_GEOM = "terrain_map"
-#: The static body holding a map given whole (a window has its own), moved by the registration.
+#: The static body holding the floor plane under a map given whole (a window has its own body
+#: and no plane), moved by the registration and onto a terrace (:meth:`MapGround.place`).
 MAP_BODY = "terrain_map_body"
+#: The static body holding the height field of a map given whole, moved by the registration and
+#: out from under a terrace's plane.
+FIELD_BODY = "terrain_field_body"
 #: The contype bit of the map, in the conaffinity of the feet alone.
 MAP_BIT = 1 << 29
 
@@ -101,6 +110,13 @@ class MapGround:
     #: m the field's samples at the map's lowest level lie under the floor plane (a map given
     #: whole): a foot there touches the plane alone.
     SINK: ClassVar[float] = 0.01
+    #: Half the side (m) of the square around the base that must be one level of the map for
+    #: the plane to stand in for the field there (:meth:`find_terrace`): the feet, their next
+    #: footholds and the horizon's travel.
+    TERRACE_REACH: ClassVar[float] = 0.5
+    #: m the field's highest sample lies under the map's lowest level while a terrace's plane
+    #: stands in for it.
+    FIELD_DROP: ClassVar[float] = 0.5
 
     def __init__(self, terrain: HeightMap | str | Path | None, clearance: float = 0.05,
                  window: WindowSpec | None = None, edge: float = 0.0):
@@ -116,7 +132,9 @@ class MapGround:
         self.edge = float(edge)
         #: m the map is raised by to meet the standing feet (:meth:`register`).
         self.shift = 0.0
-        self._body = -1
+        #: The level (m, on the map) of the terrace the robot is on, or None (:meth:`find_terrace`).
+        self.terrace: float | None = None
+        self._body = self._field_body = -1
         self._model: mujoco.MjModel | None = None
         #: The moving window, or None (the planning model holds ``terrain`` whole).
         self.window = None if window is None else MapWindow(window, terrain)
@@ -136,13 +154,14 @@ class MapGround:
         if self.window is not None:
             self.window.add_to(spec, MAP_GEOM)
             return
-        body = spec.worldbody.add_body(name=MAP_BODY)
         h = self.map.heights
         lo = float(h.min())
         sunk = HeightMap(np.where(h <= lo + 1e-9, lo - self.SINK, h), self.map.resolution,
                          self.map.origin)
-        sunk.add_to(spec, MAP_GEOM, parent=body)
-        _move_floor(spec, body, lo)
+        # the field before the plane, in this order: the geoms' order (and so the contacts')
+        # is the one of a map on one body
+        sunk.add_to(spec, MAP_GEOM, parent=spec.worldbody.add_body(name=FIELD_BODY))
+        _move_floor(spec, spec.worldbody.add_body(name=MAP_BODY), lo)
 
     def bind(self, model: mujoco.MjModel) -> None:
         """The compiled planning model whose field the window writes and whose map
@@ -152,6 +171,7 @@ class MapGround:
             self.window.bind(model, MAP_GEOM)
         else:
             self._body = model.body(MAP_BODY).id
+            self._field_body = model.body(FIELD_BODY).id
 
     def register(self, points: np.ndarray, standing: np.ndarray) -> float:
         """Meet the map with the ground points (nfeet, 3: the feet less their resting height)
@@ -176,11 +196,47 @@ class MapGround:
                                                                  - self.shift))
         return self.shift
 
+    def find_terrace(self, xy) -> float | None:
+        """A map given whole: :attr:`terrace`, the level of the map's samples within
+        :attr:`TERRACE_REACH` of ``xy`` (the base) along x and y if they are all one level
+        above the lowest (the top of a step, a landing), else None. There the plane stands in
+        for the field (:meth:`place`): on a height field a foot sphere has one contact per prism
+        it comes within its radius of (2-6 on a flat field, edge contacts of the neighbouring
+        prisms among them), which makes the planning model's footing stiffer than the one
+        contact a plane or the world gives, and where it lands, different. On the lowest level
+        the plane is there already."""
+        self.terrace = None
+        if self.window is not None:
+            return None
+        h, res = self.map.heights, self.map.resolution
+        ox, oy = self.map.origin
+        c0, c1 = (int(np.floor((float(xy[0]) + d - ox) / res)) for d in (-self.TERRACE_REACH,
+                                                                          self.TERRACE_REACH))
+        r0, r1 = (int(np.floor((float(xy[1]) + d - oy) / res)) for d in (-self.TERRACE_REACH,
+                                                                          self.TERRACE_REACH))
+        rows, cols = h.shape
+        if r0 < 0 or c0 < 0 or r1 + 1 >= rows or c1 + 1 >= cols:
+            return None  # the square leaves the map: the plane beyond it is the lowest level
+        patch = h[r0 : r1 + 2, c0 : c1 + 2]
+        level = float(patch.max())
+        if level - float(patch.min()) <= 1e-9 and level > float(h.min()) + 1e-9:
+            self.terrace = level
+        return self.terrace
+
     def place(self) -> None:
-        """The bound model's map raised by :attr:`shift` (nothing may be stepping it); a
-        window is not registered (:meth:`register`), so it stays where it is written."""
+        """The bound model's map raised by :attr:`shift` (nothing may be stepping it); on a
+        :attr:`terrace`, the floor plane raised to it and the field lowered out from under it
+        (its highest sample below the plane). A window is not registered (:meth:`register`),
+        so it stays where it is written."""
         if self._model is not None and self.window is None:
-            self._model.body_pos[self._body, 2] = self.shift
+            pos = self._model.body_pos
+            if self.terrace is None:
+                pos[self._body, 2] = pos[self._field_body, 2] = self.shift
+            else:
+                h = self.map.heights
+                lo, hi = float(h.min()), float(h.max())
+                pos[self._body, 2] = self.shift + self.terrace - lo
+                pos[self._field_body, 2] = self.shift - (hi - lo) - self.FIELD_DROP
 
     def follow(self, received: HeightMap | None, qpos: np.ndarray) -> bool:
         """Between plans (nothing may be stepping the planning model): take ``received`` (a

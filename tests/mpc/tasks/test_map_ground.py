@@ -171,6 +171,53 @@ def test_a_foot_on_the_floor_touches_the_plane_alone_and_on_a_tread_the_field(go
     assert touched == {field}
 
 
+def test_on_a_terrace_the_feet_stand_on_the_plane_alone(go2):
+    """Where the map around the base is one level above the lowest (the landing on top of the
+    flight) the floor plane is raised to it and the field lowered out of the way: each foot has
+    one contact, with the plane, as with the world's ground; on a flat field a foot had one per
+    prism it came near (the Go1, with the estimator, fell walking on a flat field at 0 in 2 of 2
+    runs and walked on the plane). Near a riser, and on the lowest level, the field stays."""
+    task, m = go2
+    mg = task.map_ground
+    assert mg.find_terrace((0.0, 0.0)) is None  # the lowest level: the plane is there
+    assert mg.find_terrace((1.2, 0.0)) is None  # treads and risers within reach
+    assert mg.find_terrace((2.2, 0.0)) == pytest.approx(0.6)  # the landing, 1.6-2.85 m
+    floor, field = m.geom("floor").id, m.geom(MAP_GEOM).id
+    try:
+        task.pose_ground(m)
+        d = standing(task, m, 2.2)
+        d.qpos[2] += mg.shift  # registered by the tests before (the fixture is shared)
+        mujoco.mj_forward(m, d)
+        touched = [int(g) for g in d.contact.geom[:d.ncon].ravel() if g in (floor, field)]
+        assert sorted(touched) == [floor] * 4
+        assert d.geom_xpos[floor, 2] == pytest.approx(0.6 + mg.shift)
+        field_top = d.geom_xpos[field, 2] + float(STAIRS.heights.max() - STAIRS.heights.min())
+        assert field_top < 0.0
+    finally:
+        mg.find_terrace((0.0, 0.0))
+        task.pose_ground(m)
+    d = standing(task, m, 2.2)
+    d.qpos[2] += mg.shift
+    mujoco.mj_forward(m, d)
+    touched = {int(g) for g in d.contact.geom[:d.ncon].ravel() if g in (floor, field)}
+    assert touched == {field}  # off the terrace's plane: the field again
+
+
+def test_each_plan_finds_the_terrace_under_the_base():
+    """The task looks for the terrace once per plan (update), where the base is."""
+    task = make_task("quadruped_flat", robots.info("go1"), ground="map", goal=[3.0, 0.0])
+    task.set_map(STAIRS)
+    m = task.planning_model(0.01)
+    for x, level in ((0.0, None), (1.2, None), (2.2, 0.6)):
+        d = standing(task, m, x)
+        task.update(0.0, d.qpos, d.qvel)
+        assert task.map_ground.terrace == (None if level is None else pytest.approx(level))
+        task.pose_ground(m)
+        mujoco.mj_kinematics(m, d)
+        floor = d.geom_xpos[m.geom("floor").id, 2] - task.map_ground.shift
+        assert floor == pytest.approx(0.0 if level is None else level)
+
+
 def test_a_map_needs_ground_map_and_a_map_is_set_before_the_model():
     robot = robots.info("a1")
     with pytest.raises(ValueError, match="map is set but ground is 'level'"):

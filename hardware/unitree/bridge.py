@@ -446,9 +446,11 @@ class UnitreeBridge(Plant):
             q = self.ramp_from + s * (self.map.home - self.ramp_from)
             self._send(None, lambda: self.map.hold_command(q), now)
         elif phase == RUN:
-            with self.lock:
+            with self.lock:  # the age at this instant, not at the tick's clock reading: a
+                # command accepted while this thread waited between the two (a loaded machine)
+                # would otherwise read younger than its state, or negative, and go out
                 ctrl, version = self.ctrl, self.counts["controller_commands"]
-                new, age = not self.ctrl_sent, now - self.ctrl_state_time
+                new, age = not self.ctrl_sent, _time.monotonic() - self.ctrl_state_time
             if new and not age <= self.safety.max_command_age:  # NaN (unknown state) too
                 self.counts["stale_commands"] += 1
                 self.damp(stale_command_reason(age, self.safety.max_command_age))

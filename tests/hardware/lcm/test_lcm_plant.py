@@ -166,7 +166,9 @@ def test_realtime_state_rate_clock_and_estimate(udpm_url):
             time.sleep(0.005)
         n0, t0 = plant._states, time.monotonic()
         errors = []
-        while time.monotonic() - t0 < 1.0:
+        # 1 s, or longer until 100 states matched the truth: on a loaded machine this loop
+        # may run a fifth of its 200 turns a second (43 matches in 1 s once)
+        while time.monotonic() - t0 < 1.0 or (len(errors) < 100 and time.monotonic() - t0 < 5.0):
             plant.send(home)
             state = plant.read_state()
             truth = robot.truth.get(round(state.time * 1e6))

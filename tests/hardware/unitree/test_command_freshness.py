@@ -89,3 +89,30 @@ def test_a_command_from_a_thread_that_read_no_state_is_refused(fake_robot, udp_b
     assert plant.damping_reason == ("stale command: computed from no known state (read a "
                                     "state before sending)")
     assert plant.counts["stale_commands"] == 1
+
+
+def test_a_tick_whose_clock_reading_predates_a_stale_command_still_refuses_it(fake_robot):
+    """The link thread reads the clock, then may wait (a loaded machine: the suite once saw
+    0.5 s) before it judges the command; a command accepted meanwhile from an old state must
+    be judged by its age when judged, not by the tick's earlier reading (which made it look
+    0.01 s old here, and it went out)."""
+    fake = fake_robot("go1", start="standing", gantry=True)
+    plant = UnitreeUdpPlant(fake.robot, robot_ip="127.0.0.1", robot_port=fake.port,
+                            local_port=free_udp_port(), link_process=False, safety=safety())
+    bridge = plant.bridge
+    try:
+        plant.prepare()
+        for _ in range(20):
+            plant.read_state()
+            plant.send(crouch())
+            time.sleep(0.005)
+        bridge._stop.set()  # the link thread out of the way: this test plays its tick
+        bridge.thread.join(1.0)
+        assert not bridge.thread.is_alive() and plant.damping_reason is None
+        state_time = time.monotonic() - HELD
+        bridge.accept(crouch() + 0.01, state_time, 0)
+        bridge._tick(state_time + 0.01)  # the clock read before the command came
+        assert plant.damping_reason is not None
+        assert STALE.fullmatch(plant.damping_reason), plant.damping_reason
+    finally:
+        plant.close()

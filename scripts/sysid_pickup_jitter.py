@@ -36,7 +36,6 @@ from eval_sysid import draw
 
 import robots
 from hardware.fake.motor_plant import FakeMotorPlant
-from hardware.fake.robot import FakeRobotSim
 from mpc.app.config import load_config
 from mpc.app.run import run
 from mpc.app.sysid.identify import identify
@@ -48,13 +47,8 @@ class Pickup(FakeMotorPlant):
     obeys the latest), or with ``arrive`` one step after it left, give or take U(-arrive,
     arrive) of a step, taken in where it arrives."""
 
-    def __init__(self, *args, late: float = 0.0, arrive: float | None = None,
-                 timestep: float | None = None, **kwargs):
+    def __init__(self, *args, late: float = 0.0, arrive: float | None = None, **kwargs):
         super().__init__(*args, **kwargs)
-        if timestep is not None:  # the same fake robot, stepping at ``timestep``
-            self.sim = FakeRobotSim(self.sim.robot, start="standing", command_timeout=np.inf,
-                                    overlay=kwargs["overlay"], gantry=True,
-                                    gantry_lift=kwargs["gantry_lift"], timestep=timestep)
         self.late, self.arrive, self.held = late, arrive, None
         self.rng = np.random.default_rng(1)
 

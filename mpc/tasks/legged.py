@@ -60,11 +60,13 @@ from typing import ClassVar
 import mujoco
 import numpy as np
 
+from mpc.tasks.felt_step import FeltStep
 from mpc.tasks.gait import Gait, GaitClock, SpeedGait, step_height, swing_phase
 from mpc.tasks.ground import GroundFit, GroundPlane, up_axis
 from mpc.tasks.map_ground import MapGround
 from mpc.tasks.map_swing import SwingPlan, path_points
 from mpc.tasks.map_window import WindowSpec
+from mpc.tasks.riser import HeldFeet, held_back
 from mpc.tasks.task_base import CostTerm, Task, base_yaw, weighted_terms
 from mpc.tasks.terrain_map import HeightMap
 from mpc.tasks.velocity import VELOCITY_MODE_RANGES, VelocityMode, VelocityReference
@@ -134,7 +136,8 @@ class LeggedTask(VelocityMode, Task):
         "weights": {"min": 0.0, "max": 1e6},
         "slope_follow": {"min": 0.0, "max": 1.0},
         "ground_prior": {"gt": 0.0, "max": 10.0},
-        "ground": {"choices": ("level", "fit", "map")},
+        "ground": {"choices": ("level", "fit", "map", "felt")},
+        "felt_offset": {"min": -0.1, "max": 0.1},
         "map_clearance": {"min": 0.0, "max": 0.5},
         "map_edge": {"min": 0.0, "max": 0.5},
         **VELOCITY_MODE_RANGES,
@@ -158,7 +161,7 @@ class LeggedTask(VelocityMode, Task):
                  max_lift: float = 0.08, hip_radius: float = 0.25, stand_speed: float = 0.05,
                  ground: str = "level", ground_prior: float = 0.01, slope_follow: float = 0.5,
                  map: str | None = None, map_clearance: float = 0.05,
-                 map_edge: float = 0.0):
+                 map_edge: float = 0.0, felt_offset: float = 0.0):
         """``gait``: a name of :attr:`GAITS`, its ``duty``, ``cadence`` (Hz) and
         ``step_height`` (m) replaced where given. ``goal``: [x, y] or waypoints [[x, y], ...];
         ``hold_time`` (s): hold the start position until then. ``height`` (m): the base over
@@ -174,10 +177,13 @@ class LeggedTask(VelocityMode, Task):
         or set one from code with :meth:`set_map`), ``map_clearance`` (m) how near a swing's
         path a riser lifts it over its top (:mod:`mpc.tasks.map_swing`), ``map_edge`` (m; 0:
         none) the reach of its edge map: a foot whose next foothold is within that reach of
-        an edge is led off it (:meth:`plan_footholds`)."""
+        an edge is led off it (:meth:`plan_footholds`). ``ground: felt``: blind, a step up
+        found by a swing foot held back at its riser and then planned on as a given map
+        (:mod:`mpc.tasks.felt_step`; its first raised sample ``felt_offset`` m past the riser's
+        face), the map settings as for ``map``."""
         super().__init__(robot)
-        if ground not in ("level", "fit", "map"):
-            raise ValueError(f"unknown ground {ground!r}; choose from level, fit, map")
+        if ground not in ("level", "fit", "map", "felt"):
+            raise ValueError(f"unknown ground {ground!r}; choose from level, fit, map, felt")
         if map is not None and ground != "map":
             raise ValueError(f"map is set but ground is {ground!r} (set ground: map)")
         self.ground_mode = ground
@@ -200,6 +206,13 @@ class LeggedTask(VelocityMode, Task):
                 self.map_ground = MapGround(map, self.map_clearance, edge=self.map_edge)
             except ValueError as e:
                 raise ValueError(f"map: {e}") from None
+        #: The step found by touch (``ground: felt``), else None.
+        self.felt: FeltStep | None = None
+        if ground == "felt":
+            self.felt = FeltStep(robot.foot_radius, felt_offset)
+            self.map_ground = MapGround(self.felt.flat(), self.map_clearance,
+                                        edge=self.map_edge, span=FeltStep.SPAN)
+            self._held = HeldFeet(len(robot.feet))
         self.ground_prior = float(ground_prior)
         self.slope_follow = float(slope_follow)
         self.ground_fit: GroundFit | None = None
@@ -330,6 +343,8 @@ class LeggedTask(VelocityMode, Task):
         self._kin = mujoco.MjData(model)
         self._foot_sites = [model.site(f).id for f in self.robot.feet]
         self._site_vel = np.zeros(6)
+        #: The foot sites' world velocities (nfeet, 3) at the state :meth:`feet` last read.
+        self.foot_velocity = np.zeros((len(self._foot_sites), 3))
         if self.ground_mode == "fit":
             self.ground_fit = GroundFit(len(self.robot.feet), self.ground_prior)
         if self.map_ground is not None:
@@ -375,7 +390,7 @@ class LeggedTask(VelocityMode, Task):
 
     def add_terrain(self, spec: mujoco.MjSpec) -> None:
         """The map into the planning model (``ground: map``)."""
-        if self.ground_mode == "map":
+        if self.ground_mode in ("map", "felt"):
             if self.map_ground is None:
                 raise ValueError("ground: map needs a map (task.map, or set_map)")
             self.map_ground.add_to(spec)
@@ -407,6 +422,7 @@ class LeggedTask(VelocityMode, Task):
         speed = np.empty(len(self._foot_sites))
         for i, site in enumerate(self._foot_sites):
             mujoco.mj_objectVelocity(m, d, mujoco.mjtObj.mjOBJ_SITE, site, self._site_vel, 0)
+            self.foot_velocity[i] = self._site_vel[3:]
             speed[i] = np.linalg.norm(self._site_vel[3:])
         return d.site_xpos[self._foot_sites].copy(), speed
 
@@ -417,7 +433,10 @@ class LeggedTask(VelocityMode, Task):
         :attr:`support_feet` (a quadruped's lifted pair on two legs) holds still in the air
         without a swing target: it is no foothold."""
         if self.map_ground is not None:
-            self.map_ground.register(*self._footholds(time, qpos, qvel)[:2])
+            points, standing, first = self._footholds(time, qpos, qvel)
+            if self.felt is not None:
+                self._feel(time, qpos, qvel, points, standing, first)
+            self.map_ground.register(points, standing)
             self.map_ground.find_terrace(qpos[:2])
             self.ground = self.map_ground.plane_under(qpos[:2])
             self._rebuild(("upright",))
@@ -429,6 +448,30 @@ class LeggedTask(VelocityMode, Task):
         self.ground = (self.ground_fit.reset(points) if first
                        else self.ground_fit.observe(points, standing))
         self._rebuild(self.GROUND_TERMS)
+
+    def _feel(self, time: float, qpos: np.ndarray, qvel: np.ndarray, points: np.ndarray,
+              standing: np.ndarray, first: bool) -> None:
+        """``ground: felt``, once per plan before the registration: a swing foot held back
+        (:mod:`mpc.tasks.riser`) marks the riser at its face, a foot standing on top measures
+        it (:mod:`mpc.tasks.felt_step`); the map is revealed to the planning model and the
+        targets when it changes. ``points``/``standing``: :meth:`_footholds` at this state."""
+        mg, felt = self.map_ground, self.felt
+        local = points.copy()
+        local[:, 2] -= mg.shift  # the map's frame
+        yaw = base_yaw(qpos)
+        u = np.array([np.cos(yaw), np.sin(yaw)])
+        phase = swing_phase(self.clock.phase(time), np.array(self.gait.offsets),
+                            self.timing[0])
+        held = self._held.update(time, held_back(phase, self.foot_velocity,
+                                                 np.asarray(qvel[0:3]), u))
+        changed = False
+        if not first and self._stance_xy is not None:
+            for i in np.flatnonzero(held):
+                lifted = float(mg.map.height(*self._stance_xy[i]))
+                changed |= felt.meet(local[i], lifted)
+        changed |= felt.confirm(local, standing)
+        if changed:
+            mg.reveal(felt.grid())
 
     def _footholds(self, time: float, qpos: np.ndarray,
                    qvel: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:

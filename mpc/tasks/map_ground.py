@@ -119,11 +119,13 @@ class MapGround:
     FIELD_DROP: ClassVar[float] = 0.5
 
     def __init__(self, terrain: HeightMap | str | Path | None, clearance: float = 0.05,
-                 window: WindowSpec | None = None, edge: float = 0.0):
+                 window: WindowSpec | None = None, edge: float = 0.0, span: float = 0.0):
         """``terrain``: a map or the path of a map file (:func:`mpc.tasks.terrain_map.load`);
         ``clearance`` (m): the reach of the clearance map; ``window``: plan on a local window
         of maps received while running (``terrain``, if given, its first contents; None:
-        the floor); ``edge`` (m): the reach of the edge map (0: none)."""
+        the floor); ``edge`` (m): the reach of the edge map (0: none); ``span`` (m): a map given
+        whole, the field's elevation range if more than the map's relief (room for
+        :meth:`reveal`)."""
         if isinstance(terrain, (str, Path)):
             terrain = load(terrain)
         if not isinstance(terrain, HeightMap) and not (terrain is None and window is not None):
@@ -134,11 +136,15 @@ class MapGround:
         self.shift = 0.0
         #: The level (m, on the map) of the terrace the robot is on, or None (:meth:`find_terrace`).
         self.terrace: float | None = None
-        self._body = self._field_body = -1
+        self._body = self._field_body = self._field = -1
+        self.span = float(span)
+        #: A map given whole: the compiled field's lowest level and elevation range.
+        self._field_lo = self._field_span = 0.0
         self._model: mujoco.MjModel | None = None
         #: The moving window, or None (the planning model holds ``terrain`` whole).
         self.window = None if window is None else MapWindow(window, terrain)
         self._derive(terrain if self.window is None else self.window.map)
+        self._first_origin_x = 0.0 if self.window is not None else self.map.origin[0]
 
     def _derive(self, terrain: HeightMap) -> None:
         """The map the targets read and its filtered copies."""
@@ -160,7 +166,10 @@ class MapGround:
                          self.map.origin)
         # the field before the plane, in this order: the geoms' order (and so the contacts')
         # is the one of a map on one body
-        sunk.add_to(spec, MAP_GEOM, parent=spec.worldbody.add_body(name=FIELD_BODY))
+        sunk.add_to(spec, MAP_GEOM, parent=spec.worldbody.add_body(name=FIELD_BODY),
+                    span=self.span)
+        self._field_lo = lo - self.SINK
+        self._field_span = max(float(h.max()) - self._field_lo, 1e-6, self.span)
         _move_floor(spec, spec.worldbody.add_body(name=MAP_BODY), lo)
 
     def bind(self, model: mujoco.MjModel) -> None:
@@ -172,6 +181,34 @@ class MapGround:
         else:
             self._body = model.body(MAP_BODY).id
             self._field_body = model.body(FIELD_BODY).id
+            self._field = model.hfield(MAP_GEOM).id
+
+    def reveal(self, terrain: HeightMap) -> None:
+        """A map given whole replaced by ``terrain`` (between plans: nothing may be stepping the
+        bound model): the same grid but for its x origin, moved by less than half a sample, and
+        its lowest level (the floor plane's) the same; its heights within the compiled field's
+        range (``span``). The field's samples are written in place and its body moved along x
+        by the origin's move; the targets' maps follow."""
+        if self.window is not None:
+            raise MapError("reveal is for a map given whole, not a window")
+        old = self.map
+        if (terrain.shape != old.shape or terrain.resolution != old.resolution
+                or terrain.origin[1] != old.origin[1]
+                or abs(float(terrain.heights.min()) - float(old.heights.min())) > 1e-9):
+            raise MapError("a revealed map keeps the grid and the lowest level")
+        if self._model is not None:
+            h = terrain.heights
+            lo = float(h.min())
+            sunk = np.where(h <= lo + 1e-9, lo - self.SINK, h)
+            norm = (sunk - self._field_lo) / self._field_span
+            if norm.max() > 1.0 + 1e-9:
+                raise MapError(f"a revealed map rises {float(h.max()) - lo:.3f} m, beyond the "
+                               f"field's span")
+            m = self._model
+            adr = m.hfield_adr[self._field]
+            m.hfield_data[adr:adr + h.size] = norm.ravel()
+            m.body_pos[self._field_body, 0] = terrain.origin[0] - self._first_origin_x
+        self._derive(terrain)
 
     def register(self, points: np.ndarray, standing: np.ndarray) -> float:
         """Meet the map with the ground points (nfeet, 3: the feet less their resting height)

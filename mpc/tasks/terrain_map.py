@@ -204,16 +204,19 @@ class HeightMap:
     # --- in a model ----------------------------------------------------------------------------
     def add_to(self, spec: mujoco.MjSpec, name: str = "terrain_map",
                rgba: tuple[float, ...] | None = None,
-               parent: mujoco.MjsBody | None = None) -> mujoco.MjsGeom:
+               parent: mujoco.MjsBody | None = None,
+               span: float | None = None) -> mujoco.MjsGeom:
         """Add the map to ``spec`` (a robot's model specification before compiling, with a
         plane geom named ``floor`` in its world body) as a height-field geom with the floor's
         contact parameters, on ``parent`` (a static body at the origin; None: the world
-        body); the floor is lowered to :data:`FLOOR_DROP` below the map."""
+        body); the floor is lowered to :data:`FLOOR_DROP` below the map. ``span`` (m): the
+        field's elevation range if more than the map's relief (room for heights written in
+        place later, :meth:`mpc.tasks.map_ground.MapGround.reveal`)."""
         floor = floor_plane(spec)
         h = self.heights
         rows, cols = h.shape
         lo, hi = float(h.min()), float(h.max())
-        span = max(hi - lo, 1e-6)
+        span = max(hi - lo, 1e-6, span or 0.0)
         length, width = self.size
         spec.add_hfield(name=name, nrow=rows, ncol=cols,
                         size=[length / 2, width / 2, span, BASE],

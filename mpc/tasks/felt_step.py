@@ -1,0 +1,109 @@
+"""A step up met blind, given to the map mode as a map (``task.ground: felt``).
+
+A blind robot learns of a step up when a swinging foot runs into its riser
+(:mod:`mpc.tasks.riser`). From then on the step is planned on as the map mode plans on a step
+it is given (:mod:`mpc.tasks.map_ground`: the swing lifted over the highest ground of its path,
+footholds moved off the edge and kept for the swing, the base height from the feet, the map
+registered to the standing feet, the floor plane under the map and raised onto a terrace).
+
+**The riser's place** comes from the foot that met it, not from a sample boundary: the face is
+at s = u · f + r along the travel u (f the held foot's centre, r the foot's radius: the foot
+sphere touches the face). The map is a grid of :attr:`FeltStep.RESOLUTION` whose x samples are
+shifted by less than half a sample so that the first raised column lies at s + ``offset``
+(``task.felt_offset``): with 0 the field's slope between the last low and the first high
+sample lies in front of the face, as a given map of the step has it (the step map's riser on a
+sample column at the world's face). A map from touch whose riser lay up to a sample beyond the
+world's (the raised samples beginning past the held foot) let the planner move a rising foot
+forward into the world's riser.
+
+**The step's height** is not known blind: until a foot stands on top it is assumed
+max(g + :attr:`FeltStep.RISE`, z_f + :attr:`FeltStep.MARGIN`) (g the ground the held foot lifted
+off, z_f its ground point when held); the first foothold on top (its centre a foot radius past
+the face) sets it.
+
+Limits: one riser, perpendicular to the map's x axis (the travel of the goal-mode configs, the
+riser met along +x); the ground before it the level plane of the map mode (not fitted).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+
+from mpc.tasks.terrain_map import HeightMap
+
+
+class FeltStep:
+    """The map of a step up found by touch (see the module docstring)."""
+
+    #: m between the map's samples.
+    RESOLUTION: ClassVar[float] = 0.05
+    #: The map's extent (m) about the start: x from, x to, half width along y.
+    EXTENT: ClassVar[tuple[float, float, float]] = (-1.5, 5.0, 1.5)
+    #: The rise (m) assumed over the ground the held foot lifted off, until a foot stands on top.
+    RISE: ClassVar[float] = 0.08
+    #: A riser's top is at least this (m) over the held foot's ground point.
+    MARGIN: ClassVar[float] = 0.03
+    #: The field's elevation range (m): the highest top it can be rewritten to.
+    SPAN: ClassVar[float] = 0.4
+
+    def __init__(self, foot_radius: float, offset: float = 0.0):
+        """``foot_radius`` (m): the foot sphere's; ``offset`` (m): where the first raised sample
+        lies relative to the riser's face along the travel."""
+        self.radius = float(foot_radius)
+        self.offset = float(offset)
+        x0, x1, w = self.EXTENT
+        res = self.RESOLUTION
+        self.cols = round((x1 - x0) / res) + 1
+        self.rows = round(2 * w / res) + 1
+        self.origin = (x0, -w)
+        #: The riser's face (x, m), the ground before it and its top (m, the map's frame),
+        #: None until met.
+        self.face: float | None = None
+        self.ground = 0.0
+        self.top = 0.0
+        #: Whether a foot has stood on top (the top measured, not assumed).
+        self.confirmed = False
+
+    def flat(self) -> HeightMap:
+        """The map before any riser: the level ground at 0."""
+        return HeightMap(np.zeros((self.rows, self.cols)), self.RESOLUTION, self.origin)
+
+    def meet(self, foot: np.ndarray, lifted: float) -> bool:
+        """A foot held back at a riser: ``foot`` its ground point (x, y, z; the map's frame),
+        ``lifted`` the ground (z) where it lifted off. Returns whether the map changed (the
+        first riser only)."""
+        if self.face is not None:
+            return False
+        self.face = float(foot[0]) + self.radius
+        self.ground = float(lifted)
+        self.top = max(self.ground + self.RISE, float(foot[2]) + self.MARGIN)
+        return True
+
+    def confirm(self, points: np.ndarray, standing: np.ndarray) -> bool:
+        """The first foothold on top (a standing foot's ground point a foot radius past the
+        face, ``points`` in the map's frame) sets the top; returns whether the map changed."""
+        if self.face is None or self.confirmed:
+            return False
+        on = np.asarray(standing, bool) & (points[:, 0] >= self.face + self.radius)
+        on &= points[:, 2] > self.ground + 0.5 * (self.top - self.ground)
+        if not on.any():
+            return False
+        self.top = float(np.mean(points[on, 2]))
+        self.confirmed = True
+        return True
+
+    def grid(self) -> HeightMap:
+        """The map: the ground before the face, the top from the first sample at or past the
+        face plus the offset, the samples' x shifted by less than half a sample so that that
+        sample lies exactly there."""
+        if self.face is None:
+            return self.flat()
+        res = self.RESOLUTION
+        at = self.face + self.offset
+        k = int(np.ceil((at - self.origin[0]) / res - 0.5))  # nearest column
+        shift = at - (self.origin[0] + k * res)
+        h = np.zeros((self.rows, self.cols))  # the level the map is registered on
+        h[:, max(k, 0):] = self.top
+        return HeightMap(h, res, (self.origin[0] + shift, self.origin[1]))

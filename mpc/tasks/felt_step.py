@@ -94,14 +94,20 @@ class FeltStep:
         self.confirmed = True
         return True
 
+    @property
+    def riser(self) -> float | None:
+        """The riser's face in the model (x, m): the face plus the offset; None before one."""
+        return None if self.face is None else self.face + self.offset
+
     def grid(self) -> HeightMap:
-        """The map: the ground before the face, the top from the first sample at or past the
-        face plus the offset, the samples' x shifted by less than half a sample so that that
-        sample lies exactly there."""
+        """The map: the level ground before the riser (:attr:`riser`), the top from the
+        first sample a sample past it (the field's slope behind the riser's box,
+        :meth:`mpc.tasks.map_ground.MapGround.reveal`), the samples' x shifted by less than
+        half a sample so that that sample lies exactly there."""
         if self.face is None:
             return self.flat()
         res = self.RESOLUTION
-        at = self.face + self.offset
+        at = self.riser + res
         k = int(np.ceil((at - self.origin[0]) / res - 0.5))  # nearest column
         shift = at - (self.origin[0] + k * res)
         h = np.zeros((self.rows, self.cols))  # the level the map is registered on

@@ -211,7 +211,8 @@ class LeggedTask(VelocityMode, Task):
         if ground == "felt":
             self.felt = FeltStep(robot.foot_radius, felt_offset)
             self.map_ground = MapGround(self.felt.flat(), self.map_clearance,
-                                        edge=self.map_edge, span=FeltStep.SPAN)
+                                        edge=self.map_edge, span=FeltStep.SPAN, riser=True,
+                                        shift_back=False)
             self._held = HeldFeet(len(robot.feet))
         self.ground_prior = float(ground_prior)
         self.slope_follow = float(slope_follow)
@@ -471,7 +472,7 @@ class LeggedTask(VelocityMode, Task):
                 changed |= felt.meet(local[i], lifted)
         changed |= felt.confirm(local, standing)
         if changed:
-            mg.reveal(felt.grid())
+            mg.reveal(felt.grid(), felt.riser, felt.top)
 
     def _footholds(self, time: float, qpos: np.ndarray,
                    qvel: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:

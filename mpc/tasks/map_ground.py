@@ -90,6 +90,11 @@ MAP_BODY = "terrain_map_body"
 FIELD_BODY = "terrain_field_body"
 #: The contype bit of the map, in the conaffinity of the feet alone.
 MAP_BIT = 1 << 29
+#: The box standing in for a revealed riser's face (``riser=True``) and its static body.
+RISER_GEOM = "terrain_riser"
+RISER_BODY = "terrain_riser_body"
+#: Where the riser's box waits before a riser is revealed (m, x).
+RISER_PARKED = -100.0
 
 
 class MapGround:
@@ -117,15 +122,21 @@ class MapGround:
     #: m the field's highest sample lies under the map's lowest level while a terrace's plane
     #: stands in for it.
     FIELD_DROP: ClassVar[float] = 0.5
+    #: Half the height (m) of a riser's box: its top at the step's, its bottom far below.
+    RISER_HALF_HEIGHT: ClassVar[float] = 0.3
 
     def __init__(self, terrain: HeightMap | str | Path | None, clearance: float = 0.05,
-                 window: WindowSpec | None = None, edge: float = 0.0, span: float = 0.0):
+                 window: WindowSpec | None = None, edge: float = 0.0, span: float = 0.0,
+                 riser: bool = False, shift_back: bool = True):
         """``terrain``: a map or the path of a map file (:func:`mpc.tasks.terrain_map.load`);
         ``clearance`` (m): the reach of the clearance map; ``window``: plan on a local window
         of maps received while running (``terrain``, if given, its first contents; None:
         the floor); ``edge`` (m): the reach of the edge map (0: none); ``span`` (m): a map given
         whole, the field's elevation range if more than the map's relief (room for
-        :meth:`reveal`)."""
+        :meth:`reveal`); ``riser``: a map given whole, a box one sample deep that
+        :meth:`reveal` stands at a riser's face (a height field slopes over a sample where a
+        riser's face is vertical); ``shift_back``: footholds may be moved back off an edge
+        (else forward only, :meth:`safe_foothold`)."""
         if isinstance(terrain, (str, Path)):
             terrain = load(terrain)
         if not isinstance(terrain, HeightMap) and not (terrain is None and window is not None):
@@ -138,6 +149,11 @@ class MapGround:
         self.terrace: float | None = None
         self._body = self._field_body = self._field = -1
         self.span = float(span)
+        self.riser = bool(riser)
+        self.shift_back = bool(shift_back)
+        self._riser_body = -1
+        #: The riser's box centre (x, m) and top (m, the map's frame), or None.
+        self.riser_at: tuple[float, float] | None = None
         #: A map given whole: the compiled field's lowest level and elevation range.
         self._field_lo = self._field_span = 0.0
         self._model: mujoco.MjModel | None = None
@@ -170,6 +186,12 @@ class MapGround:
                     span=self.span)
         self._field_lo = lo - self.SINK
         self._field_span = max(float(h.max()) - self._field_lo, 1e-6, self.span)
+        if self.riser:
+            res, (_, width) = self.map.resolution, self.map.size
+            box = spec.worldbody.add_body(name=RISER_BODY, pos=[RISER_PARKED, 0.0, 0.0]).add_geom(
+                name=RISER_GEOM, type=mujoco.mjtGeom.mjGEOM_BOX,
+                size=[res / 2, width / 2, self.RISER_HALF_HEIGHT])
+            floor_contact(floor_plane(spec), box)
         _move_floor(spec, spec.worldbody.add_body(name=MAP_BODY), lo)
 
     def bind(self, model: mujoco.MjModel) -> None:
@@ -182,13 +204,20 @@ class MapGround:
             self._body = model.body(MAP_BODY).id
             self._field_body = model.body(FIELD_BODY).id
             self._field = model.hfield(MAP_GEOM).id
+            if self.riser:
+                self._riser_body = model.body(RISER_BODY).id
 
-    def reveal(self, terrain: HeightMap) -> None:
+    def reveal(self, terrain: HeightMap, face: float | None = None,
+               top: float | None = None) -> None:
         """A map given whole replaced by ``terrain`` (between plans: nothing may be stepping the
         bound model): the same grid but for its x origin, moved by less than half a sample, and
         its lowest level (the floor plane's) the same; its heights within the compiled field's
         range (``span``). The field's samples are written in place and its body moved along x
-        by the origin's move; the targets' maps follow."""
+        by the origin's move; the targets' maps follow. With ``riser``, the box's front face
+        is put at x = ``face`` and its top at ``top`` (the map's frame; :meth:`place` raises
+        it by :attr:`shift`): ``terrain``'s first raised samples should lie a sample past the
+        face, the field's slope then inside the box; the targets then read ``terrain`` a sample
+        back, its first raised samples at the face."""
         if self.window is not None:
             raise MapError("reveal is for a map given whole, not a window")
         old = self.map
@@ -208,6 +237,12 @@ class MapGround:
             adr = m.hfield_adr[self._field]
             m.hfield_data[adr:adr + h.size] = norm.ravel()
             m.body_pos[self._field_body, 0] = terrain.origin[0] - self._first_origin_x
+        if self.riser and face is not None and top is not None:
+            self.riser_at = (float(face) + terrain.resolution / 2, float(top))
+            # the targets read the step as a given map has it: the first raised sample at
+            # the face (the box's front), the field's slope in front of it
+            terrain = HeightMap(terrain.heights, terrain.resolution,
+                                (terrain.origin[0] - terrain.resolution, terrain.origin[1]))
         self._derive(terrain)
 
     def register(self, points: np.ndarray, standing: np.ndarray) -> float:
@@ -274,6 +309,9 @@ class MapGround:
                 lo, hi = float(h.min()), float(h.max())
                 pos[self._body, 2] = self.shift + self.terrace - lo
                 pos[self._field_body, 2] = self.shift - (hi - lo) - self.FIELD_DROP
+            if self._riser_body >= 0 and self.riser_at is not None:
+                x, top = self.riser_at
+                pos[self._riser_body] = (x, 0.0, self.shift + top - self.RISER_HALF_HEIGHT)
 
     def follow(self, received: HeightMap | None, qpos: np.ndarray) -> bool:
         """Between plans (nothing may be stepping the planning model): take ``received`` (a
@@ -299,8 +337,10 @@ class MapGround:
         """Let only the foot geoms touch the map in the compiled ``model``: the map's contype
         becomes :data:`MAP_BIT` (its conaffinity 0), which only the geoms of each foot site's
         body that contain the site (the foot sphere) accept."""
-        g = model.geom(MAP_GEOM).id
-        model.geom_contype[g], model.geom_conaffinity[g] = MAP_BIT, 0
+        for name in (MAP_GEOM, RISER_GEOM):
+            if mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, name) >= 0:
+                g = model.geom(name).id
+                model.geom_contype[g], model.geom_conaffinity[g] = MAP_BIT, 0
         for name in feet:
             site = model.site(name).id
             body = model.site_bodyid[site]
@@ -313,7 +353,8 @@ class MapGround:
         """Where a foot aimed at ``xy`` lands clear of the edges: None if the edge map there
         is at most :attr:`EDGE_TOLERANCE` (no shift needed), else the nearest point along
         ``direction`` (a unit xy vector: the travel), forward or back, within
-        :attr:`SHIFT_REACH`, where it is (None if there is none). The choice is discrete, made
+        :attr:`SHIFT_REACH`, where it is (None if there is none); forward only without
+        ``shift_back``. The choice is discrete, made
         once per plan, as perceptive MPCs adapt footholds: the edge map's bump between the
         two sides of a riser is a local minimum that a cost alone does not cross."""
         xy = np.asarray(xy, dtype=float)
@@ -321,7 +362,8 @@ class MapGround:
             return None
         step = self.map.resolution / 5
         shifts = np.arange(step, self.SHIFT_REACH + step / 2, step)
-        shifts = np.stack((shifts, -shifts), axis=1).ravel()  # nearest first, forward first
+        if self.shift_back:
+            shifts = np.stack((shifts, -shifts), axis=1).ravel()  # nearest first, forward first
         points = xy + shifts[:, None] * np.asarray(direction, dtype=float)
         safe = self.edge_map.height(points[:, 0], points[:, 1]) <= self.EDGE_TOLERANCE
         return points[int(np.argmax(safe))] if safe.any() else None

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import robots
 from mpc.tasks import make_task
 from mpc.tasks.felt_step import FeltStep
-from mpc.tasks.map_ground import MAP_GEOM
+from mpc.tasks.map_ground import MAP_BIT, RISER_GEOM
 from mpc.tasks.riser import HOLD_TIME
 from mpc.tasks.terrain_map import HeightMap, MapError
 
@@ -23,12 +23,13 @@ R = 0.022
 
 @settings(max_examples=50, deadline=None)
 @given(x=st.floats(0.1, 3.0), offset=st.floats(-0.05, 0.05))
-def test_the_first_raised_sample_lies_at_the_face_plus_the_offset(x, offset):
+def test_the_first_raised_sample_lies_a_sample_past_the_face_plus_the_offset(x, offset):
     felt = FeltStep(R, offset)
     assert felt.meet(np.array([x, 0.0, 0.0]), 0.0)
     assert felt.face == pytest.approx(x + R)
+    assert felt.riser == pytest.approx(x + R + offset)
     g = felt.grid()
-    at = felt.face + offset
+    at = felt.riser + felt.RESOLUTION
     res = felt.RESOLUTION
     assert g.height(at, 0.0) == pytest.approx(felt.top)
     assert g.height(at - res, 0.0) == pytest.approx(0.0)
@@ -117,17 +118,22 @@ def test_a_foot_held_mid_swing_reveals_the_step_at_its_face_in_the_model_and_the
     mujoco.mj_kinematics(m, d)
     top = task.felt.top
     shift = task.map_ground.shift
-    # the model's field: the top from the face on, the level floor a sample before it
+    # the model's ground: a vertical riser at the face (the box, then the field), the level
+    # floor just before it
     assert ray_down(m, d, face + 0.001) == pytest.approx(top + shift, abs=1e-4)
+    assert ray_down(m, d, face + 0.5 * FeltStep.RESOLUTION, -0.3) == pytest.approx(top + shift,
+                                                                                  abs=1e-4)
     assert ray_down(m, d, face + 0.3, 0.4) == pytest.approx(top + shift, abs=1e-4)
-    assert ray_down(m, d, face - FeltStep.RESOLUTION - 0.001) == pytest.approx(shift, abs=1e-4)
+    assert ray_down(m, d, face - 0.001) == pytest.approx(shift, abs=1e-4)
+    box = m.geom(RISER_GEOM).id
+    assert m.geom_contype[box] == MAP_BIT and m.geom_conaffinity[box] == 0  # feet alone
     # the targets read the same map
     assert float(task.map_ground.map.height(face + 0.001, 0.0)) == pytest.approx(top)
     assert float(task.map_ground.clearance_map.height(face - 0.01, 0.0)) > 0.5 * top
 
 
 def test_a_revealed_map_keeps_the_grid_and_fits_the_field(felt_go2):
-    task, m = felt_go2
+    task, _ = felt_go2
     mg = task.map_ground
     flat = task.felt.flat()
     with pytest.raises(MapError, match="grid"):

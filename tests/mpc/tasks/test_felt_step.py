@@ -146,3 +146,19 @@ def test_a_revealed_map_keeps_the_grid_and_fits_the_field(felt_go2):
 def test_felt_mode_is_refused_a_map_file():
     with pytest.raises(ValueError, match="ground"):
         make_task("quadruped_flat", robots.info("go2"), ground="felt", map="x.yaml")
+
+
+def test_in_felt_mode_a_foothold_is_moved_off_the_riser_forward_only(felt_go2):
+    """A riser is found with a foot at it: the flat ground nearest a foothold at the riser's foot
+    is behind it, and moved there the Go2 walked away from the step (true state, seed 0)."""
+    task, _ = felt_go2
+    mg = task.map_ground
+    felt = task.felt
+    felt.meet(np.array([0.478, 0.0, 0.01]), 0.0)
+    mg.reveal(felt.grid(), felt.riser, felt.top)
+    aim = np.array([felt.face - 0.04, 0.1])  # in the edge zone, nearer the flat ground behind
+    ahead = mg.safe_foothold(aim, np.array([1.0, 0.0]))
+    assert ahead is not None and ahead[0] > felt.face + 0.02
+    assert float(mg.edge_map.height(*ahead)) <= mg.EDGE_TOLERANCE
+    mg.shift_back = True  # the map mode's rule: the nearest flat point, here behind
+    assert mg.safe_foothold(aim, np.array([1.0, 0.0]))[0] < felt.face - 0.02

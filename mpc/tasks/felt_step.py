@@ -7,14 +7,16 @@ footholds moved off the edge and kept for the swing, the base height from the fe
 registered to the standing feet, the floor plane under the map and raised onto a terrace).
 
 **The riser's place** comes from the foot that met it, not from a sample boundary: the face is
-at s = u · f + r along the travel u (f the held foot's centre, r the foot's radius: the foot
-sphere touches the face). The map is a grid of :attr:`FeltStep.RESOLUTION` whose x samples are
-shifted by less than half a sample so that the first raised column lies at s + ``offset``
-(``task.felt_offset``): with 0 the field's slope between the last low and the first high
-sample lies in front of the face, as a given map of the step has it (the step map's riser on a
-sample column at the world's face). A map from touch whose riser lay up to a sample beyond the
-world's (the raised samples beginning past the held foot) let the planner move a rising foot
-forward into the world's riser.
+at x = f_x + r (f the held foot's centre, r the foot's radius: the foot sphere touches the face),
+placed in the model at :attr:`FeltStep.riser` = that + ``offset`` (``task.felt_offset``: a foot
+pressed into a riser sinks into its soft contact, the Go2's by about 1.4 cm, so f_x + r lies
+beyond the face). A height field slopes over a sample where a riser is vertical: a field whose
+top began at the face had the held foot, standing at it, inside the slope, and one whose top
+began a sample beyond (the map from touch of an earlier attempt) let the planner move a rising
+foot forward into the world's riser. So the face is a box one sample deep
+(:meth:`mpc.tasks.map_ground.MapGround.reveal`), the field's first raised sample a sample past
+it (the grid's x shifted by under half a sample so that it lies exactly there) and its slope
+inside the box; the targets read the step with its first raised sample at the face.
 
 **The step's height** is not known blind: until a foot stands on top it is assumed
 max(g + :attr:`FeltStep.RISE`, z_f + :attr:`FeltStep.MARGIN`) (g the ground the held foot lifted
@@ -49,8 +51,8 @@ class FeltStep:
     SPAN: ClassVar[float] = 0.4
 
     def __init__(self, foot_radius: float, offset: float = 0.0):
-        """``foot_radius`` (m): the foot sphere's; ``offset`` (m): where the first raised sample
-        lies relative to the riser's face along the travel."""
+        """``foot_radius`` (m): the foot sphere's; ``offset`` (m): added to the face's x where
+        the riser stands in the model (:attr:`riser`)."""
         self.radius = float(foot_radius)
         self.offset = float(offset)
         x0, x1, w = self.EXTENT

@@ -179,8 +179,8 @@ class LeggedTask(VelocityMode, Task):
         none) the reach of its edge map: a foot whose next foothold is within that reach of
         an edge is led off it (:meth:`plan_footholds`). ``ground: felt``: blind, a step up
         found by a swing foot held back at its riser and then planned on as a given map
-        (:mod:`mpc.tasks.felt_step`; its first raised sample ``felt_offset`` m past the riser's
-        face), the map settings as for ``map``."""
+        (:mod:`mpc.tasks.felt_step`; the riser stands ``felt_offset`` m from where the foot
+        touched it), the map settings as for ``map``."""
         super().__init__(robot)
         if ground not in ("level", "fit", "map", "felt"):
             raise ValueError(f"unknown ground {ground!r}; choose from level, fit, map, felt")

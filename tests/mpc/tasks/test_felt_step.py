@@ -162,3 +162,44 @@ def test_in_felt_mode_a_foothold_is_moved_off_the_riser_forward_only(felt_go2):
     assert float(mg.edge_map.height(*ahead)) <= mg.EDGE_TOLERANCE
     mg.shift_back = True  # the map mode's rule: the nearest flat point, here behind
     assert mg.safe_foothold(aim, np.array([1.0, 0.0]))[0] < felt.face - 0.02
+
+
+def test_a_foot_at_the_felt_riser_draws_back_in_its_next_swing_and_the_rows_are_exact(
+        felt_go2):
+    """The held foot, pressed against the face, rose along it and did not clear it (the Go2
+    with its estimator, seed 6): a foot standing at the riser's foot draws back RETRACT behind
+    it over the first RETRACT_PART of its next swing; the retract rows' Jacobian is exact."""
+    task, m = felt_go2
+    assert "retract" in task.rows
+    assert "retract" not in make_task("quadruped_flat", robots.info("go2"), ground="map",
+                                      goal=[3.0, 0.0]).rows  # felt mode's alone
+    d = mujoco.MjData(m)
+    mujoco.mj_resetDataKeyframe(m, d, m.key(task.robot.home_key).id)
+    mujoco.mj_forward(m, d)
+    task.update(0.0, d.qpos, d.qvel)
+    fl, rr = task.robot.feet.index("FL_foot"), task.robot.feet.index("RR_foot")
+    fl_x = float(d.site_xpos[m.site("FL_foot").id, 0])
+    felt = task.felt
+    felt.meet(np.array([fl_x, 0.0, 0.0]), 0.0)  # FL stands against a riser
+    task.map_ground.reveal(felt.grid(), felt.riser, felt.top)
+    task.update(0.01, d.qpos, d.qvel)
+    plan = task.retract_plan
+    assert np.isnan(plan[rr]).all()  # far from the riser
+    up, end, back = plan[fl]
+    swings = task.swing_plan
+    k = np.flatnonzero(swings.liftoff[fl] > 0.01)[0]
+    assert up == pytest.approx(swings.liftoff[fl, k])
+    assert end == pytest.approx(up + task.RETRACT_PART * (swings.touchdown[fl, k] - up))
+    assert back == pytest.approx(felt.riser - task.robot.foot_radius - task.RETRACT)
+    times = np.array([0.5 * (up + end), end + 0.01])
+    S = np.broadcast_to(d.sensordata, (2, len(d.sensordata))).copy()
+    r = task.residual(S, times)[:, task.rows["retract"]]
+    assert r[0, fl] == pytest.approx(fl_x - back, abs=2e-3) and r[1, fl] == 0.0
+    J = task.residual_jacobian(S, times)
+    rng = np.random.default_rng(1)
+    fl_col = task.sensor("FL_foot_pos").start
+    for k in [fl_col, fl_col + 1, *rng.choice(S.shape[1], 25, replace=False)]:
+        e = np.zeros(S.shape[1])
+        e[k] = 1e-6
+        fd = (task.residual(S + e, times) - task.residual(S - e, times)) / 2e-6
+        assert np.abs(J[..., k] - fd).max() < 1e-6, k

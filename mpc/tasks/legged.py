@@ -150,11 +150,6 @@ class LeggedTask(VelocityMode, Task):
     FOOTHOLD_LOOKAHEAD: ClassVar[float] = 1.5
     #: Swings per foot planned over a map within that lookahead.
     SWINGS_PLANNED: ClassVar[int] = 2
-    #: ``ground: felt``: a foot standing within this (m) of a felt riser's foot draws back
-    #: this far behind it in the first :attr:`RETRACT_PART` of its next swing (the MIT
-    #: Cheetah 3's reaction to a swing stopped early: the leg retracts, then steps again).
-    RETRACT: ClassVar[float] = 0.03
-    RETRACT_PART: ClassVar[float] = 0.3
 
     def __init__(self, robot: RobotInfo, gait: str = "trot", goal=(0.0, 0.0),
                  hold_time: float = 0.0, height: float = 0.25,
@@ -219,9 +214,6 @@ class LeggedTask(VelocityMode, Task):
                                         edge=self.map_edge, span=FeltStep.SPAN, riser=True,
                                         shift_back=False)
             self._held = HeldFeet(len(robot.feet))
-        #: ``ground: felt``: each foot's retraction window (start, end; s) and the x it draws
-        #: back to (NaN: none), planned once per plan (:meth:`plan_retract`).
-        self.retract_plan: np.ndarray | None = None
         self.ground_prior = float(ground_prior)
         self.slope_follow = float(slope_follow)
         self.ground_fit: GroundFit | None = None
@@ -450,8 +442,6 @@ class LeggedTask(VelocityMode, Task):
             self.ground = self.map_ground.plane_under(qpos[:2])
             self._rebuild(("upright",))
             self.plan_footholds(time, qpos, qvel)
-            if self.felt is not None:
-                self.plan_retract(time, points)
             return
         if self.ground_fit is None:
             return
@@ -483,35 +473,6 @@ class LeggedTask(VelocityMode, Task):
         changed |= felt.confirm(local, standing)
         if changed:
             mg.reveal(felt.grid(), felt.riser, felt.top)
-
-    def plan_retract(self, time: float, points: np.ndarray) -> None:
-        """``ground: felt``, once per plan after :meth:`plan_footholds`: a foot whose ground
-        point (``points``, the estimator's frame) stands at the foot of the felt riser (within
-        :attr:`RETRACT` behind the face less its radius, below half the rise) draws back to
-        :attr:`RETRACT` behind that over the first :attr:`RETRACT_PART` of its next swing: the
-        held foot, pressed against the face, rose along it and did not clear it (the Go2 with
-        its estimator, seed 6) where with the true state it drew back first. Its row in the
-        ``retract`` term is f_x − x_back in that window, 0 elsewhere."""
-        felt, mg, swings = self.felt, self.map_ground, self.swing_plan
-        n = len(self.robot.feet)
-        plan = np.full((n, 3), np.nan)
-        if felt.riser is not None and swings is not None:
-            foot_of = felt.riser - self.robot.foot_radius  # a foot centre touching the box
-            low = points[:, 2] - mg.shift < felt.ground + 0.5 * (felt.top - felt.ground)
-            near = (points[:, 0] > foot_of - self.RETRACT) & (points[:, 0] < felt.riser) & low
-            for i in np.flatnonzero(near):
-                later = np.flatnonzero(swings.liftoff[i] > time)
-                if len(later):
-                    up, down = swings.liftoff[i, later[0]], swings.touchdown[i, later[0]]
-                    plan[i] = (up, up + self.RETRACT_PART * (down - up), foot_of - self.RETRACT)
-        self.retract_plan = plan
-
-    def _retract_knots(self, time: np.ndarray) -> np.ndarray:
-        """(..., nfeet): whether a foot draws back at ``time`` (...)."""
-        t = np.asarray(time)[..., None]
-        p = self.retract_plan
-        with np.errstate(invalid="ignore"):
-            return (t >= p[:, 0]) & (t < p[:, 1])
 
     def _footholds(self, time: float, qpos: np.ndarray,
                    qvel: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
@@ -564,9 +525,6 @@ class LeggedTask(VelocityMode, Task):
             start = self.sensor(f"{foot}_pos").start
             G[i, start : start + 3] = (-g.a1, -g.a2, 1.0)
             c[i] = -g.a0
-
-    def affine_retract(self, model: mujoco.MjModel, G: np.ndarray, c: np.ndarray) -> None:
-        """Nothing affine: the rows are set at evaluation (:meth:`_retract_rows`)."""
 
     def affine_balance(self, model: mujoco.MjModel, G: np.ndarray, c: np.ndarray) -> None:
         fall_time = np.sqrt(2 * self.height / GRAVITY)
@@ -638,8 +596,6 @@ class LeggedTask(VelocityMode, Task):
             r[..., rows[name]] -= target
         if self.map_ground is not None:
             self._map_terms(sensordata, r, None)
-        if "retract" in rows:
-            r[..., rows["retract"]] = self._retract_rows(sensordata, time)
         if "gait" in rows:
             step = self.swing_targets(time)
             gait = r[..., rows["gait"]]
@@ -654,12 +610,6 @@ class LeggedTask(VelocityMode, Task):
         J = np.broadcast_to(self.G, (*shape, *self.G.shape)).copy()
         if self.map_ground is not None:
             self._map_terms(np.broadcast_to(sensordata, (*shape, self.G.shape[1])), None, J)
-        retract = self.rows.get("retract")
-        if retract is not None and self.retract_plan is not None:
-            on = np.broadcast_to(self._retract_knots(time), (*shape, len(self.robot.feet)))
-            for i, foot in enumerate(self.robot.feet):
-                J[..., retract.start + i, self.sensor(f"{foot}_pos").start] = np.where(
-                    on[..., i], 1.0, 0.0)
         gait = self.rows.get("gait")
         if gait is not None:
             swing = self.swing_targets(time) > 0
@@ -669,15 +619,6 @@ class LeggedTask(VelocityMode, Task):
                 self._add_foothold_jacobian(np.broadcast_to(time, shape), stance)
                 J[..., gait, :] += np.where(swing[..., None], 0.0, stance)
         return J
-
-    def _retract_rows(self, s: np.ndarray, time: np.ndarray) -> np.ndarray | float:
-        """The ``retract`` rows (..., nfeet): f_x − x_back in a foot's retraction window
-        (:meth:`plan_retract`), 0 elsewhere."""
-        if self.retract_plan is None:
-            return 0.0
-        x = np.stack([s[..., self.sensor(f"{f}_pos").start] for f in self.robot.feet], axis=-1)
-        return np.where(self._retract_knots(time), x - np.nan_to_num(self.retract_plan[:, 2]),
-                        0.0)
 
     def _foothold_rows(self, s: np.ndarray, time: np.ndarray) -> np.ndarray | float:
         """The gait rows (..., nfeet) of the feet in their next stance whose foothold was moved

@@ -74,8 +74,6 @@ class QuadrupedFlat(LeggedTask):
         if self.velocity_mode:
             terms += [CostTerm("velocity", 3, "quadratic", param=0.0, weight=0.1),
                       CostTerm("heading", 2, "smooth_abs", param=0.1, weight=1.0)]
-        if self.ground_mode == "felt":  # a foot at a felt riser draws back as it lifts
-            terms.append(CostTerm("retract", nfeet, "smooth_abs", param=0.03, weight=2.0))
         return terms
 
     def posture_gains(self, model: mujoco.MjModel) -> np.ndarray:

@@ -88,7 +88,7 @@ def held_state(task, model, foot: str, x: float):
 @pytest.fixture
 def felt_go2():
     task = make_task("quadruped_flat", robots.info("go2"), ground="felt", goal=[3.0, 0.0],
-                     map_edge=0.06)
+                     map_edge=0.06, felt_offset=0.0)  # the face at the foot's reach exactly
     return task, task.planning_model(0.01)
 
 

@@ -143,6 +143,9 @@ class LeggedTask(VelocityMode, Task):
     GROUND_TERMS: ClassVar[tuple[str, ...]] = ("upright", "gait")
     #: A foot slower than this (m/s) in its planned stance stands: its foothold counts.
     STANCE_SPEED: ClassVar[float] = 0.25
+    #: A foot in its planned stance this far (m) below the fitted ground stands on lower
+    #: ground, however fast it moves: its foothold counts (blind, ``ground: fit``).
+    BELOW_GROUND: ClassVar[float] = 0.01
     #: Gait cycles ahead in which each foot's next stance is looked for (footholds on a map).
     FOOTHOLD_LOOKAHEAD: ClassVar[float] = 1.5
     #: Swings per foot planned over a map within that lookahead.
@@ -433,8 +436,8 @@ class LeggedTask(VelocityMode, Task):
     def _footholds(self, time: float, qpos: np.ndarray,
                    qvel: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
         """The ground points under the feet (nfeet, 3: the foot sites less ρ), which feet
-        stand on them (support feet in planned stance and slower than :attr:`STANCE_SPEED`)
-        and whether this is the first call (then every foot, a foot radius below the
+        stand on them (support feet in planned stance, slower than :attr:`STANCE_SPEED` or,
+        with ``ground: fit``, more than :attr:`BELOW_GROUND` below the plane) and whether this is the first call (then every foot, a foot radius below the
         sites)."""
         points, speed = self.feet(qpos, qvel)
         if not self._ground_started:
@@ -444,7 +447,13 @@ class LeggedTask(VelocityMode, Task):
             self._ground_started = True
             return points, np.ones(len(points), bool), True
         points[:, 2] -= self.foot_height
-        stance = self.planned_stance(time) & (speed < self.STANCE_SPEED)
+        # A foot can stand no lower than the ground: one in its planned stance found below the
+        # plane has found lower ground (over a step down it slides down the riser, or reaches
+        # for the floor below), and the plane must follow it there, or the planning model's
+        # floor holds that foot up where there is nothing.
+        below = (self.ground_fit is not None) & (
+            points[:, 2] < self.ground.height(points[:, 0], points[:, 1]) - self.BELOW_GROUND)
+        stance = self.planned_stance(time) & ((speed < self.STANCE_SPEED) | below)
         support = np.zeros(len(stance), bool)
         support[list(self.support_feet)] = True
         return points, stance & support, False

@@ -437,8 +437,8 @@ class LeggedTask(VelocityMode, Task):
                    qvel: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
         """The ground points under the feet (nfeet, 3: the foot sites less ρ), which feet
         stand on them (support feet in planned stance, slower than :attr:`STANCE_SPEED` or,
-        with ``ground: fit``, more than :attr:`BELOW_GROUND` below the plane) and whether this is the first call (then every foot, a foot radius below the
-        sites)."""
+        with ``ground: fit``, more than :attr:`BELOW_GROUND` below the plane) and whether
+        this is the first call (then every foot, a foot radius below the sites)."""
         points, speed = self.feet(qpos, qvel)
         if not self._ground_started:
             # The start may be a keyframe whose feet touch the ground without sinking in: the

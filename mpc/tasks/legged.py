@@ -415,7 +415,8 @@ class LeggedTask(VelocityMode, Task):
 
     def update_ground(self, time: float, qpos: np.ndarray, qvel: np.ndarray) -> None:
         """Refit :attr:`ground` to the feet that stand at this state (support feet in planned
-        stance and slower than :attr:`STANCE_SPEED`; all feet at the first call) and rebuild
+        stance and slower than :attr:`STANCE_SPEED` or found below the plane:
+        :meth:`_footholds`; all feet at the first call) and rebuild
         the terms that depend on it (:attr:`GROUND_TERMS`). A foot outside
         :attr:`support_feet` (a quadruped's lifted pair on two legs) holds still in the air
         without a swing target: it is no foothold."""

@@ -134,6 +134,7 @@ class LeggedTask(VelocityMode, Task):
         "weights": {"min": 0.0, "max": 1e6},
         "slope_follow": {"min": 0.0, "max": 1.0},
         "ground_prior": {"gt": 0.0, "max": 10.0},
+        "ground_below": {"min": 0.0, "max": 0.2},
         "ground": {"choices": ("level", "fit", "map")},
         "map_clearance": {"min": 0.0, "max": 0.5},
         "map_edge": {"min": 0.0, "max": 0.5},
@@ -143,9 +144,6 @@ class LeggedTask(VelocityMode, Task):
     GROUND_TERMS: ClassVar[tuple[str, ...]] = ("upright", "gait")
     #: A foot slower than this (m/s) in its planned stance stands: its foothold counts.
     STANCE_SPEED: ClassVar[float] = 0.25
-    #: A foot in its planned stance this far (m) below the fitted ground stands on lower
-    #: ground, however fast it moves: its foothold counts (blind, ``ground: fit``).
-    BELOW_GROUND: ClassVar[float] = 0.01
     #: Gait cycles ahead in which each foot's next stance is looked for (footholds on a map).
     FOOTHOLD_LOOKAHEAD: ClassVar[float] = 1.5
     #: Swings per foot planned over a map within that lookahead.
@@ -160,8 +158,8 @@ class LeggedTask(VelocityMode, Task):
                  cadence_gain: float = 1.0, max_cadence: float = 3.5, lift_gain: float = 0.03,
                  max_lift: float = 0.08, hip_radius: float = 0.25, stand_speed: float = 0.05,
                  ground: str = "level", ground_prior: float = 0.01, slope_follow: float = 0.5,
-                 map: str | None = None, map_clearance: float = 0.05,
-                 map_edge: float = 0.0):
+                 ground_below: float | None = None, map: str | None = None,
+                 map_clearance: float = 0.05, map_edge: float = 0.0):
         """``gait``: a name of :attr:`GAITS`, its ``duty``, ``cadence`` (Hz) and
         ``step_height`` (m) replaced where given. ``goal``: [x, y] or waypoints [[x, y], ...];
         ``hold_time`` (s): hold the start position until then. ``height`` (m): the base over
@@ -173,7 +171,9 @@ class LeggedTask(VelocityMode, Task):
         (the default: the plane z = 0, fixed) or ``fit`` (blind terrain: the plane under the
         standing feet, :mod:`mpc.tasks.ground`, with slope prior ``ground_prior`` λ in m²);
         ``slope_follow``: the fraction of the fitted ground's tilt the upright target
-        follows. ``ground: map``: the terrain map of file ``map`` (:mod:`mpc.tasks.map_ground`;
+        follows; ``ground_below`` (m; None: off): a foot in its planned stance found more than
+        that below the fitted plane stands, however fast it moves (:meth:`_footholds`).
+        ``ground: map``: the terrain map of file ``map`` (:mod:`mpc.tasks.map_ground`;
         or set one from code with :meth:`set_map`), ``map_clearance`` (m) how near a swing's
         path a riser lifts it over its top (:mod:`mpc.tasks.map_swing`), ``map_edge`` (m; 0:
         none) the reach of its edge map: a foot whose next foothold is within that reach of
@@ -205,6 +205,9 @@ class LeggedTask(VelocityMode, Task):
                 raise ValueError(f"map: {e}") from None
         self.ground_prior = float(ground_prior)
         self.slope_follow = float(slope_follow)
+        if ground_below is not None and ground != "fit":
+            raise ValueError(f"ground_below is set but ground is {ground!r} (set ground: fit)")
+        self.ground_below = None if ground_below is None else float(ground_below)
         self.ground_fit: GroundFit | None = None
         if mode not in self.MODES:
             raise ValueError(f"unknown mode {mode!r}; choose from {', '.join(self.MODES)}")
@@ -438,8 +441,8 @@ class LeggedTask(VelocityMode, Task):
                    qvel: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
         """The ground points under the feet (nfeet, 3: the foot sites less ρ), which feet
         stand on them (support feet in planned stance, slower than :attr:`STANCE_SPEED` or,
-        with ``ground: fit``, more than :attr:`BELOW_GROUND` below the plane) and whether
-        this is the first call (then every foot, a foot radius below the sites)."""
+        with :attr:`ground_below` set, more than that below the plane) and whether this is
+        the first call (then every foot, a foot radius below the sites)."""
         points, speed = self.feet(qpos, qvel)
         if not self._ground_started:
             # The start may be a keyframe whose feet touch the ground without sinking in: the
@@ -452,8 +455,10 @@ class LeggedTask(VelocityMode, Task):
         # plane has found lower ground (over a step down it slides down the riser, or reaches
         # for the floor below), and the plane must follow it there, or the planning model's
         # floor holds that foot up where there is nothing.
-        below = (self.ground_fit is not None) & (
-            points[:, 2] < self.ground.height(points[:, 0], points[:, 1]) - self.BELOW_GROUND)
+        below = np.zeros(len(points), bool)
+        if self.ground_below is not None:
+            below = points[:, 2] < (self.ground.height(points[:, 0], points[:, 1])
+                                    - self.ground_below)
         stance = self.planned_stance(time) & ((speed < self.STANCE_SPEED) | below)
         support = np.zeros(len(stance), bool)
         support[list(self.support_feet)] = True

@@ -225,9 +225,10 @@ def test_a_quadruped_on_two_legs_takes_no_foothold_from_its_lifted_feet():
 # --- footholds: which feet the fit takes ---------------------------------------------------------
 
 
-def fitted_task(robot: str = "go1") -> tuple:
+def fitted_task(robot: str = "go1", **options) -> tuple:
     """A blind task on ``robot``'s planning model, its ground fitted once at the home pose."""
-    task = make_task("quadruped_flat", robots.info(robot), goal=[2.0, 0.0], ground="fit")
+    task = make_task("quadruped_flat", robots.info(robot), goal=[2.0, 0.0], ground="fit",
+                     **options)
     model = task.planning_model(0.01)
     qpos = model.key_qpos[0].copy()
     task.update_ground(0.0, qpos, np.zeros(model.nv))
@@ -249,8 +250,8 @@ def test_a_stance_foot_found_below_the_plane_is_a_foothold_however_fast_it_moves
     floor below, faster than a standing foot: still the ground is where it is (a foot stands
     no lower than the ground), and the plane must come down to it. Here the robot 6 cm lower
     than the ground it started on, sinking at 0.6 m/s: every foot is well past the stance
-    speed, and the planned stance feet's footholds go down with them."""
-    task, model, qpos = fitted_task(robot)
+    speed, and the planned stance feet's footholds go down with them (``ground_below``)."""
+    task, model, qpos = fitted_task(robot, ground_below=0.01)
     before = task.ground
     t, stance = stance_time(task)
     low = qpos.copy()
@@ -267,15 +268,23 @@ def test_a_stance_foot_found_below_the_plane_is_a_foothold_however_fast_it_moves
     assert task.ground.height(*centre) < before.height(*centre) - 0.02
 
 
-def test_a_fast_stance_foot_above_the_plane_is_no_foothold():
-    """The speed test still holds where the foot is not below the ground: a foot landing (or
-    lifting) above the plane moves too fast to say where the ground is."""
-    task, model, qpos = fitted_task()
+@pytest.mark.parametrize(("shift", "options"), [(0.03, {"ground_below": 0.01}),
+                                                (-0.06, {})])
+def test_a_fast_stance_foot_is_no_foothold_above_the_plane_or_by_default(shift, options):
+    """The speed test still holds where the foot is not below the ground (a foot landing or
+    lifting above the plane moves too fast to say where the ground is), and everywhere
+    without ``ground_below`` (the default)."""
+    task, model, qpos = fitted_task(**options)
     before = task.ground_fit.footholds.copy()
     t, _ = stance_time(task)
-    high = qpos.copy()
-    high[2] += 0.03
+    moved = qpos.copy()
+    moved[2] += shift
     qvel = np.zeros(model.nv)
-    qvel[2] = 0.6
-    task.update_ground(t, high, qvel)
+    qvel[2] = 0.6 if shift > 0 else -0.6
+    task.update_ground(t, moved, qvel)
     np.testing.assert_array_equal(task.ground_fit.footholds, before)
+
+
+def test_ground_below_needs_the_fitted_ground():
+    with pytest.raises(ValueError, match="ground_below is set but ground is 'level'"):
+        make_task("quadruped_flat", robots.info("go1"), ground_below=0.01)

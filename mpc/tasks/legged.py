@@ -136,6 +136,7 @@ class LeggedTask(VelocityMode, Task):
         "weights": {"min": 0.0, "max": 1e6},
         "slope_follow": {"min": 0.0, "max": 1.0},
         "ground_prior": {"gt": 0.0, "max": 10.0},
+        "ground_below": {"min": 0.0, "max": 0.2},
         "ground": {"choices": ("level", "fit", "map", "felt")},
         "felt_offset": {"min": -0.1, "max": 0.1},
         "map_clearance": {"min": 0.0, "max": 0.5},
@@ -160,8 +161,9 @@ class LeggedTask(VelocityMode, Task):
                  cadence_gain: float = 1.0, max_cadence: float = 3.5, lift_gain: float = 0.03,
                  max_lift: float = 0.08, hip_radius: float = 0.25, stand_speed: float = 0.05,
                  ground: str = "level", ground_prior: float = 0.01, slope_follow: float = 0.5,
-                 map: str | None = None, map_clearance: float = 0.05,
-                 map_edge: float = 0.0, felt_offset: float = -0.015):
+                 ground_below: float | None = None, map: str | None = None,
+                 map_clearance: float = 0.05, map_edge: float = 0.0,
+                 felt_offset: float = -0.015):
         """``gait``: a name of :attr:`GAITS`, its ``duty``, ``cadence`` (Hz) and
         ``step_height`` (m) replaced where given. ``goal``: [x, y] or waypoints [[x, y], ...];
         ``hold_time`` (s): hold the start position until then. ``height`` (m): the base over
@@ -173,7 +175,9 @@ class LeggedTask(VelocityMode, Task):
         (the default: the plane z = 0, fixed) or ``fit`` (blind terrain: the plane under the
         standing feet, :mod:`mpc.tasks.ground`, with slope prior ``ground_prior`` λ in m²);
         ``slope_follow``: the fraction of the fitted ground's tilt the upright target
-        follows. ``ground: map``: the terrain map of file ``map`` (:mod:`mpc.tasks.map_ground`;
+        follows; ``ground_below`` (m; None: off): a foot in its planned stance found more than
+        that below the fitted plane stands, however fast it moves (:meth:`_footholds`).
+        ``ground: map``: the terrain map of file ``map`` (:mod:`mpc.tasks.map_ground`;
         or set one from code with :meth:`set_map`), ``map_clearance`` (m) how near a swing's
         path a riser lifts it over its top (:mod:`mpc.tasks.map_swing`), ``map_edge`` (m; 0:
         none) the reach of its edge map: a foot whose next foothold is within that reach of
@@ -217,6 +221,9 @@ class LeggedTask(VelocityMode, Task):
             self._held = HeldFeet(len(robot.feet))
         self.ground_prior = float(ground_prior)
         self.slope_follow = float(slope_follow)
+        if ground_below is not None and ground != "fit":
+            raise ValueError(f"ground_below is set but ground is {ground!r} (set ground: fit)")
+        self.ground_below = None if ground_below is None else float(ground_below)
         self.ground_fit: GroundFit | None = None
         if mode not in self.MODES:
             raise ValueError(f"unknown mode {mode!r}; choose from {', '.join(self.MODES)}")
@@ -430,7 +437,8 @@ class LeggedTask(VelocityMode, Task):
 
     def update_ground(self, time: float, qpos: np.ndarray, qvel: np.ndarray) -> None:
         """Refit :attr:`ground` to the feet that stand at this state (support feet in planned
-        stance and slower than :attr:`STANCE_SPEED`; all feet at the first call) and rebuild
+        stance and slower than :attr:`STANCE_SPEED` or found below the plane:
+        :meth:`_footholds`; all feet at the first call) and rebuild
         the terms that depend on it (:attr:`GROUND_TERMS`). A foot outside
         :attr:`support_feet` (a quadruped's lifted pair on two legs) holds still in the air
         without a swing target: it is no foothold."""
@@ -478,9 +486,9 @@ class LeggedTask(VelocityMode, Task):
     def _footholds(self, time: float, qpos: np.ndarray,
                    qvel: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
         """The ground points under the feet (nfeet, 3: the foot sites less ρ), which feet
-        stand on them (support feet in planned stance and slower than :attr:`STANCE_SPEED`)
-        and whether this is the first call (then every foot, a foot radius below the
-        sites)."""
+        stand on them (support feet in planned stance, slower than :attr:`STANCE_SPEED` or,
+        with :attr:`ground_below` set, more than that below the plane) and whether this is
+        the first call (then every foot, a foot radius below the sites)."""
         points, speed = self.feet(qpos, qvel)
         if not self._ground_started:
             # The start may be a keyframe whose feet touch the ground without sinking in: the
@@ -489,7 +497,15 @@ class LeggedTask(VelocityMode, Task):
             self._ground_started = True
             return points, np.ones(len(points), bool), True
         points[:, 2] -= self.foot_height
-        stance = self.planned_stance(time) & (speed < self.STANCE_SPEED)
+        # A foot can stand no lower than the ground: one in its planned stance found below the
+        # plane has found lower ground (over a step down it slides down the riser, or reaches
+        # for the floor below), and the plane must follow it there, or the planning model's
+        # floor holds that foot up where there is nothing.
+        below = np.zeros(len(points), bool)
+        if self.ground_below is not None:
+            below = points[:, 2] < (self.ground.height(points[:, 0], points[:, 1])
+                                    - self.ground_below)
+        stance = self.planned_stance(time) & ((speed < self.STANCE_SPEED) | below)
         support = np.zeros(len(stance), bool)
         support[list(self.support_feet)] = True
         return points, stance & support, False

@@ -220,3 +220,71 @@ def test_a_quadruped_on_two_legs_takes_no_foothold_from_its_lifted_feet():
     for k in range(1, 20):  # through a gait cycle: every front foot has planned stance at times
         task.update(0.05 * k, lifted, np.zeros(model.nv))
         assert math.hypot(task.ground.a1, task.ground.a2) < 0.05
+
+
+# --- footholds: which feet the fit takes ---------------------------------------------------------
+
+
+def fitted_task(robot: str = "go1", **options) -> tuple:
+    """A blind task on ``robot``'s planning model, its ground fitted once at the home pose."""
+    task = make_task("quadruped_flat", robots.info(robot), goal=[2.0, 0.0], ground="fit",
+                     **options)
+    model = task.planning_model(0.01)
+    qpos = model.key_qpos[0].copy()
+    task.update_ground(0.0, qpos, np.zeros(model.nv))
+    return task, model, qpos
+
+
+def stance_time(task) -> tuple[float, np.ndarray]:
+    """A time at which the gait has two feet in their planned stance, and which they are."""
+    for t in np.arange(0.01, 2.0, 0.01):
+        stance = task.planned_stance(t)
+        if 0 < stance.sum() < len(stance):
+            return float(t), stance
+    raise AssertionError("the gait never has some feet up and some down")
+
+
+@pytest.mark.parametrize("robot", ["go1", "a1"])
+def test_a_stance_foot_found_below_the_plane_is_a_foothold_however_fast_it_moves(robot):
+    """Over a step down a foot in its planned stance slides down the riser or reaches for the
+    floor below, faster than a standing foot: still the ground is where it is (a foot stands
+    no lower than the ground), and the plane must come down to it. Here the robot 6 cm lower
+    than the ground it started on, sinking at 0.6 m/s: every foot is well past the stance
+    speed, and the planned stance feet's footholds go down with them (``ground_below``)."""
+    task, model, qpos = fitted_task(robot, ground_below=0.01)
+    before = task.ground
+    t, stance = stance_time(task)
+    low = qpos.copy()
+    low[2] -= 0.06
+    qvel = np.zeros(model.nv)
+    qvel[2] = -0.6
+    points, speed = task.feet(low, qvel)
+    assert (speed > task.STANCE_SPEED).all()
+    task.update_ground(t, low, qvel)
+    got = task.ground_fit.footholds[:, 0]
+    np.testing.assert_allclose(got[stance, 2], points[stance, 2] - task.foot_height, atol=1e-9)
+    assert got[stance, 2].max() < before.a0 - 0.03  # (the first fit is a foot radius down)
+    centre = points[:, :2].mean(axis=0)
+    assert task.ground.height(*centre) < before.height(*centre) - 0.02
+
+
+@pytest.mark.parametrize(("shift", "options"), [(0.03, {"ground_below": 0.01}),
+                                                (-0.06, {})])
+def test_a_fast_stance_foot_is_no_foothold_above_the_plane_or_by_default(shift, options):
+    """The speed test still holds where the foot is not below the ground (a foot landing or
+    lifting above the plane moves too fast to say where the ground is), and everywhere
+    without ``ground_below`` (the default)."""
+    task, model, qpos = fitted_task(**options)
+    before = task.ground_fit.footholds.copy()
+    t, _ = stance_time(task)
+    moved = qpos.copy()
+    moved[2] += shift
+    qvel = np.zeros(model.nv)
+    qvel[2] = 0.6 if shift > 0 else -0.6
+    task.update_ground(t, moved, qvel)
+    np.testing.assert_array_equal(task.ground_fit.footholds, before)
+
+
+def test_ground_below_needs_the_fitted_ground():
+    with pytest.raises(ValueError, match="ground_below is set but ground is 'level'"):
+        make_task("quadruped_flat", robots.info("go1"), ground_below=0.01)

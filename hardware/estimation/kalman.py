@@ -84,8 +84,8 @@ import mujoco
 import numpy as np
 
 from hardware.estimation.base_state import GROUNDS, BaseState, BaseStateSource, ImuSample
+from hardware.estimation.stance_slope import StanceSlope
 from hardware.rotations import euler_zyx
-from mpc.tasks.ground import GroundFit
 from robots.info import RobotInfo
 
 GRAVITY = np.array([0.0, 0.0, -9.81])
@@ -147,9 +147,9 @@ class LegKalman(BaseStateSource):
         else:
             self.foot_height = (resting_foot_height(model, robot) if self.level
                                 else robot.foot_radius)
-        #: ``ground: carried``: the ground under the standing feet (its slope serves the
-        #: kinematic contact cue); None on the level floor.
-        self.ground = None if self.level else GroundFit(n)
+        #: ``ground: carried``: the ground's slope from the feet standing together (the
+        #: kinematic contact cue's); None on the level floor.
+        self.stance_slope = None if self.level else StanceSlope(n)
         self.zero_yaw, self.initial_xy = zero_yaw, list(initial_xy or (0.0, 0.0))
         self.yaw0: np.ndarray | None = None  # the quaternion removing the initial yaw
         self.x = np.zeros(self.dim)
@@ -280,8 +280,6 @@ class LegKalman(BaseStateSource):
             x += K @ (z[down].ravel() - H @ x)
             P -= K @ PHt.T
             self.P = 0.5 * (P + P.T)
-        if self.ground is not None:
-            self.ground.observe(x[6:].reshape(n, 3), c > 0.5)
         self.last = BaseState(imu.time, x[0:3].copy(), quat, x[3:6].copy(), gyro.copy())
 
     def _settling(self, c: np.ndarray, dt: float) -> np.ndarray:
@@ -298,14 +296,16 @@ class LegKalman(BaseStateSource):
         p = np.array([*self.initial_xy, self.foot_height - rel[low, 2].mean()])
         self.x[0:3], self.x[3:6] = p, 0.0
         self.x[6:] = (p + rel).ravel()
+        if self.stance_slope is not None:  # all four stand
+            self.stance_slope.observe(rel, np.ones(self.n, bool), 0.0)
         self.P = np.diag(np.r_[np.full(3, 1e-4), np.full(3, 1e-2), np.full(3 * self.n, 1e-2)])
 
     def _contact(self, rel: np.ndarray, rel_vel: np.ndarray, dt: float) -> np.ndarray:
         """Contact belief per foot (see the module docstring)."""
         up = rel[:, 2]
-        if self.ground is not None:  # level with the others along the ground?
-            up = up - rel[:, 0:2] @ self.ground.plane.slope
-        c = np.clip(1.0 - (up - up.min()) / self.band, 0.0, 1.0)
+        if self.stance_slope is not None:  # level with the others along the ground?
+            up = up - rel[:, 0:2] @ self.stance_slope.slope
+        c_kin = np.clip(1.0 - (up - up.min()) / self.band, 0.0, 1.0)
         # Slip: a standing foot's implied base velocity changes only as fast as the base
         # accelerates, which the accelerometer measures; a landing, lifting or sliding foot's
         # changes faster. r_i, the last ~slip_time of that unexplained change (a leaky sum),
@@ -317,22 +317,29 @@ class LegKalman(BaseStateSource):
                                                           - self.accel_world * dt)
         self.implied = implied
         slip2 = (self.unexplained ** 2).sum(axis=1) / self.gate ** 2
-        c = c * np.exp(-0.5 * slip2)
+        c_still = np.exp(-0.5 * slip2)
         # A foot sliding steadily passes that test; it fails this one: its implied velocity
         # disagrees with the prediction by more than ``innovation_gate``. If no foot has
         # agreed for 0.2 s, the prediction is what is wrong: the test is suspended.
         far = ((implied - self.x[3:6]) ** 2).sum(axis=1) > self.innovation_gate ** 2
-        if ((c > 0.5) & ~far).any():
+        if ((c_kin * c_still > 0.5) & ~far).any():
             self.unsupported = 0.0
         else:
             self.unsupported += dt
         if self.unsupported < 0.2:
-            c = np.where(far, 0.0, c)
+            c_still = np.where(far, 0.0, c_still)
+        prior = 1.0
+        if self.planned is not None and len(self.planned) == self.n:
+            prior = np.where(self.planned, 1.0, 0.1)
+        if self.stance_slope is not None:
+            # The slope from the feet that stand by every cue but the height one, which
+            # needs the slope (see hardware/estimation/stance_slope.py).
+            self.stance_slope.observe(rel, c_still * prior > 0.5, dt)
+        c = c_kin * c_still
         c_ff = self._force_contact(dt)
         if c_ff is not None:
             c = (1.0 - self.w_ff) * c + self.w_ff * c_ff
-        if self.planned is not None and len(self.planned) == self.n:
-            c = c * np.where(self.planned, 1.0, 0.1)
+        c = c * prior
         self.contact = c
         # A half-believed foot is more harmful than none: a moving foot weighted even by 0.2
         # pulls the velocity by tenths of m/s, while the IMU carries the filter through a

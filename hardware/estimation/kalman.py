@@ -37,8 +37,12 @@ Where the ground is, by the option ``ground``:
   through the last footholds followed the ramp no better, 0.23 m: each new foothold pulled
   toward the plane of the old ones kept the plane level.) At the start the feet are taken to
   touch the ground at ``foot_height`` (default: the foot radius) under the base. The ground's
-  slope, from a plane fitted to the feet where they stand (:class:`mpc.tasks.ground.
-  GroundFit`), tells the kinematic contact cue which feet are level with the others.
+  slope, from the chords between feet standing together (:class:`hardware.estimation.
+  stance_slope.StanceSlope`: the legs alone, no remembered foothold, so neither the height's
+  drift nor a foot left behind at the top of a ramp tilts it), tells the kinematic contact cue
+  which feet are level with the others. Its chords are those of the feet the slip cue, the
+  innovation gate and the planned stance have down (not the height cue, which needs the
+  slope).
   A foot that has just come down is left to settle for ``settle_time``: its height is not
   held (its p_i,z takes process noise settle_noise^2 dt, so it follows the legs) and its
   vertical velocity row is left out; after that it holds the base. A landing compresses the

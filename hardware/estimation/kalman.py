@@ -37,8 +37,16 @@ Where the ground is, by the option ``ground``:
   through the last footholds followed the ramp no better, 0.23 m: each new foothold pulled
   toward the plane of the old ones kept the plane level.) At the start the feet are taken to
   touch the ground at ``foot_height`` (default: the foot radius) under the base. The ground's
-  slope, from a plane fitted to the feet where they stand (:class:`mpc.tasks.ground.
-  GroundFit`), tells the kinematic contact cue which feet are level with the others.
+  slope tells the kinematic contact cue which feet are level with the others; by
+  ``cue_slope``: ``footholds`` (the default), a plane fitted to the filter's foot positions
+  where it believed them down (:class:`mpc.tasks.ground.GroundFit`); ``chords``, the chords
+  between feet standing together (:class:`hardware.estimation.stance_slope.StanceSlope`: the
+  legs alone, so neither the height's drift nor a foot left behind at the top of a ramp tilts
+  it), of the feet the slip cue, the innovation gate and the planned stance have down (not the
+  height cue, which needs the slope). Down a 10° ramp the footholds' plane locked the uphill
+  feet out (their footholds stayed on the plateau, the slope too shallow, the feet too high, so
+  never believed down again); the chords keep them (docs/terrain.md, "The carried height"),
+  but changed walking outcomes elsewhere both ways, so only the Go1's terrain config takes them.
   A foot that has just come down is left to settle for ``settle_time``: its height is not
   held (its p_i,z takes process noise settle_noise^2 dt, so it follows the legs) and its
   vertical velocity row is left out; after that it holds the base. A landing compresses the
@@ -84,11 +92,14 @@ import mujoco
 import numpy as np
 
 from hardware.estimation.base_state import GROUNDS, BaseState, BaseStateSource, ImuSample
+from hardware.estimation.stance_slope import StanceSlope
 from hardware.rotations import euler_zyx
 from mpc.tasks.ground import GroundFit
 from robots.info import RobotInfo
 
 GRAVITY = np.array([0.0, 0.0, -9.81])
+#: Where the kinematic cue's slope comes from (``ground: carried``; module docstring).
+CUE_SLOPES = ("footholds", "chords")
 
 class LegKalman(BaseStateSource):
     """See the module docstring; options are the config's ``plant.base_state`` keys."""
@@ -109,6 +120,7 @@ class LegKalman(BaseStateSource):
         "foot_height": {"min": -1.0, "max": 1.0},
         "initial_xy": {"min": -1000.0, "max": 1000.0},
         "ground": {"choices": GROUNDS},
+        "cue_slope": {"choices": CUE_SLOPES},
         "settle_time": {"min": 0.0, "max": 0.5},
     }
     #: Process noise (m/sqrt(s)) of a settling foot's height: free to follow the legs.
@@ -122,9 +134,12 @@ class LegKalman(BaseStateSource):
                  contact_min: float = 1e-4, innovation_gate: float = 0.3,
                  foot_height: float | None = None, zero_yaw: bool = True,
                  initial_xy: list[float] | None = None, ground: str = "level",
-                 settle_time: float = 0.0):
+                 settle_time: float = 0.0, cue_slope: str = "footholds"):
         if ground not in GROUNDS:
             raise ValueError(f"unknown ground {ground!r}; choose from {', '.join(GROUNDS)}")
+        if cue_slope not in CUE_SLOPES:
+            raise ValueError(f"unknown cue_slope {cue_slope!r}; choose from "
+                             f"{', '.join(CUE_SLOPES)}")
         self.model = model
         self.data = mujoco.MjData(model)
         self.sites = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE, f) for f in robot.feet]
@@ -147,9 +162,11 @@ class LegKalman(BaseStateSource):
         else:
             self.foot_height = (resting_foot_height(model, robot) if self.level
                                 else robot.foot_radius)
-        #: ``ground: carried``: the ground under the standing feet (its slope serves the
-        #: kinematic contact cue); None on the level floor.
-        self.ground = None if self.level else GroundFit(n)
+        #: ``ground: carried``: the kinematic contact cue's slope, from a plane through the
+        #: remembered footholds (``cue_slope: footholds``) or from the chords between feet
+        #: standing together (``chords``); both None on the level floor.
+        self.ground = GroundFit(n) if not self.level and cue_slope == "footholds" else None
+        self.stance_slope = StanceSlope(n) if not self.level and cue_slope == "chords" else None
         self.zero_yaw, self.initial_xy = zero_yaw, list(initial_xy or (0.0, 0.0))
         self.yaw0: np.ndarray | None = None  # the quaternion removing the initial yaw
         self.x = np.zeros(self.dim)
@@ -298,6 +315,8 @@ class LegKalman(BaseStateSource):
         p = np.array([*self.initial_xy, self.foot_height - rel[low, 2].mean()])
         self.x[0:3], self.x[3:6] = p, 0.0
         self.x[6:] = (p + rel).ravel()
+        if self.stance_slope is not None:  # all four stand
+            self.stance_slope.observe(rel, np.ones(self.n, bool), 0.0)
         self.P = np.diag(np.r_[np.full(3, 1e-4), np.full(3, 1e-2), np.full(3 * self.n, 1e-2)])
 
     def _contact(self, rel: np.ndarray, rel_vel: np.ndarray, dt: float) -> np.ndarray:
@@ -305,7 +324,9 @@ class LegKalman(BaseStateSource):
         up = rel[:, 2]
         if self.ground is not None:  # level with the others along the ground?
             up = up - rel[:, 0:2] @ self.ground.plane.slope
-        c = np.clip(1.0 - (up - up.min()) / self.band, 0.0, 1.0)
+        elif self.stance_slope is not None:
+            up = up - rel[:, 0:2] @ self.stance_slope.slope
+        c_kin = np.clip(1.0 - (up - up.min()) / self.band, 0.0, 1.0)
         # Slip: a standing foot's implied base velocity changes only as fast as the base
         # accelerates, which the accelerometer measures; a landing, lifting or sliding foot's
         # changes faster. r_i, the last ~slip_time of that unexplained change (a leaky sum),
@@ -317,22 +338,29 @@ class LegKalman(BaseStateSource):
                                                           - self.accel_world * dt)
         self.implied = implied
         slip2 = (self.unexplained ** 2).sum(axis=1) / self.gate ** 2
-        c = c * np.exp(-0.5 * slip2)
+        c_still = np.exp(-0.5 * slip2)
         # A foot sliding steadily passes that test; it fails this one: its implied velocity
         # disagrees with the prediction by more than ``innovation_gate``. If no foot has
         # agreed for 0.2 s, the prediction is what is wrong: the test is suspended.
         far = ((implied - self.x[3:6]) ** 2).sum(axis=1) > self.innovation_gate ** 2
-        if ((c > 0.5) & ~far).any():
+        if ((c_kin * c_still > 0.5) & ~far).any():
             self.unsupported = 0.0
         else:
             self.unsupported += dt
         if self.unsupported < 0.2:
-            c = np.where(far, 0.0, c)
+            c_still = np.where(far, 0.0, c_still)
+        prior = 1.0
+        if self.planned is not None and len(self.planned) == self.n:
+            prior = np.where(self.planned, 1.0, 0.1)
+        if self.stance_slope is not None:
+            # The slope from the feet that stand by every cue but the height one, which
+            # needs the slope (see hardware/estimation/stance_slope.py).
+            self.stance_slope.observe(rel, c_still * prior > 0.5, dt)
+        c = c_kin * c_still
         c_ff = self._force_contact(dt)
         if c_ff is not None:
             c = (1.0 - self.w_ff) * c + self.w_ff * c_ff
-        if self.planned is not None and len(self.planned) == self.n:
-            c = c * np.where(self.planned, 1.0, 0.1)
+        c = c * prior
         self.contact = c
         # A half-believed foot is more harmful than none: a moving foot weighted even by 0.2
         # pulls the velocity by tenths of m/s, while the IMU carries the filter through a

@@ -76,11 +76,13 @@ def record(out: str) -> None:
     np.savez_compressed(out, **{k: np.array(v, np.float32) for k, v in made[-1].rows.items()})
 
 
-def replay(kind: str, data, **options) -> np.ndarray:
-    """(n, 6): position and linear velocity after each update of a ``kind`` source with
-    ``options`` (none: its defaults)."""
-    info = robots.info("a1")
-    source = make_source({"type": kind, **options}, robots.load_planning_model("a1"), info)
+def replay(kind: str, data, *, robot: str = "a1", contact: list | None = None,
+           **options) -> np.ndarray:
+    """(n, 6): position and linear velocity after each update of a ``kind`` source for
+    ``robot`` with ``options`` (none: its defaults); with a list ``contact``, each update's
+    contact belief is appended to it."""
+    info = robots.info(robot)
+    source = make_source({"type": kind, **options}, robots.load_planning_model(robot), info)
     out = np.empty((len(data["imu"]), 6))
     for k, (imu, q, dq, force, planned) in enumerate(zip(
             data["imu"], data["q"], data["dq"], data["force"], data["planned"], strict=True)):
@@ -90,6 +92,8 @@ def replay(kind: str, data, **options) -> np.ndarray:
         source.update(ImuSample(imu[0], imu[1:5], imu[5:8], imu[8:11]), q, dq)
         state = source.estimate()
         out[k] = np.r_[state.pos, state.linvel]
+        if contact is not None:
+            contact.append(np.array(source.contact))
     return out
 
 

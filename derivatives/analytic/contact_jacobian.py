@@ -1,5 +1,6 @@
 """Configuration derivatives of contact Jacobians: planes and height fields against spheres,
-capsules (and box corners on planes), and spheres and capsules against each other.
+capsules (and box corners on planes), static boxes against spheres, and spheres and capsules
+against each other.
 
 A contact between a static plane (geom 1, normal n) and a point-like feature of a body b
 (sphere centre, capsule end centre, box corner c, with radius r = 0 for a corner) sits at
@@ -32,6 +33,12 @@ of one of its prisms (:mod:`.hfield` finds which, and checks that it reproduces 
 contact): a face is the plane case with that face's fixed normal and a frame that does not
 turn (MuJoCo gives height-field contacts no tangent hint), an edge or a vertex the pair case
 with a static segment or point of zero radius on the field's side.
+
+A moving sphere's contact with a static box (:mod:`.box` finds the region MuJoCo's closed
+form puts it in) is the same: over a face or with the centre inside, the plane case (the
+sphere is geom 1 there, so MuJoCo's rows are −R J(b₁) and its normal points into the box: the
+plane case with the frame negated); over an edge or a corner, the pair case with the box's
+static segment or point of zero radius as side 2.
 """
 
 from __future__ import annotations

@@ -488,9 +488,9 @@ def _plane_rows(m, d, efc, djtf, c, radius, rotating, chain, prefix_a, prefix_v,
     adr = efc.contact_adr[c]
     dim = efc.contact_dim[c]
     pyramidal = d.efc_type[adr] == CONTACT_PYRAMIDAL
-    g2 = d.contact_geom[c, 1 if sign > 0 else 0]
+    g = d.contact_geom[c, 1 if sign > 0 else 0]  # the moving feature's geom
     zero3 = (0.0, 0.0, 0.0)
-    b = m.geom_bodyid[g2]
+    b = m.geom_bodyid[g]
     n = _chain_of(b, body_chain_end, dof_parentid, chain)
     c0 = row3(d.subtree_com, body_rootid[b])
     va = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
@@ -515,7 +515,7 @@ def _plane_rows(m, d, efc, djtf, c, radius, rotating, chain, prefix_a, prefix_v,
     axis = zero3
     if rotating:
         geom_xmat = d.geom_xmat
-        axis = (geom_xmat[g2, 2], geom_xmat[g2, 5], geom_xmat[g2, 8])
+        axis = (geom_xmat[g, 2], geom_xmat[g, 5], geom_xmat[g, 8])
         na = dot3(nrm, axis)
         perp = np.sqrt(max(1.0 - na * na, 0.0))
         if perp < 1e-5:

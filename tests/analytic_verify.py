@@ -42,8 +42,8 @@ _ROUND = (int(mujoco.mjtGeom.mjGEOM_SPHERE), int(mujoco.mjtGeom.mjGEOM_CAPSULE))
 
 def contacts_covered(m: mujoco.MjModel, d: mujoco.MjData) -> bool:
     """True if every active contact is a static plane against a sphere, capsule or box, a
-    static height field against a sphere or capsule, or a sphere or capsule against a sphere
-    or capsule."""
+    static height field against a sphere or capsule, a moving sphere against a static box, or
+    a sphere or capsule against a sphere or capsule."""
     for i in range(d.ncon):
         c = d.contact[i]
         if c.efc_address < 0:
@@ -53,7 +53,9 @@ def contacts_covered(m: mujoco.MjModel, d: mujoco.MjData) -> bool:
         static = m.body_weldid[m.geom_bodyid[g1]] == 0
         plane = t1 == mujoco.mjtGeom.mjGEOM_PLANE and static and t2 in _COVERED
         field = t1 == mujoco.mjtGeom.mjGEOM_HFIELD and static and t2 in _ROUND
-        if not (plane or field or (t1 in _ROUND and t2 in _ROUND)):
+        box = (t1 == mujoco.mjtGeom.mjGEOM_SPHERE and t2 == mujoco.mjtGeom.mjGEOM_BOX
+               and not static and m.body_weldid[m.geom_bodyid[g2]] == 0)
+        if not (plane or field or box or (t1 in _ROUND and t2 in _ROUND)):
             return False
     return True
 

@@ -1,5 +1,6 @@
 """Configuration derivatives of contact Jacobians: planes and height fields against spheres,
-capsules (and box corners on planes), and spheres and capsules against each other.
+capsules (and box corners on planes), static boxes against spheres, and spheres and capsules
+against each other.
 
 A contact between a static plane (geom 1, normal n) and a point-like feature of a body b
 (sphere centre, capsule end centre, box corner c, with radius r = 0 for a corner) sits at
@@ -32,6 +33,12 @@ of one of its prisms (:mod:`.hfield` finds which, and checks that it reproduces 
 contact): a face is the plane case with that face's fixed normal and a frame that does not
 turn (MuJoCo gives height-field contacts no tangent hint), an edge or a vertex the pair case
 with a static segment or point of zero radius on the field's side.
+
+A moving sphere's contact with a static box (:mod:`.box` finds the region MuJoCo's closed
+form puts it in) is the same: over a face or with the centre inside, the plane case (the
+sphere is geom 1 there, so MuJoCo's rows are −R J(b₁) and its normal points into the box: the
+plane case with the frame negated); over an edge or a corner, the pair case with the box's
+static segment or point of zero radius as side 2.
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from derivatives.analytic.box import sphere_box_feature
 from derivatives.analytic.bundles import P_CCD_TOLERANCE
 from derivatives.analytic.constraint import CONTACT_PYRAMIDAL
 from derivatives.analytic.hfield import (
@@ -51,6 +59,7 @@ from derivatives.analytic.hfield import (
 )
 from derivatives.analytic.spatial import (
     FASTMATH,
+    axpy3,
     axpy6,
     cross3,
     cross_force,
@@ -61,6 +70,7 @@ from derivatives.analytic.spatial import (
     row3,
     row6,
     store6,
+    sub3,
     sub6,
 )
 
@@ -78,9 +88,11 @@ PARALLEL = 1e-10
 @njit(cache=True, nogil=True)
 def contact_supported(geom_type, geom_static, g1, g2):
     """True if the pair (g1, g2) is a static plane against a sphere, capsule or box, a static
-    height field against a sphere or capsule, or a sphere or capsule against a sphere or
-    capsule."""
+    height field against a sphere or capsule, a sphere against a static box, or a sphere or
+    capsule against a sphere or capsule."""
     t1, t2 = geom_type[g1], geom_type[g2]
+    if t1 == SPHERE and t2 == BOX:
+        return geom_static[g1] == 0 and geom_static[g2] == 1
     if t1 == PLANE:
         return geom_static[g1] == 1 and geom_static[g2] == 0 and t2 in (SPHERE, CAPSULE, BOX)
     if t1 == HFIELD:
@@ -208,16 +220,6 @@ def _witness_parameters(c1, a1, c2, a2, capsule1, capsule2):
 
 
 @njit(inline="always")
-def _axpy3(y, alpha, x):
-    return (y[0] + alpha * x[0], y[1] + alpha * x[1], y[2] + alpha * x[2])
-
-
-@njit(inline="always")
-def _sub3(a, b):
-    return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
-
-
-@njit(inline="always")
 def _body_side(m, d, b, side, chain, index, prefix):
     """Chain, dof positions and prefix sums of Σ cdof_k a_k, Σ cdof_k v_k (rows 0 and 1 of
     ``prefix[side]``) of body b; returns the chain length."""
@@ -250,9 +252,9 @@ def _relative_rows(s, moved1, moved2, p1, p2, v1, v2, rel1, rel2, dp, nrm, t1, t
     z = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     dv1 = cross_motion(s, sub6(v1, p1)) if moved1 else z
     dv2 = cross_motion(s, sub6(v2, p2)) if moved2 else z
-    lin = _sub3(point_velocity(v2, rel2), point_velocity(v1, rel1))
+    lin = sub3(point_velocity(v2, rel2), point_velocity(v1, rel1))
     ang = (v2[0] - v1[0], v2[1] - v1[1], v2[2] - v1[2])
-    dlin = _sub3(point_velocity(dv2, rel2), point_velocity(dv1, rel1))
+    dlin = sub3(point_velocity(dv2, rel2), point_velocity(dv1, rel1))
     w = cross3(ang, dp)
     dlin = (dlin[0] + w[0], dlin[1] + w[1], dlin[2] + w[2])
     dang = (dv2[0] - dv1[0], dv2[1] - dv1[1], dv2[2] - dv1[2])
@@ -279,17 +281,17 @@ def _pair_derivatives(m, d, efc, djtf, c, chain, index, prefix):
         return False
     return _round_pair(m, d, efc, djtf, c, chain, index, prefix, cc1, a1, x1,
                        capsule1 and -1.0 < x1 < 1.0, geom_size[g1, 0], cc2, a2, x2,
-                       capsule2 and -1.0 < x2 < 1.0)
+                       capsule2 and -1.0 < x2 < 1.0, geom_size[g2, 0])
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
 def _round_pair(m, d, efc, djtf, c, chain, index, prefix, cc1, a1, x1, free1, r1, cc2, a2, x2,
-                free2):
+                free2, r2):
     """Contact c between round features of two bodies: its columns of ``efc.dja``,
     ``efc.djv`` and its part of djtf += ∂(Jᵀf)/∂q. False if the witness points coincide.
 
     Side i = 1, 2 (body bᵢ of geom i of the contact) is a segment cᵢ ± ℓᵢ (a point: ℓᵢ = 0)
-    of radius rᵢ (r₂ the geom's size; r₁ given: a height field's edge or vertex has r₁ = 0);
+    of radius rᵢ (a height field's or a box's edge or corner has radius 0);
     MuJoCo's contact joins the witness points wᵢ = cᵢ + xᵢ ℓᵢ (for two geoms,
     :func:`_witness_parameters`; parameter i is free if 0 < |xᵢ| < 1 is not clipped):
     e = w₂ − w₁, L = ‖e‖, n = e / L, dist = L − r₁ − r₂, p = w₁ + n (r₁ + dist/2), frame
@@ -311,7 +313,6 @@ def _round_pair(m, d, efc, djtf, c, chain, index, prefix, cc1, a1, x1, free1, r1
     dWᵢ = (dτ + dp × F + (p − c₀ᵢ) × dF, dF), dF = dRᵀ f_t, dτ = dRᵀ f_r. Dofs in both chains
     (same tree) read W₂ − W₁ = 0 and are skipped.
     """
-    geom_size = m.geom_size
     geom_bodyid = m.geom_bodyid
     body_rootid = m.body_rootid
     dof_group_start = m.dof_group_start
@@ -334,9 +335,9 @@ def _round_pair(m, d, efc, djtf, c, chain, index, prefix, cc1, a1, x1, free1, r1
     mb = -dot3(a1, a2)
     mc = dot3(a2, a2)
     det = ma * mc - mb * mb
-    w1 = _axpy3(cc1, x1, a1)
-    w2 = _axpy3(cc2, x2, a2)
-    e = _sub3(w2, w1)
+    w1 = axpy3(cc1, x1, a1)
+    w2 = axpy3(cc2, x2, a2)
+    e = sub3(w2, w1)
     length = np.sqrt(dot3(e, e))
     if length < 1e-12:
         return False
@@ -345,17 +346,17 @@ def _round_pair(m, d, efc, djtf, c, chain, index, prefix, cc1, a1, x1, free1, r1
     same_tree = body_rootid[b1] == body_rootid[b2]
     c01 = row3(subtree_com, body_rootid[b1])
     c02 = row3(subtree_com, body_rootid[b2])
-    lift = r1 + 0.5 * (length - r1 - geom_size[g2, 0])
+    lift = r1 + 0.5 * (length - r1 - r2)
     nrm = (contact_frame[c, 0], contact_frame[c, 1], contact_frame[c, 2])
     t1 = (contact_frame[c, 3], contact_frame[c, 4], contact_frame[c, 5])
     t2 = (contact_frame[c, 6], contact_frame[c, 7], contact_frame[c, 8])
     y = (0.0, 1.0, 0.0) if abs(nrm[1]) < 0.5 else (0.0, 0.0, 1.0)
     ny = dot3(nrm, y)
-    ty = _axpy3(y, -ny, nrm)
+    ty = axpy3(y, -ny, nrm)
     perp = np.sqrt(dot3(ty, ty))
     p = row3(d.contact_pos, c)
-    rel1 = _sub3(p, c01)
-    rel2 = _sub3(p, c02)
+    rel1 = sub3(p, c01)
+    rel2 = sub3(p, c02)
 
     # --- force and wrenches -------------------------------------------------------------------
     f0, f1, f2, f3, f4, f5 = _frame_force(efc.force, adr, dim, pyramidal, fr, c)
@@ -387,11 +388,11 @@ def _round_pair(m, d, efc, djtf, c, chain, index, prefix, cc1, a1, x1, free1, r1
         first1 = i1 - group
         first2 = i2 - group
         # witness points: material motion, then sliding of the free parameters
-        u1 = point_velocity(s, _sub3(w1, c01)) if moved1 else zero3
-        u2 = point_velocity(s, _sub3(w2, c02)) if moved2 else zero3
+        u1 = point_velocity(s, sub3(w1, c01)) if moved1 else zero3
+        u2 = point_velocity(s, sub3(w2, c02)) if moved2 else zero3
         da1 = cross3(sw, a1) if moved1 else zero3
         da2 = cross3(sw, a2) if moved2 else zero3
-        du = _sub3(u2, u1)
+        du = sub3(u2, u1)
         rhs1 = dot3(da1, e) + dot3(a1, du)
         rhs2 = -dot3(da2, e) - dot3(a2, du)
         dx1 = 0.0
@@ -403,13 +404,13 @@ def _round_pair(m, d, efc, djtf, c, chain, index, prefix, cc1, a1, x1, free1, r1
             dx1 = rhs1 / ma
         elif free2:
             dx2 = rhs2 / mc
-        de = _sub3(_axpy3(u2, dx2, a2), _axpy3(u1, dx1, a1))
+        de = sub3(axpy3(u2, dx2, a2), axpy3(u1, dx1, a1))
         nde = dot3(nrm, de)
         dn = ((de[0] - nrm[0] * nde) / length, (de[1] - nrm[1] * nde) / length,
               (de[2] - nrm[2] * nde) / length)
-        dw1 = _axpy3(u1, dx1, a1)
-        dp = _axpy3(_axpy3(dw1, lift, dn), 0.5 * nde, nrm)
-        dty = _axpy3(_axpy3(zero3, -ny, dn), -dot3(dn, y), nrm)
+        dw1 = axpy3(u1, dx1, a1)
+        dp = axpy3(axpy3(dw1, lift, dn), 0.5 * nde, nrm)
+        dty = axpy3(axpy3(zero3, -ny, dn), -dot3(dn, y), nrm)
         td = dot3(t1, dty)
         dt1 = ((dty[0] - t1[0] * td) / perp, (dty[1] - t1[1] * td) / perp,
                (dty[2] - t1[2] * td) / perp)
@@ -462,12 +463,17 @@ def _clear_pair(chain, index, n1, n2):
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
-def _plane_rows(m, d, efc, djtf, c, radius, rotating, chain, prefix_a, prefix_v):
-    """Contact c of a static plane (or a height field's face: a plane of fixed normal) with a
-    point-like feature of radius ``radius`` of a body: its columns of ``efc.dja``, ``efc.djv``
-    and its part of djtf += ∂(Jᵀf)/∂q (see the module doc). ``rotating``: MuJoCo turns the
-    frame's first tangent with the capsule's axis and the cone can tell. False if that frame
-    is singular (the capsule within a millidegree of upright)."""
+def _plane_rows(m, d, efc, djtf, c, radius, rotating, chain, prefix_a, prefix_v, sign):
+    """Contact c of a static plane (or a height field's or a box's face: a plane of fixed
+    normal) with a point-like feature of radius ``radius`` of a body: its columns of
+    ``efc.dja``, ``efc.djv`` and its part of djtf += ∂(Jᵀf)/∂q (see the module doc).
+    ``rotating``: MuJoCo turns the frame's first tangent with the capsule's axis and the cone
+    can tell. False if that frame is singular (the capsule within a millidegree of upright).
+
+    ``sign`` 1: the plane is geom 1 and the feature geom 2's. ``sign`` −1: the other way round
+    (a sphere, geom 1, on a box's face, geom 2): MuJoCo's rows R (J(b₂) − J(b₁)) are then
+    −R J(b₁) and its normal points into the plane, and with the frame read as −R both are the
+    first case's (c = p − (−n)(r + dist/2), the same sliding of p)."""
     dof_parentid = m.dof_parentid
     dof_group_start = m.dof_group_start
     body_chain_end = m.body_chain_end
@@ -482,9 +488,9 @@ def _plane_rows(m, d, efc, djtf, c, radius, rotating, chain, prefix_a, prefix_v)
     adr = efc.contact_adr[c]
     dim = efc.contact_dim[c]
     pyramidal = d.efc_type[adr] == CONTACT_PYRAMIDAL
-    g2 = d.contact_geom[c, 1]
+    g = d.contact_geom[c, 1 if sign > 0 else 0]  # the moving feature's geom
     zero3 = (0.0, 0.0, 0.0)
-    b = m.geom_bodyid[g2]
+    b = m.geom_bodyid[g]
     n = _chain_of(b, body_chain_end, dof_parentid, chain)
     c0 = row3(d.subtree_com, body_rootid[b])
     va = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
@@ -498,9 +504,9 @@ def _plane_rows(m, d, efc, djtf, c, radius, rotating, chain, prefix_a, prefix_v)
         vv = axpy6(vv, qvel[k], ck)
         store6(prefix_a, i + 1, va)
         store6(prefix_v, i + 1, vv)
-    nrm = (contact_frame[c, 0], contact_frame[c, 1], contact_frame[c, 2])
-    t1 = (contact_frame[c, 3], contact_frame[c, 4], contact_frame[c, 5])
-    t2 = (contact_frame[c, 6], contact_frame[c, 7], contact_frame[c, 8])
+    nrm = (sign * contact_frame[c, 0], sign * contact_frame[c, 1], sign * contact_frame[c, 2])
+    t1 = (sign * contact_frame[c, 3], sign * contact_frame[c, 4], sign * contact_frame[c, 5])
+    t2 = (sign * contact_frame[c, 6], sign * contact_frame[c, 7], sign * contact_frame[c, 8])
     p = row3(d.contact_pos, c)
     lift = radius + 0.5 * d.efc_pos[adr]
     rel = (p[0] - c0[0], p[1] - c0[1], p[2] - c0[2])
@@ -509,7 +515,7 @@ def _plane_rows(m, d, efc, djtf, c, radius, rotating, chain, prefix_a, prefix_v)
     axis = zero3
     if rotating:
         geom_xmat = d.geom_xmat
-        axis = (geom_xmat[g2, 2], geom_xmat[g2, 5], geom_xmat[g2, 8])
+        axis = (geom_xmat[g, 2], geom_xmat[g, 5], geom_xmat[g, 8])
         na = dot3(nrm, axis)
         perp = np.sqrt(max(1.0 - na * na, 0.0))
         if perp < 1e-5:
@@ -624,7 +630,7 @@ def contact_jacobian_derivatives(m, d, efc, djtf):
                 or (dim == 6 and fr[c, 3] != fr[c, 4]))
             radius = geom_size[g2, 0] if geom_type[g2] != BOX else 0.0
             if not _plane_rows(m, d, efc, djtf, c, radius, rotating, chain, prefix_a,
-                               prefix_v):
+                               prefix_v, 1.0):
                 return GEOMETRY_SINGULAR, c
         elif t1 == HFIELD:
             radius = geom_size[g2, 0]
@@ -635,13 +641,28 @@ def contact_jacobian_derivatives(m, d, efc, djtf):
             if kind == FACE:
                 # a plane of fixed normal; MuJoCo's frame has no tangent hint: fixed too
                 if not _plane_rows(m, d, efc, djtf, c, radius, False, chain, prefix_a,
-                                   prefix_v):
+                                   prefix_v, 1.0):
                     return GEOMETRY_SINGULAR, c
             else:
                 cc2, a2 = _segment(geom_type, geom_size, d.geom_xpos, d.geom_xmat, g2)
                 if not _round_pair(m, d, efc, djtf, c, pair_chain, pair_index, pair_prefix,
-                                   centre, half, x1, kind == EDGE, 0.0, cc2, a2, x2, free2):
+                                   centre, half, x1, kind == EDGE, 0.0, cc2, a2, x2, free2,
+                                   radius):
                     return GEOMETRY_SINGULAR, c
+        elif geom_type[g2] == BOX:
+            # a sphere (geom 1) on a static box (:mod:`.box`)
+            radius = geom_size[g1, 0]
+            kind, centre, half, x2 = sphere_box_feature(d.geom_xpos, d.geom_xmat,
+                                                        geom_size[g2], g1, g2)
+            if kind == FACE:
+                # a plane of fixed normal, the box on geom 2's side; no tangent hint
+                if not _plane_rows(m, d, efc, djtf, c, radius, False, chain, prefix_a,
+                                   prefix_v, -1.0):
+                    return GEOMETRY_SINGULAR, c
+            elif not _round_pair(m, d, efc, djtf, c, pair_chain, pair_index, pair_prefix,
+                                 row3(d.geom_xpos, g1), (0.0, 0.0, 0.0), 0.0, False, radius,
+                                 centre, half, x2, kind == EDGE, 0.0):
+                return GEOMETRY_SINGULAR, c
         elif not _pair_derivatives(m, d, efc, djtf, c, pair_chain, pair_index, pair_prefix):
             return GEOMETRY_SINGULAR, c
     return GEOMETRY_OK, -1

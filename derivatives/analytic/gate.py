@@ -4,7 +4,8 @@ Model features outside the recipe make the provider fall back to finite differen
 whole model, with one warning naming them. Contact geometry is checked per knot instead: a
 model may contain boxes or meshes that never touch anything; only a knot where a contact other
 than a static plane against a sphere, capsule or box, a static height field against a sphere or
-capsule, or a sphere or capsule against a sphere or capsule, is active falls back (see
+capsule, a moving sphere against a static box (any orientation: its faces, edges and corners,
+:mod:`.box`), or a sphere or capsule against a sphere or capsule, is active falls back (see
 :func:`uncovered_contact_pairs` for the warning issued up front). A covered height-field
 contact that the exact geometry does not reproduce falls back too (:mod:`.hfield`).
 """
@@ -141,8 +142,8 @@ def _sensor_issues(m: mujoco.MjModel) -> list[str]:
 def uncovered_contact_pairs(m: mujoco.MjModel) -> list[str]:
     """Geom-type pairs that may collide (contype/conaffinity, parent filter, exclusions and
     explicit pairs) but are neither a static plane against a sphere, capsule or box, a static
-    height field against a sphere or capsule, nor a sphere or capsule against a sphere or
-    capsule."""
+    height field against a sphere or capsule, a moving sphere against a static box, nor a
+    sphere or capsule against a sphere or capsule."""
     static = m.body_weldid[m.geom_bodyid] == 0
     filterparent = not _disabled(m, mujoco.mjtDisableBit.mjDSBL_FILTERPARENT)
     excluded = set(int(s) for s in m.exclude_signature)
@@ -150,9 +151,10 @@ def uncovered_contact_pairs(m: mujoco.MjModel) -> list[str]:
 
     def add(g1: int, g2: int) -> None:
         t1, t2 = sorted((int(m.geom_type[g1]), int(m.geom_type[g2])))
-        s1 = static[g1] if m.geom_type[g1] == t1 else static[g2]
+        s1, s2 = (static[g1], static[g2]) if m.geom_type[g1] == t1 else (static[g2], static[g1])
         covered = ((t1 == _G.mjGEOM_PLANE and s1 and t2 in _COVERED_GEOMS)
                    or (t1 == _G.mjGEOM_HFIELD and s1 and t2 in _ROUND_GEOMS)
+                   or (t1 == _G.mjGEOM_SPHERE and t2 == _G.mjGEOM_BOX and s2)
                    or (t1 in _ROUND_GEOMS and t2 in _ROUND_GEOMS))
         if not covered:
             pairs.add(f"{_G(t1).name[7:].lower()}-{_G(t2).name[7:].lower()}")

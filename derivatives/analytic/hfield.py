@@ -53,7 +53,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from derivatives.analytic.spatial import cross3, dot3
+from derivatives.analytic.spatial import axpy3, cross3, dot3, mat_t_vec3, mat_vec3, sub3
 
 HFIELD, CAPSULE = 1, 3
 FACE, EDGE, VERTEX = 0, 1, 2
@@ -80,16 +80,6 @@ _EDGES = np.array([[0, 1], [1, 2], [2, 0], [3, 4], [4, 5], [5, 3], [0, 3], [1, 4
 
 
 @njit(inline="always")
-def _sub(a, b):
-    return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
-
-
-@njit(inline="always")
-def _axpy(y, alpha, x):
-    return (y[0] + alpha * x[0], y[1] + alpha * x[1], y[2] + alpha * x[2])
-
-
-@njit(inline="always")
 def _row(v, i):
     return (v[i, 0], v[i, 1], v[i, 2])
 
@@ -106,25 +96,9 @@ def _segment_feature(t, i, j):
 
 
 @njit(inline="always")
-def _rotate_back(mat, x):
-    """A world vector in the field's axes: matᵀ x."""
-    return (mat[0] * x[0] + mat[3] * x[1] + mat[6] * x[2],
-            mat[1] * x[0] + mat[4] * x[1] + mat[7] * x[2],
-            mat[2] * x[0] + mat[5] * x[1] + mat[8] * x[2])
-
-
-@njit(inline="always")
 def _to_local(pos, mat, x):
     """x in the frame (pos, mat) of the field: matᵀ (x − pos)."""
-    return _rotate_back(mat, _sub(x, pos))
-
-
-@njit(inline="always")
-def _to_world(mat, x):
-    """A vector of the field's frame in world axes: mat x."""
-    return (mat[0] * x[0] + mat[1] * x[1] + mat[2] * x[2],
-            mat[3] * x[0] + mat[4] * x[1] + mat[5] * x[2],
-            mat[6] * x[0] + mat[7] * x[1] + mat[8] * x[2])
+    return mat_t_vec3(mat, sub3(x, pos))
 
 
 @njit(cache=True, nogil=True)
@@ -153,12 +127,12 @@ def prism_vertices(m, hid, r, c, tri, out):
 @njit(inline="always")
 def _segment_closest(q, a, b):
     """Closest point of segment ab to q: (distance², point, parameter t ∈ [0, 1])."""
-    ab = _sub(b, a)
+    ab = sub3(b, a)
     den = dot3(ab, ab)
-    t = dot3(_sub(q, a), ab) / den if den > 0.0 else 0.0
+    t = dot3(sub3(q, a), ab) / den if den > 0.0 else 0.0
     t = min(1.0, max(0.0, t))
-    p = _axpy(a, t, ab)
-    e = _sub(q, p)
+    p = axpy3(a, t, ab)
+    e = sub3(q, p)
     return dot3(e, e), p, t
 
 
@@ -177,7 +151,7 @@ def _point_prism(q, v):
     bi = bj = -1
     centroid = (0.0, 0.0, 0.0)
     for i in range(6):
-        centroid = _axpy(centroid, 1.0 / 6.0, _row(v, i))
+        centroid = axpy3(centroid, 1.0 / 6.0, _row(v, i))
     inside = True
     depth = np.inf
     deep_point = point
@@ -195,11 +169,11 @@ def _point_prism(q, v):
                    nrm[2] + (a[0] - b[0]) * (a[1] + b[1]))
         nn = dot3(nrm, nrm)
         if nn > 0.0:
-            s = dot3(_sub(q, p0), nrm) / nn
-            proj = _axpy(q, -s, nrm)
+            s = dot3(sub3(q, p0), nrm) / nn
+            proj = axpy3(q, -s, nrm)
             # the signed distance to the face's plane, positive outside the prism
             out = s * np.sqrt(nn)
-            if dot3(_sub(centroid, p0), nrm) > 0.0:
+            if dot3(sub3(centroid, p0), nrm) > 0.0:
                 out = -out
             if out > 0.0:
                 inside = False
@@ -209,7 +183,7 @@ def _point_prism(q, v):
             for e in range(k):
                 a = _row(v, idx[e])
                 b = _row(v, idx[(e + 1) % k])
-                if dot3(cross3(_sub(b, a), _sub(proj, a)), nrm) < 0.0:
+                if dot3(cross3(sub3(b, a), sub3(proj, a)), nrm) < 0.0:
                     polygon = False
                     break
             if polygon:
@@ -233,7 +207,7 @@ def _point_prism(q, v):
 def _segments_closest(p1, d1, p2, d2):
     """Closest points of segments p1 + s d1 and p2 + t d2 (s, t ∈ [0, 1]; Ericson's
     algorithm): (s, t)."""
-    r = _sub(p1, p2)
+    r = sub3(p1, p2)
     a = dot3(d1, d1)
     e = dot3(d2, d2)
     f = dot3(d2, r)
@@ -265,22 +239,22 @@ def _segment_prism(c, half, v):
     bi = bj = -1
     param = 0.0
     for side in (-1.0, 1.0):
-        end = _axpy(c, side, half)
+        end = axpy3(c, side, half)
         dist, p, k, i, j = _point_prism(end, v)
         if dist < 0.0:
             return -1.0, x1, w2, kind, bi, bj, param
         if dist < best:
             best, x1, w2, kind, bi, bj, param = dist, p, end, k, i, j, side
-    start = _axpy(c, -1.0, half)
+    start = axpy3(c, -1.0, half)
     axis = (2.0 * half[0], 2.0 * half[1], 2.0 * half[2])
     for e in range(9):
         i = _EDGES[e, 0]
         j = _EDGES[e, 1]
         a = _row(v, i)
-        s, t = _segments_closest(start, axis, a, _sub(_row(v, j), a))
-        w = _axpy(start, s, axis)
-        p = _axpy(a, t, _sub(_row(v, j), a))
-        g = _sub(w, p)
+        s, t = _segments_closest(start, axis, a, sub3(_row(v, j), a))
+        w = axpy3(start, s, axis)
+        p = axpy3(a, t, sub3(_row(v, j), a))
+        g = sub3(w, p)
         dist = np.sqrt(dot3(g, g))
         if dist < best:
             best, x1, w2, param = dist, p, w, 2.0 * s - 1.0
@@ -315,11 +289,11 @@ def hfield_feature(m, d, c, dist, radius, tolerance, deep_tolerance, verts):
     if capsule:
         h = m.geom_size[g2, 1]
         xm = d.geom_xmat[g2]
-        half = _rotate_back(mat, (xm[2] * h, xm[5] * h, xm[8] * h))
+        half = mat_t_vec3(mat, (xm[2] * h, xm[5] * h, xm[8] * h))
     # MuJoCo's contact in the field's frame: normal and closest point x₁ on the prism
-    nrm = _rotate_back(mat, (d.contact_frame[c, 0], d.contact_frame[c, 1],
+    nrm = mat_t_vec3(mat, (d.contact_frame[c, 0], d.contact_frame[c, 1],
                              d.contact_frame[c, 2]))
-    x1 = _axpy(_to_local(pos, mat, (d.contact_pos[c, 0], d.contact_pos[c, 1],
+    x1 = axpy3(_to_local(pos, mat, (d.contact_pos[c, 0], d.contact_pos[c, 1],
                                     d.contact_pos[c, 2])), -0.5 * dist, nrm)
 
     normal_tolerance = tolerance + ROUNDING / max(abs(dist), 1e-300)
@@ -354,7 +328,7 @@ def hfield_feature(m, d, c, dist, radius, tolerance, deep_tolerance, verts):
                         tol = ntol = deep_tolerance
                 if length == 0.0:
                     continue
-                g = _sub(w, p)
+                g = sub3(w, p)
                 if not (abs(length - radius - dist) <= tol
                         and max(abs(g[0] / length - nrm[0]), abs(g[1] / length - nrm[1]),
                                 abs(g[2] / length - nrm[2])) <= ntol
@@ -366,12 +340,12 @@ def hfield_feature(m, d, c, dist, radius, tolerance, deep_tolerance, verts):
                     return MATCHED, FACE, zero, zero, 0.0, x2, free2
                 a = _row(verts, i)
                 if kind == VERTEX:
-                    return (MATCHED, VERTEX, _axpy(pos, 1.0, _to_world(mat, a)), zero, 0.0,
+                    return (MATCHED, VERTEX, axpy3(pos, 1.0, mat_vec3(mat, a)), zero, 0.0,
                             x2, free2)
                 b = _row(verts, j)
                 mid = (0.5 * (a[0] + b[0]), 0.5 * (a[1] + b[1]), 0.5 * (a[2] + b[2]))
                 hv = (0.5 * (b[0] - a[0]), 0.5 * (b[1] - a[1]), 0.5 * (b[2] - a[2]))
-                x_1 = dot3(_sub(p, mid), hv) / dot3(hv, hv)
-                return (MATCHED, EDGE, _axpy(pos, 1.0, _to_world(mat, mid)), _to_world(mat, hv),
+                x_1 = dot3(sub3(p, mid), hv) / dot3(hv, hv)
+                return (MATCHED, EDGE, axpy3(pos, 1.0, mat_vec3(mat, mid)), mat_vec3(mat, hv),
                         x_1, x2, free2)
     return NOT_REPRODUCED, FACE, zero, zero, 0.0, 0.0, False

@@ -13,8 +13,9 @@ announced once with an :class:`AnalyticFallbackWarning`:
 
 * the whole model, if :func:`.gate.unsupported_features` names anything;
 * one knot, if a contact the recipe does not cover is active there (a geometry other than
-  sphere, capsule or box against a static plane or sphere and capsule against a static height
-  field, a pair of moving geometries other than spheres and capsules), if a contact's
+  sphere, capsule or box against a static plane, sphere and capsule against a static height
+  field or a sphere against a static box, a pair of moving geometries other than spheres and
+  capsules), if a contact's
   geometry is singular (an upright capsule on a plane under a pyramidal cone, parallel
   capsules), if a height-field contact is not reproduced by the exact geometry
   (:mod:`.hfield`), if ``xfrc_applied`` is set, if a system

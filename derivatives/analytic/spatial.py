@@ -131,3 +131,32 @@ def point_velocity(twist, r):
     return (twist[3] + twist[1] * r[2] - twist[2] * r[1],
             twist[4] + twist[2] * r[0] - twist[0] * r[2],
             twist[5] + twist[0] * r[1] - twist[1] * r[0])
+
+
+@njit(inline="always")
+def sub3(a, b):
+    """a − b."""
+    return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
+
+
+@njit(inline="always")
+def axpy3(y, alpha, x):
+    """y + alpha x."""
+    return (y[0] + alpha * x[0], y[1] + alpha * x[1], y[2] + alpha * x[2])
+
+
+@njit(inline="always")
+def mat_vec3(mat, x):
+    """mat x for a row-major 3 × 3 ``mat`` of 9 numbers (``geom_xmat``): a vector of a geom's
+    frame in world axes."""
+    return (mat[0] * x[0] + mat[1] * x[1] + mat[2] * x[2],
+            mat[3] * x[0] + mat[4] * x[1] + mat[5] * x[2],
+            mat[6] * x[0] + mat[7] * x[1] + mat[8] * x[2])
+
+
+@njit(inline="always")
+def mat_t_vec3(mat, x):
+    """matᵀ x (``mju_mulMatTVec3``): a world vector in a geom's axes."""
+    return (mat[0] * x[0] + mat[3] * x[1] + mat[6] * x[2],
+            mat[1] * x[0] + mat[4] * x[1] + mat[7] * x[2],
+            mat[2] * x[0] + mat[5] * x[1] + mat[8] * x[2])

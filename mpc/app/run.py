@@ -222,8 +222,6 @@ def _loop(mode: str) -> Callable[[Session, float], None]:
 
     def run_in_realtime(session: Session, duration: float) -> None:
         session.plan(session.plant.read_state())  # JIT-compile before the clock starts
-        if session.plant.realtime_only:  # a robot's clock ran on meanwhile: plan from now
-            session.plan(session.plant.read_state())
-        run_realtime(session, duration)
+        run_realtime(session, duration)  # which plans again from now (Session.warm_up)
 
     return run_in_realtime

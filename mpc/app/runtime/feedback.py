@@ -69,13 +69,7 @@ class FeedbackController:
         if self.last_age > self.timeout:
             return self._stop(f"policy expired ({self.last_age:.3f} s old, "
                               f"limit {self.timeout:.3f} s)")
-        time, qpos = state.time, state.qpos
-        if self.lead > 0.0:
-            time, qpos = time + self.lead, self._qpos
-            qpos[:] = state.qpos
-            mujoco.mj_integratePos(self.model, qpos, state.qvel, self.lead)
-        _, finite = policy.action(time, qpos, state.qvel, state.act, out=self.ctrl,
-                                  feedback=self.gain)
+        finite = self._law(policy, state, self.ctrl)
         if not finite or not np.all(np.isfinite(self.ctrl)):
             self.nonfinite += 1
             log.warning("non-finite feedback action discarded (%d in a row)", self.nonfinite)
@@ -86,6 +80,24 @@ class FeedbackController:
         self.plant.send(self.ctrl)
         self.sent += 1
         return self.ctrl
+
+    def evaluate(self, policy: Policy, state: PlantState) -> np.ndarray:
+        """The law at ``state``, not sent and not counted (a warm-up: the first evaluation in a
+        process loads the compiled policy kernel from numba's cache)."""
+        out = np.zeros_like(self.ctrl)
+        self._law(policy, state, out)
+        return out
+
+    def _law(self, policy: Policy, state: PlantState, out: np.ndarray) -> bool:
+        """out = the law at ``state`` (module docstring); whether the policy found it finite."""
+        time, qpos = state.time, state.qpos
+        if self.lead > 0.0:
+            time, qpos = time + self.lead, self._qpos
+            qpos[:] = state.qpos
+            mujoco.mj_integratePos(self.model, qpos, state.qvel, self.lead)
+        _, finite = policy.action(time, qpos, state.qvel, state.act, out=out,
+                                  feedback=self.gain)
+        return finite
 
     def _stop(self, reason: str) -> None:
         self.stopped = reason

@@ -78,6 +78,7 @@ def run_realtime(session: Session, duration: float) -> None:
     # feedback thread's silence tripped the robot's 50 ms command watchdog.
     gc.collect()
     gc.freeze()
+    session.warm_up()  # a fresh policy, the feedback law's kernel loaded
     wall0 = _time.perf_counter()
     for t in threads:
         t.start()

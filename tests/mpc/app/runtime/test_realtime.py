@@ -47,3 +47,42 @@ def test_a_full_collection_in_the_run_skips_what_was_built_before_it(tmp_path):
     session.close("realtime")
     assert frozen and min(frozen) >= 0.9 * built, (min(frozen, default=0), built)
     assert gc.get_freeze_count() == 0
+
+
+def test_the_loops_start_from_a_policy_planned_after_the_collection_and_a_warm_law(
+        tmp_path, monkeypatch):
+    """The collection before the loops took long enough on a robot's clock that the policy
+    planned before it expired at the first feedback step (0.49 s against 0.35), and the law's
+    first evaluation (its kernel loaded then) made the first command stale: on loopback 4 of
+    20 runs were damped at the start. The last plan and a first, unsent evaluation of the law
+    come after the collection, before the loops."""
+    import mpc.app.runtime.realtime as realtime
+
+    cfg = load_config("configs/a1_trot.yaml", [
+        "runtime.mode=realtime", "planner.derivative_skip=4", "planner.warmstart_candidates=2",
+        "planner.linesearch=batched", "task.gait=stand", "runtime.policy_timeout=2.0"])
+    session = Session(cfg, tmp_path)
+    session.plan(session.plant.read_state())
+    events: list[str] = []
+    collect, plan, act = realtime.gc.collect, session.plan, session.act
+    evaluate, send = session.feedback.evaluate, session.plant.send
+
+    def record(name, fn):
+        def wrapped(*args, **kwargs):
+            events.append(name)
+            return fn(*args, **kwargs)
+        return wrapped
+
+    monkeypatch.setattr(realtime.gc, "collect", record("collect", collect))
+    session.plan, session.act = record("plan", plan), record("act", act)
+    session.feedback.evaluate = record("evaluate", evaluate)
+    session.plant.send = record("send", send)
+    run_realtime(session, 0.2)
+    session.close("realtime")
+    first_act = events.index("act")
+    before = events[:first_act]
+    assert "collect" in before, events[:10]
+    last_collect = len(before) - 1 - before[::-1].index("collect")
+    assert "plan" in before[last_collect:], before
+    assert "evaluate" in before[last_collect:], before
+    assert "send" not in before, before  # the warm law's command is not sent

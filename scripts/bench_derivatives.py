@@ -116,6 +116,25 @@ def linearizer(provider, m: mujoco.MjModel, d: mujoco.MjData):
     return call, out
 
 
+def knot_calls(name: str, m: mujoco.MjModel, d: mujoco.MjData) -> dict:
+    """Timed calls for one knot at ``d`` (for :func:`interleaved`): ``lin NAME``, the analytic
+    ``linearize`` on one thread, and ``fwd NAME``, ``mj_forward`` alone on a copy of the
+    state."""
+    provider = derivatives.make_provider("analytic", m, threads=1)
+    out = Linearization.allocate(m, 1)
+    scratch = mujoco.MjData(m)
+    scratch.qpos[:], scratch.qvel[:], scratch.ctrl[:] = d.qpos, d.qvel, d.ctrl
+    scratch.qacc_warmstart[:] = d.qacc_warmstart
+
+    def lin():
+        provider.linearize(d, out.A[0], out.B[0], out.C[0], out.D[0])
+
+    def fwd():
+        mujoco.mj_forward(m, scratch)
+
+    return {f"lin {name}": lin, f"fwd {name}": fwd}
+
+
 def interleaved(calls: dict, reps: int, burst: int = 3) -> dict[str, float]:
     """Median seconds per call, the methods taking turns within every repetition.
 

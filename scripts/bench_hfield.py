@@ -39,7 +39,6 @@ import numpy as np
 
 import derivatives
 import robots
-from derivatives.provider_base import Linearization
 from mpc.tasks import make_task
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,7 +46,7 @@ sys.path[:0] = [str(ROOT / "scripts"), str(ROOT / "tests"),
                 str(ROOT / "tests" / "derivatives" / "analytic")]
 import analytic_verify as verify  # noqa: E402
 import hfield_models as hm  # noqa: E402
-from bench_derivatives import TASKS, interleaved  # noqa: E402
+from bench_derivatives import TASKS, interleaved, knot_calls  # noqa: E402
 
 
 def accuracy(seeds: int) -> None:
@@ -158,20 +157,7 @@ def cost(reps: int, placements: int) -> None:
             df = _stand(ground, pose, np.random.default_rng(seed))
             calls = {}
             for name, m, d in (("plane", plane, dp), ("field", ground, df)):
-                provider = derivatives.make_provider("analytic", m, threads=1)
-                out = Linearization.allocate(m, 1)
-                scratch = mujoco.MjData(m)
-                scratch.qpos[:], scratch.qvel[:], scratch.ctrl[:] = d.qpos, d.qvel, d.ctrl
-                scratch.qacc_warmstart[:] = d.qacc_warmstart
-
-                def lin(p=provider, d=d, o=out):
-                    p.linearize(d, o.A[0], o.B[0], o.C[0], o.D[0])
-
-                def fwd(m=m, s=scratch):
-                    mujoco.mj_forward(m, s)
-
-                calls[f"lin {name}"] = lin
-                calls[f"fwd {name}"] = fwd
+                calls.update(knot_calls(name, m, d))
             before = derivatives.fd_evaluations()
             t = interleaved(calls, reps)
             assert derivatives.fd_evaluations() == before

@@ -33,7 +33,6 @@ import numpy as np
 
 import derivatives
 import robots
-from derivatives.provider_base import Linearization
 from mpc.tasks import make_task
 from robots.collision import ground_contacts_only
 
@@ -42,7 +41,7 @@ sys.path[:0] = [str(ROOT / "scripts"), str(ROOT / "tests"),
                 str(ROOT / "tests" / "derivatives" / "analytic")]
 import analytic_verify as verify  # noqa: E402
 import box_models as bm  # noqa: E402
-from bench_derivatives import TASKS, interleaved  # noqa: E402
+from bench_derivatives import TASKS, interleaved, knot_calls  # noqa: E402
 
 _G = mujoco.mjtGeom
 #: Depth (m) of every foot contact in the cost comparison.
@@ -169,20 +168,7 @@ def cost(reps: int) -> None:
         verify.settle_solver(m, s)
         kinds = sorted({bm.category(m, s, c) or "plane" for c in range(s.ncon)})
         ncon[name] = f"{s.ncon} ({', '.join(kinds)})"
-        provider = derivatives.make_provider("analytic", m, threads=1)
-        out = Linearization.allocate(m, 1)
-        scratch = mujoco.MjData(m)
-        scratch.qpos[:], scratch.qvel[:], scratch.ctrl[:] = s.qpos, s.qvel, s.ctrl
-        scratch.qacc_warmstart[:] = s.qacc_warmstart
-
-        def lin(p=provider, s=s, o=out):
-            p.linearize(s, o.A[0], o.B[0], o.C[0], o.D[0])
-
-        def fwd(m=m, x=scratch):
-            mujoco.mj_forward(m, x)
-
-        calls[f"lin {name}"] = lin
-        calls[f"fwd {name}"] = fwd
+        calls.update(knot_calls(name, m, s))
     before = derivatives.fd_evaluations()
     t = interleaved(calls, reps)
     assert derivatives.fd_evaluations() == before, "a finite-difference fallback was used"

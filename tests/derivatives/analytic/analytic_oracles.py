@@ -21,6 +21,8 @@ from derivatives.analytic.bundles import (
     DataBundle,
     ModelBundle,
 )
+from derivatives.analytic.constraint import contact_rows
+from derivatives.analytic.contact_jacobian import GEOMETRY_OK, contact_jacobian_derivatives
 from derivatives.analytic.provider import model_tables
 
 
@@ -129,6 +131,29 @@ def constraint_bundle(m: mujoco.MjModel, d: mujoco.MjData,
     arrays.update(fields)
     return (ConstraintBundle(*(arrays[f] for f in CONSTRAINT_FIELDS)),
             SimpleNamespace(**arrays))
+
+
+def assert_contact_jacobian_matches_efc_j(m: mujoco.MjModel, d: mujoco.MjData) -> None:
+    """The contact-Jacobian stage at ``d`` (its contacts all covered): (∂J/∂q) a, (∂J/∂q) v
+    and ∂(Jᵀf)/∂q for a random a and f against centered differences of MuJoCo's efc_J, every
+    row."""
+    rng = np.random.default_rng(3)
+    nefc, nv = d.nefc, m.nv
+    qacc = rng.standard_normal(nv)
+    force = rng.standard_normal(nefc)
+    model, data = bundles(m, d, qacc=qacc)
+    efc, out = constraint_bundle(m, d, force=force)
+    contact_rows(data, efc)
+    djtf = np.zeros((nv, nv))
+    assert contact_jacobian_derivatives(model, data, efc, djtf) == (GEOMETRY_OK, -1)
+
+    dJ = constraint_jacobian_fd(m, d)
+    scale = np.abs(dJ).max()
+    for x, ours in ((qacc, out.dja), (d.qvel, out.djv)):
+        np.testing.assert_allclose(ours, np.einsum("rkj,k->rj", dJ, x), rtol=0,
+                                   atol=1e-7 * scale)
+    np.testing.assert_allclose(djtf, np.einsum("rkj,r->kj", dJ, force), rtol=0,
+                               atol=1e-7 * scale)
 
 
 def _chain_model(first_joints: str) -> mujoco.MjModel:

@@ -30,13 +30,11 @@ import hfield_models as hm
 import mujoco
 import numpy as np
 import pytest
-from analytic_oracles import bundles, constraint_bundle, constraint_jacobian_fd
+from analytic_oracles import assert_contact_jacobian_matches_efc_j, bundles
 
 import derivatives
 import robots
 from derivatives.analytic import AnalyticFallbackWarning, gate
-from derivatives.analytic.constraint import contact_rows
-from derivatives.analytic.contact_jacobian import GEOMETRY_OK, contact_jacobian_derivatives
 from derivatives.analytic.hfield import MATCHED, TOLERANCE, hfield_feature
 from derivatives.counter import fallbacks_since
 from derivatives.fd import transition_fd
@@ -145,23 +143,7 @@ def test_contact_jacobian_derivatives_match_efc_j(shape, category, cone):
     row (the turning frame of edge and vertex contacts included)."""
     m = ball(shape, cone)
     d = hm.ball_state(m, category, seed=0)
-    rng = np.random.default_rng(3)
-    nefc, nv = d.nefc, m.nv
-    qacc = rng.standard_normal(nv)
-    force = rng.standard_normal(nefc)
-    model, data = bundles(m, d, qacc=qacc)
-    efc, out = constraint_bundle(m, d, force=force)
-    contact_rows(data, efc)
-    djtf = np.zeros((nv, nv))
-    assert contact_jacobian_derivatives(model, data, efc, djtf) == (GEOMETRY_OK, -1)
-
-    dJ = constraint_jacobian_fd(m, d)
-    scale = np.abs(dJ).max()
-    for x, ours in ((qacc, out.dja), (d.qvel, out.djv)):
-        np.testing.assert_allclose(ours, np.einsum("rkj,k->rj", dJ, x), rtol=0,
-                                   atol=1e-7 * scale)
-    np.testing.assert_allclose(djtf, np.einsum("rkj,r->kj", dJ, force), rtol=0,
-                               atol=1e-7 * scale)
+    assert_contact_jacobian_matches_efc_j(m, d)
 
 
 # --- whole step ------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 A blind robot learns of a step up when a swinging foot runs into its riser: the foot, which
 moves forward at about twice the body's speed in an ordinary swing, stops. (The MIT Cheetah 3's
 swing legs react to that resistance.) :class:`HeldFeet` finds such feet; what is learnt from
-them (the map built from touch) is :mod:`mpc.tasks.touch_map`'s.
+them (the step written into the planning model) is :mod:`mpc.tasks.felt_step`'s.
 
 **The rule**: while the body moves along the direction of travel u faster than
 :data:`BODY_SPEED`, a foot in the middle of its planned swing (its swing phase within

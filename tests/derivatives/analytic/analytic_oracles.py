@@ -7,11 +7,15 @@ space, and Pinocchio.
 
 from __future__ import annotations
 
+import warnings
 from types import SimpleNamespace
 
+import analytic_verify as verify
 import mujoco
 import numpy as np
 
+import derivatives
+from derivatives.analytic import AnalyticFallbackWarning
 from derivatives.analytic.bundles import (
     CONSTRAINT_FIELDS,
     DATA_FIELDS,
@@ -131,6 +135,20 @@ def constraint_bundle(m: mujoco.MjModel, d: mujoco.MjData,
     arrays.update(fields)
     return (ConstraintBundle(*(arrays[f] for f in CONSTRAINT_FIELDS)),
             SimpleNamespace(**arrays))
+
+
+def analytic_vs_oracle(m: mujoco.MjModel, d: mujoco.MjData,
+                       eps: float) -> tuple[float, float]:
+    """Relative errors of the analytic A, B at ``d`` against centered differences of step
+    ``eps``; asserts no finite difference entered them."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", AnalyticFallbackWarning)
+        provider = derivatives.make_provider("analytic", m, threads=1)
+        before = derivatives.fd_evaluations()
+        A, B = provider.transition(d)
+    assert derivatives.fd_evaluations() == before, "a finite-difference fallback was used"
+    A_ref, B_ref = verify.centered_fd(m, d, eps)
+    return verify.relative_error(A, A_ref), verify.relative_error(B, B_ref)
 
 
 def assert_contact_jacobian_matches_efc_j(m: mujoco.MjModel, d: mujoco.MjData) -> None:

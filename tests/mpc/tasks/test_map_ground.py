@@ -377,3 +377,42 @@ def test_a_swinging_foot_keeps_the_foothold_it_was_moved_to(go2_footholds):
     assert task.foothold_plan.moved[i]
     assert task.foothold_plan.target[i] == pytest.approx(kept)
     task._stance_xy = None
+
+
+def test_a_planned_stance_foot_is_held_on_the_map_under_its_foothold(go2):
+    """The stance rows on a map: f_z − (ρ + H(foothold) + shift) in a foot's planned stance,
+    the ground where it stands until its next touchdown, then the ground it lands on (h₁ of
+    its swing plan); 0 in swing. The base at 0.43 m: the front feet over the first tread
+    (0.12 m, the map's riser at 0.6 m), the hind feet on the floor; their Jacobian is exact."""
+    task, m = go2
+    d = standing(task, m, 0.43, 0.013)
+    task.update(0.0, d.qpos, d.qvel)
+    plan, shift = task.swing_plan, task.map_ground.shift
+    s = d.sensordata.copy()
+    feet = np.array([d.site_xpos[m.site(f).id] for f in task.robot.feet])
+    front = np.array([f.startswith("F") for f in task.robot.feet])
+    assert np.all(feet[front, 0] > 0.6) and np.all(feet[~front, 0] < 0.6)
+    first = np.nanmin(plan.touchdown, axis=1)
+    times = np.array([0.0, 0.05, *(first + 0.02)])
+    swing = task.swing_targets(times) > 0
+    r = task.residual(np.broadcast_to(s, (len(times), len(s))), times)[:, task.rows["stance"]]
+    assert np.all(r[swing] == 0.0)
+    for k, t in enumerate(times):
+        for i in np.flatnonzero(~swing[k]):
+            if t < first[i]:  # where it stands now
+                ground = float(STAIRS.height(*feet[i, :2])) + shift
+            else:  # where its swing lands
+                ground = float(plan.land[i, 0])
+            assert r[k, i] == pytest.approx(feet[i, 2] - task.foot_height - ground, abs=1e-12)
+    standing_now = ~swing[0]
+    assert np.any(standing_now & front) and np.any(standing_now & ~front)
+    # a front foot stands 12 cm under the tread it is over, a hind foot on the floor
+    assert r[0, standing_now & front].max() < r[0, standing_now & ~front].min() - 0.1
+    rng = np.random.default_rng(2)
+    S = np.broadcast_to(s + 0.02 * rng.standard_normal(s.shape), (len(times), len(s))).copy()
+    J = task.residual_jacobian(S, times)
+    for k in range(len(s)):
+        e = np.zeros(len(s))
+        e[k] = 1e-6
+        fd = (task.residual(S + e, times) - task.residual(S - e, times)) / 2e-6
+        assert np.abs(J[..., k] - fd).max() < 1e-6, k

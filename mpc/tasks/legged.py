@@ -25,6 +25,7 @@ velocity reference:
     position  p_xy − g(t)          (goal, stage or velocity reference)   (2)
     gait      per foot in swing: f_z − (ρ + step(t)), else 0       (feet)
     stance    per foot in planned stance: f_z − (ρ + g(f_xy)), else 0   (feet)
+    hold      per foot standing until its next lift-off: f_xy − where it stands (2 feet; map)
     balance   c_xy + ċ_xy √(2h/g₀) − mean_S(f_xy)  (capture point)  (2)
     effort    σ τ                                                  (actuators)
     posture   γ ⊙ (q − q_home)                                     (actuators)
@@ -549,6 +550,11 @@ class LeggedTask(VelocityMode, Task):
         under the foothold at evaluation: :meth:`stance_ground`)."""
         self.affine_gait(model, G, c)
 
+    def affine_hold(self, model: mujoco.MjModel, G: np.ndarray, c: np.ndarray) -> None:
+        """f_xy of each foot (where it stands and the mask at evaluation: :meth:`_hold_mask`)."""
+        for i, foot in enumerate(self.robot.feet):
+            G[2 * i : 2 * i + 2, _block(self.sensor(f"{foot}_pos"), 2)] = np.eye(2)
+
     def affine_balance(self, model: mujoco.MjModel, G: np.ndarray, c: np.ndarray) -> None:
         fall_time = np.sqrt(2 * self.height / GRAVITY)
         G[:, _block(self.sensor("com_pos"), 2)] = np.eye(2)
@@ -629,6 +635,10 @@ class LeggedTask(VelocityMode, Task):
             stance = self.swing_targets(time) <= 0
             height = r[..., rows["stance"]] - self.foot_height - self.stance_ground(time)
             r[..., rows["stance"]] = np.where(stance, height, 0.0)
+        if "hold" in rows:
+            where = r[..., rows["hold"]] - (0.0 if self._stance_xy is None
+                                            else self._stance_xy.ravel())
+            r[..., rows["hold"]] = np.where(self._hold_mask(time), where, 0.0)
         return r
 
     def residual_jacobian(self, sensordata: np.ndarray, time: np.ndarray) -> np.ndarray:
@@ -648,7 +658,20 @@ class LeggedTask(VelocityMode, Task):
         rows = self.rows.get("stance")
         if rows is not None:
             J[..., rows, :] *= (self.swing_targets(time) <= 0)[..., None]
+        rows = self.rows.get("hold")
+        if rows is not None:
+            J[..., rows, :] *= self._hold_mask(time)[..., None]
         return J
+
+    def _hold_mask(self, time: np.ndarray) -> np.ndarray:
+        """(..., 2 nfeet): the hold rows of each foot that stands at the plan's start, in
+        its planned stance at ``time`` (...) and before its next planned lift-off (on a map:
+        :attr:`swing_plan`; elsewhere none)."""
+        if self.swing_plan is None:
+            return np.zeros((*np.shape(time), 2 * len(self.robot.feet)), bool)
+        lift = np.nan_to_num(self.swing_plan.liftoff[:, 0], nan=np.inf)
+        on = (self.swing_targets(time) <= 0) & (np.asarray(time)[..., None] < lift)
+        return np.repeat(on, 2, axis=-1)
 
     def _foothold_rows(self, s: np.ndarray, time: np.ndarray) -> np.ndarray | float:
         """The gait rows (..., nfeet) of the feet in their next stance whose foothold was moved

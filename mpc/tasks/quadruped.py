@@ -69,6 +69,7 @@ class QuadrupedFlat(LeggedTask):
                  CostTerm("position", 2, "l2", param=0.1, weight=0.2),
                  CostTerm("gait", nfeet, "smooth_abs", param=0.03, weight=2.0),
                  CostTerm("stance", nfeet, "smooth_abs", param=0.03, weight=0.0),
+                 CostTerm("hold", 2 * nfeet, "smooth_abs", param=0.03, weight=0.0),
                  CostTerm("balance", 2, "l2", param=0.1, weight=0.2),
                  CostTerm("effort", nu, "quadratic", param=0.0, weight=0.03),
                  CostTerm("posture", nu, "quadratic", param=0.0, weight=0.02)]

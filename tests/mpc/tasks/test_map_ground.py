@@ -382,8 +382,10 @@ def test_a_swinging_foot_keeps_the_foothold_it_was_moved_to(go2_footholds):
 def test_a_planned_stance_foot_is_held_on_the_map_under_its_foothold(go2):
     """The stance rows on a map: f_z − (ρ + H(foothold) + shift) in a foot's planned stance,
     the ground where it stands until its next touchdown, then the ground it lands on (h₁ of
-    its swing plan); 0 in swing. The base at 0.43 m: the front feet over the first tread
-    (0.12 m, the map's riser at 0.6 m), the hind feet on the floor; their Jacobian is exact."""
+    its swing plan); 0 in swing. The hold rows: f_xy less where a foot stands at the plan's
+    start, in its stance until its first lift-off, else 0. The base at 0.43 m: the front feet
+    over the first tread (0.12 m, the map's riser at 0.6 m), the hind feet on the floor; their
+    Jacobian is exact."""
     task, m = go2
     d = standing(task, m, 0.43, 0.013)
     task.update(0.0, d.qpos, d.qvel)
@@ -408,6 +410,20 @@ def test_a_planned_stance_foot_is_held_on_the_map_under_its_foothold(go2):
     assert np.any(standing_now & front) and np.any(standing_now & ~front)
     # a front foot stands 12 cm under the tread it is over, a hind foot on the floor
     assert r[0, standing_now & front].max() < r[0, standing_now & ~front].min() - 0.1
+    # the hold rows: f_xy less where the foot stands, until its first lift-off
+    moved = s.copy()
+    for i, foot in enumerate(task.robot.feet):
+        moved[task.sensor(f"{foot}_pos")][0:2] += (0.01 * (i + 1), -0.02)
+    hold = task.residual(np.broadcast_to(moved, (len(times), len(s))),
+                         times)[:, task.rows["hold"]].reshape(len(times), -1, 2)
+    lift = plan.liftoff[:, 0]
+    for k, t in enumerate(times):
+        for i in range(len(feet)):
+            if not swing[k, i] and t < lift[i]:
+                assert hold[k, i] == pytest.approx((0.01 * (i + 1), -0.02), abs=1e-9)
+            else:
+                assert np.all(hold[k, i] == 0.0)
+    assert np.any(hold[0] != 0.0) and np.all(hold[2:][swing[2:]] == 0.0)
     rng = np.random.default_rng(2)
     S = np.broadcast_to(s + 0.02 * rng.standard_normal(s.shape), (len(times), len(s))).copy()
     J = task.residual_jacobian(S, times)

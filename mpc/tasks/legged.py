@@ -24,8 +24,6 @@ velocity reference:
     height    p_z − mean_S(f_z) − h                                (1)
     position  p_xy − g(t)          (goal, stage or velocity reference)   (2)
     gait      per foot in swing: f_z − (ρ + step(t)), else 0       (feet)
-    stance    per foot in planned stance: f_z − (ρ + g(f_xy)), else 0   (feet)
-    hold      per foot standing until its next lift-off: f_xy − where it stands (2 feet; map)
     balance   c_xy + ċ_xy √(2h/g₀) − mean_S(f_xy)  (capture point)  (2)
     effort    σ τ                                                  (actuators)
     posture   γ ⊙ (q − q_home)                                     (actuators)
@@ -146,7 +144,7 @@ class LeggedTask(VelocityMode, Task):
         **VELOCITY_MODE_RANGES,
     }
     #: Terms whose affine part depends on :attr:`ground`: rebuilt when it changes.
-    GROUND_TERMS: ClassVar[tuple[str, ...]] = ("upright", "gait", "stance")
+    GROUND_TERMS: ClassVar[tuple[str, ...]] = ("upright", "gait")
     #: A foot slower than this (m/s) in its planned stance stands: its foothold counts.
     STANCE_SPEED: ClassVar[float] = 0.25
     #: Gait cycles ahead in which each foot's next stance is looked for (footholds on a map).
@@ -545,16 +543,6 @@ class LeggedTask(VelocityMode, Task):
             G[i, start : start + 3] = (-g.a1, -g.a2, 1.0)
             c[i] = -g.a0
 
-    def affine_stance(self, model: mujoco.MjModel, G: np.ndarray, c: np.ndarray) -> None:
-        """f_z − g(f_x, f_y) as the gait rows (ρ, the stance mask and, on a map, the ground
-        under the foothold at evaluation: :meth:`stance_ground`)."""
-        self.affine_gait(model, G, c)
-
-    def affine_hold(self, model: mujoco.MjModel, G: np.ndarray, c: np.ndarray) -> None:
-        """f_xy of each foot (where it stands and the mask at evaluation: :meth:`_hold_mask`)."""
-        for i, foot in enumerate(self.robot.feet):
-            G[2 * i : 2 * i + 2, _block(self.sensor(f"{foot}_pos"), 2)] = np.eye(2)
-
     def affine_balance(self, model: mujoco.MjModel, G: np.ndarray, c: np.ndarray) -> None:
         fall_time = np.sqrt(2 * self.height / GRAVITY)
         G[:, _block(self.sensor("com_pos"), 2)] = np.eye(2)
@@ -631,14 +619,6 @@ class LeggedTask(VelocityMode, Task):
             lift = step + self.swing_ground(time)
             r[..., rows["gait"]] = np.where(step > 0, gait - self.foot_height - lift,
                                             self._foothold_rows(sensordata, time))
-        if "stance" in rows:
-            stance = self.swing_targets(time) <= 0
-            height = r[..., rows["stance"]] - self.foot_height - self.stance_ground(time)
-            r[..., rows["stance"]] = np.where(stance, height, 0.0)
-        if "hold" in rows:
-            where = r[..., rows["hold"]] - (0.0 if self._stance_xy is None
-                                            else self._stance_xy.ravel())
-            r[..., rows["hold"]] = np.where(self._hold_mask(time), where, 0.0)
         return r
 
     def residual_jacobian(self, sensordata: np.ndarray, time: np.ndarray) -> np.ndarray:
@@ -655,23 +635,7 @@ class LeggedTask(VelocityMode, Task):
                 stance = np.zeros_like(J[..., gait, :])
                 self._add_foothold_jacobian(np.broadcast_to(time, shape), stance)
                 J[..., gait, :] += np.where(swing[..., None], 0.0, stance)
-        rows = self.rows.get("stance")
-        if rows is not None:
-            J[..., rows, :] *= (self.swing_targets(time) <= 0)[..., None]
-        rows = self.rows.get("hold")
-        if rows is not None:
-            J[..., rows, :] *= self._hold_mask(time)[..., None]
         return J
-
-    def _hold_mask(self, time: np.ndarray) -> np.ndarray:
-        """(..., 2 nfeet): the hold rows of each foot that stands at the plan's start, in
-        its planned stance at ``time`` (...) and before its next planned lift-off (on a map:
-        :attr:`swing_plan`; elsewhere none)."""
-        if self.swing_plan is None:
-            return np.zeros((*np.shape(time), 2 * len(self.robot.feet)), bool)
-        lift = np.nan_to_num(self.swing_plan.liftoff[:, 0], nan=np.inf)
-        on = (self.swing_targets(time) <= 0) & (np.asarray(time)[..., None] < lift)
-        return np.repeat(on, 2, axis=-1)
 
     def _foothold_rows(self, s: np.ndarray, time: np.ndarray) -> np.ndarray | float:
         """The gait rows (..., nfeet) of the feet in their next stance whose foothold was moved
@@ -735,9 +699,7 @@ class LeggedTask(VelocityMode, Task):
         nfeet, most = len(self.robot.feet), self.SWINGS_PLANNED
         plan = FootholdPlan(np.full(nfeet, np.inf), np.full(nfeet, np.inf), np.zeros((nfeet, 2)),
                             np.zeros(nfeet, bool), direction)
-        swings = SwingPlan(*(np.full((nfeet, most), np.nan) for _ in range(5)), slack=grid,
-                           stood=mg.map.height(self._stance_xy[:, 0], self._stance_xy[:, 1])
-                           + mg.shift)
+        swings = SwingPlan(*(np.full((nfeet, most), np.nan) for _ in range(5)), slack=grid)
         spacing = mg.map.resolution / 4
         for i in range(nfeet):
             ups = np.flatnonzero(~swing[:-1, i] & swing[1:, i]) + 1
@@ -786,13 +748,6 @@ class LeggedTask(VelocityMode, Task):
         phase = swing_phase(self.clock.phase(time), np.array(self.gait.offsets),
                             self.timing[0])
         return self.swing_plan.ground(time, phase)
-
-    def stance_ground(self, time: np.ndarray) -> np.ndarray | float:
-        """The ground (..., nfeet) under each foot's foothold in its planned stance at times
-        (...) (:meth:`SwingPlan.stance_ground`); 0 off a map (the plane is in G)."""
-        if self.swing_plan is None:
-            return 0.0
-        return self.swing_plan.stance_ground(time)
 
     def _map_terms(self, s: np.ndarray, r: np.ndarray | None, J: np.ndarray | None) -> None:
         """The map's part of the height row (:mod:`mpc.tasks.map_ground`): subtract

@@ -50,9 +50,6 @@ class SwingPlan:
     land: np.ndarray
     #: Slack (s) on the window's ends: the schedule was sampled on a grid this fine.
     slack: float = 0.0
-    #: The ground (m, nfeet) under where each foot stands, or stood when its current swing
-    #: began: its stance ground until its first touchdown; None: 0.
-    stood: np.ndarray | None = None
 
     def ground(self, time: np.ndarray, phase: np.ndarray) -> np.ndarray:
         """B (..., nfeet) at times (...) with each foot's swing phase ``phase`` (..., nfeet;
@@ -66,21 +63,6 @@ class SwingPlan:
             value = profile(np.clip(s, 0.0, 1.0), self.start[:, k], self.top[:, k],
                             self.land[:, k])
             out = np.where(inside, value, out)
-        return out
-
-
-    def stance_ground(self, time: np.ndarray) -> np.ndarray:
-        """The ground (..., nfeet) each foot stands on in its planned stance at times (...):
-        where it stands (:attr:`stood`) until its first planned touchdown, then the ground h₁
-        of the last swing that touched down by then (a touchdown counts from ``slack``
-        before it, the schedule's grid). Time alone: the stance rows' target."""
-        t = np.asarray(time)[..., None]
-        nfeet = self.liftoff.shape[0]
-        out = np.broadcast_to(np.zeros(nfeet) if self.stood is None else self.stood,
-                              np.broadcast_shapes(t.shape, (nfeet,))).copy()
-        for k in range(self.liftoff.shape[1]):
-            down = np.isfinite(self.land[:, k]) & (t >= self.touchdown[:, k] - self.slack)
-            out = np.where(down, self.land[:, k], out)
         return out
 
 

@@ -10,8 +10,6 @@ Residual terms (MJPC's quadruped terms, position on the base instead of a head p
     height    p_z − mean(f_z) − h                                smooth_abs
     position  p_xy − g_xy                                        l2
     gait      per foot in swing: f_z − (ρ + step(t)), else 0     smooth_abs
-    stance    per foot in planned stance: f_z − (ρ + ground), else 0   smooth_abs (weight 0)
-    hold      per foot standing until its lift-off: f_xy − where it stands (map)  (weight 0)
     balance   c_xy + ċ_xy √(2h/g) − mean(f_xy)  (capture point)  l2
     effort    σ τ                                                quadratic
     posture   γ ⊙ (q − q_home)                                   quadratic
@@ -23,8 +21,7 @@ carries the standing robot, g the goal, step(t) the gait's lift target (:mod:`mp
 σ an effort scale and γ per-joint posture gains. Height and balance use the mean over the
 support feet (all four here; subclasses such as :mod:`mpc.tasks.quadruped_biped` choose fewer,
 and other posture gains). The residual is affine in the sensors, r = G(t) s + c(t), so
-∂r/∂s = G(t) is exact; only the gait, stance and hold rows of G depend on time (each zero
-where its mask is off). Every term is
+∂r/∂s = G(t) is exact; only the gait rows of G depend on time (zero in stance). Every term is
 built by the legged base (:mod:`mpc.tasks.legged`), which also holds the goals, the stages
 and the velocity mode; this task declares its terms, weights and posture gains.
 
@@ -71,8 +68,6 @@ class QuadrupedFlat(LeggedTask):
                  CostTerm("height", 1, "smooth_abs", param=0.04, weight=1.0),
                  CostTerm("position", 2, "l2", param=0.1, weight=0.2),
                  CostTerm("gait", nfeet, "smooth_abs", param=0.03, weight=2.0),
-                 CostTerm("stance", nfeet, "smooth_abs", param=0.03, weight=0.0),
-                 CostTerm("hold", 2 * nfeet, "smooth_abs", param=0.03, weight=0.0),
                  CostTerm("balance", 2, "l2", param=0.1, weight=0.2),
                  CostTerm("effort", nu, "quadratic", param=0.0, weight=0.03),
                  CostTerm("posture", nu, "quadratic", param=0.0, weight=0.02)]

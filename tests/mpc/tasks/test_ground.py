@@ -288,23 +288,3 @@ def test_a_fast_stance_foot_is_no_foothold_above_the_plane_or_by_default(shift, 
 def test_ground_below_needs_the_fitted_ground():
     with pytest.raises(ValueError, match="ground_below is set but ground is 'level'"):
         make_task("quadruped_flat", robots.info("go1"), ground_below=0.01)
-
-
-def test_the_stance_rows_are_measured_from_the_fitted_ground():
-    """``ground: fit``: a planned-stance foot's row is its height over the plane less ρ."""
-    task, model = posed_model("go2")
-    task.ground = TILTED
-    task._rebuild(task.GROUND_TERMS)
-    d = mujoco.MjData(model)
-    d.qpos[:] = model.key_qpos[0]
-    d.qpos[0:3] = (0.4, -0.3, 0.6)
-    mujoco.mj_forward(model, d)
-    times = np.linspace(0.0, 0.5, 51)
-    swing = task.swing_targets(times) > 0
-    r = task.residual(np.broadcast_to(d.sensordata, (len(times), model.nsensordata)), times)
-    stance = r[:, task.rows["stance"]]
-    feet = np.array([d.site_xpos[model.site(f).id] for f in task.robot.feet])
-    above = feet[:, 2] - TILTED.height(feet[:, 0], feet[:, 1]) - task.foot_height
-    np.testing.assert_allclose(stance[~swing], np.broadcast_to(above, swing.shape)[~swing],
-                               atol=1e-12)
-    assert np.all(stance[swing] == 0.0)

@@ -117,23 +117,3 @@ def test_waypoints_advance_when_reached():
 def test_bad_parameters_are_rejected(bad):
     with pytest.raises(ValueError):
         make_task("quadruped_flat", robots.info("a1"), **bad)
-
-
-def test_the_stance_rows_hold_a_planned_stance_foot_on_the_ground_and_are_zero_in_swing(a1_task):
-    """Level ground: f_z − ρ for each foot in its planned stance, 0 in its swing; weight 0 by
-    default (no config changes unless it sets one)."""
-    task, model = a1_task
-    d = home_data(model)
-    d.qpos[2] += 0.03  # all feet 3 cm up
-    mujoco.mj_forward(model, d)
-    s = d.sensordata.copy()
-    times = np.linspace(0, 0.5, 101)
-    r = task.residual(np.broadcast_to(s, (len(times), len(s))), times)[:, task.rows["stance"]]
-    swing = task.swing_targets(times) > 0
-    assert swing.any() and (~swing).any()
-    feet_z = np.array([d.site_xpos[model.site(f).id][2] for f in task.robot.feet])
-    expected = np.broadcast_to(feet_z - task.foot_height, r.shape)
-    np.testing.assert_allclose(r[~swing], expected[~swing], atol=1e-12)
-    assert np.all(r[swing] == 0.0)
-    assert np.all(r[~swing] > 0.02)
-    assert {t.name: t.weight for t in task.terms}["stance"] == 0.0

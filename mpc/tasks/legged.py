@@ -370,7 +370,10 @@ class LeggedTask(VelocityMode, Task):
         self._foot_floor_bodies: list[int] = []
         if self.ground_mode == "fit":
             self.ground_fit = GroundFit(len(self.robot.feet), self.ground_prior)
-            if split_foot_contacts(model, self._foot_sites):
+            if self.split_floors:
+                if not split_foot_contacts(model, self._foot_sites):
+                    raise ValueError(f"foot_floors needs a sphere on every foot and a floor "
+                                     f"plane; {self.robot.name}'s planning model has not")
                 self._foot_floor_bodies = foot_floor_bodies(model)
         if self.map_ground is not None:
             mujoco.mj_resetDataKeyframe(model, self._kin, key)
@@ -390,8 +393,9 @@ class LeggedTask(VelocityMode, Task):
         return len(self.robot.feet) if self.split_floors else 0
 
     def foot_floor(self, i: int) -> GroundPlane:
-        """Foot i's floor in the planning model (``foot_floors``): while it stands, the
-        fitted plane's slope through its newest foothold; in its swing (or before it has a
+        """Foot i's floor in the planning model (``foot_floors``): while it stands (its
+        foothold counted at the last :meth:`update_ground`), the fitted plane's slope through
+        that foothold; in its swing (or before it has a
         foothold), the fitted plane. Over a step the feet stand on two levels and the plane
         fitted to them runs between: it leaves the feet on the top above the model's floor
         (standing on nothing in the plan) and those below under it; its own floor puts each

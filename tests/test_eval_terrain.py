@@ -190,3 +190,17 @@ def test_the_go1_slabs_config_walks_over_loose_slabs(tmp_path):
     (case_file,) = (tmp_path / "cases").glob("*.json")
     result = json.loads(case_file.read_text())["result"]
     assert result["outcome"] == "goal", result
+
+
+@pytest.mark.slow
+def test_the_a1_terrain_config_gets_down_an_8cm_step(tmp_path):
+    """a1_hw_terrain on the deploy path gets down the 8 cm step and walks on (seed 0; 10 of
+    seeds 0-9 reach the goal, docs/terrain.md "A foot below the ground"). Without a floor per
+    foot and the foothold below the plane it fell past the edge at 2.1 s (x 0.82 m)."""
+    assert eval_terrain.main(["--configs", "a1_hw_terrain", "--terrains", "step_down_8cm",
+                              "--seeds", "0", "--duration", "5", "--engine", "serial",
+                              "--out", str(tmp_path)]) == 0
+    (case_file,) = (tmp_path / "cases").glob("*.json")
+    result = json.loads(case_file.read_text())["result"]
+    assert not result["fell"] and result["end_x_m"] > 1.2, result
+    assert result["fd_evaluations"] == 0

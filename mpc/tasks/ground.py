@@ -36,6 +36,10 @@ import numpy as np
 
 #: Name of the planning model's ground body (a static body holding the floor plane).
 GROUND_BODY = "ground"
+#: Names of the per-foot floors' bodies: ``foot_floor0`` ... (see :func:`add_ground_body`).
+FOOT_FLOOR = "foot_floor"
+#: Collision bit of foot i's floor: FOOT_BIT << i (below the map's bit 29 and the robot's 30).
+FOOT_BIT = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -100,6 +104,11 @@ class GroundFit:
         self._standing = np.zeros(self.nfeet, bool)
         self.plane = GroundPlane()
 
+    @property
+    def standing(self) -> np.ndarray:
+        """Which feet stood at the last :meth:`observe` (nfeet, a copy)."""
+        return self._standing.copy()
+
     def reset(self, points: np.ndarray) -> GroundPlane:
         """Forget everything; the ground is where ``points`` (nfeet, 3) stand now."""
         self.footholds[:] = np.nan
@@ -146,14 +155,18 @@ def fit_plane(points: np.ndarray, slope_prior: float, max_slope: float = np.inf)
 # --- the planning model's floor ----------------------------------------------------------------
 
 
-def add_ground_body(spec: mujoco.MjSpec) -> None:
+def add_ground_body(spec: mujoco.MjSpec, foot_floors: int = 0) -> None:
     """Move the world's floor plane (the plane geom of the world body) onto a static body
     :data:`GROUND_BODY` of its own, so that :func:`pose` can move it in the compiled model: a
     geom of the world body keeps the frame it was compiled with, a body without joints is
     placed from ``body_pos``/``body_quat`` at every ``mj_kinematics``. Its geoms stay static
     (welded to the world: no degree of freedom moves them), which is what the analytic
     derivatives' plane contacts assume; that the plane may be tilted or raised they do not
-    mind (the contact frame carries its normal). A model without a floor plane is left alone."""
+    mind (the contact frame carries its normal). A model without a floor plane is left alone.
+
+    With ``foot_floors`` n > 0, n more static bodies ``foot_floor0`` ... hold a copy of the
+    floor plane each, colliding with nothing until :func:`split_foot_contacts` gives foot i
+    its own floor (:func:`pose` places them as it places the floor)."""
     floors = [g for g in spec.worldbody.geoms if g.type == mujoco.mjtGeom.mjGEOM_PLANE]
     if not floors:
         return
@@ -167,6 +180,57 @@ def add_ground_body(spec: mujoco.MjSpec) -> None:
     geom = body.add_geom(name=name, type=mujoco.mjtGeom.mjGEOM_PLANE)
     for attr, value in attrs.items():
         setattr(geom, attr, value)
+    for i in range(foot_floors):
+        body = spec.worldbody.add_body(name=f"{FOOT_FLOOR}{i}", pos=list(floor.pos),
+                                       quat=list(floor.quat))
+        geom = body.add_geom(name=f"{FOOT_FLOOR}{i}", type=mujoco.mjtGeom.mjGEOM_PLANE)
+        for attr, value in attrs.items():
+            setattr(geom, attr, value)
+        geom.contype = geom.conaffinity = 0
+        geom.rgba = [0, 0, 0, 0]
+
+
+def foot_floor_bodies(model: mujoco.MjModel) -> list[int]:
+    """Ids of the model's per-foot floor bodies, in foot order (none without them)."""
+    out: list[int] = []
+    while (b := mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY,
+                                  f"{FOOT_FLOOR}{len(out)}")) >= 0:
+        out.append(b)
+    return out
+
+
+def foot_geom(model: mujoco.MjModel, site: int) -> int:
+    """The foot's contact geom: the sphere of the site's body nearest the site (−1 if the
+    body has no sphere)."""
+    body = model.site_bodyid[site]
+    spheres = [g for g in np.flatnonzero(model.geom_bodyid == body)
+               if model.geom_type[g] == mujoco.mjtGeom.mjGEOM_SPHERE]
+    if not spheres:
+        return -1
+    return int(min(spheres, key=lambda g: float(np.linalg.norm(model.geom_pos[g]
+                                                               - model.site_pos[site]))))
+
+
+def split_foot_contacts(model: mujoco.MjModel, sites: list[int]) -> bool:
+    """Give each foot (its contact geom, :func:`foot_geom`) its own floor, ``foot_floor<i>``,
+    and no contact with the common floor: foot i's geom takes the affinity FOOT_BIT << i
+    only, its floor that contact type. The rest of the robot keeps the common floor. False
+    (the model unchanged) without per-foot floors or without a sphere on every foot."""
+    floors = foot_floor_bodies(model)
+    feet = [foot_geom(model, s) for s in sites]
+    if len(floors) != len(sites) or min(feet, default=-1) < 0:
+        return False
+    for i, (body, geom) in enumerate(zip(floors, feet, strict=True)):
+        plane = int(model.body_geomadr[body])
+        model.geom_contype[plane] = FOOT_BIT << i
+        model.geom_conaffinity[plane] = 0
+        model.geom_conaffinity[geom] = FOOT_BIT << i
+    # the broad phase filters bodies by the union of their geoms' bits, taken at compile time
+    for body in {*floors, *(int(model.geom_bodyid[g]) for g in feet)}:
+        geoms = np.flatnonzero(model.geom_bodyid == body)
+        model.body_contype[body] = np.bitwise_or.reduce(model.geom_contype[geoms])
+        model.body_conaffinity[body] = np.bitwise_or.reduce(model.geom_conaffinity[geoms])
+    return True
 
 
 def ground_body(model: mujoco.MjModel) -> int:

@@ -62,7 +62,14 @@ import numpy as np
 
 from mpc.tasks.felt_step import FeltStep
 from mpc.tasks.gait import Gait, GaitClock, SpeedGait, step_height, swing_phase
-from mpc.tasks.ground import GroundFit, GroundPlane, up_axis
+from mpc.tasks.ground import (
+    GroundFit,
+    GroundPlane,
+    foot_floor_bodies,
+    pose,
+    split_foot_contacts,
+    up_axis,
+)
 from mpc.tasks.map_ground import MapGround
 from mpc.tasks.map_swing import SwingPlan, path_points
 from mpc.tasks.map_window import WindowSpec
@@ -161,7 +168,8 @@ class LeggedTask(VelocityMode, Task):
                  cadence_gain: float = 1.0, max_cadence: float = 3.5, lift_gain: float = 0.03,
                  max_lift: float = 0.08, hip_radius: float = 0.25, stand_speed: float = 0.05,
                  ground: str = "level", ground_prior: float = 0.01, slope_follow: float = 0.5,
-                 ground_below: float | None = None, map: str | None = None,
+                 ground_below: float | None = None, foot_floors: bool = False,
+                 map: str | None = None,
                  map_clearance: float = 0.05, map_edge: float = 0.0,
                  felt_offset: float = -0.015):
         """``gait``: a name of :attr:`GAITS`, its ``duty``, ``cadence`` (Hz) and
@@ -176,7 +184,9 @@ class LeggedTask(VelocityMode, Task):
         standing feet, :mod:`mpc.tasks.ground`, with slope prior ``ground_prior`` λ in m²);
         ``slope_follow``: the fraction of the fitted ground's tilt the upright target
         follows; ``ground_below`` (m; None: off): a foot in its planned stance found more than
-        that below the fitted plane stands, however fast it moves (:meth:`_footholds`).
+        that below the fitted plane stands, however fast it moves (:meth:`_footholds`);
+        ``foot_floors``: each foot touches a floor of its own in the planning model
+        (:meth:`foot_floor`; ``ground: fit`` only).
         ``ground: map``: the terrain map of file ``map`` (:mod:`mpc.tasks.map_ground`;
         or set one from code with :meth:`set_map`), ``map_clearance`` (m) how near a swing's
         path a riser lifts it over its top (:mod:`mpc.tasks.map_swing`), ``map_edge`` (m; 0:
@@ -224,6 +234,9 @@ class LeggedTask(VelocityMode, Task):
         if ground_below is not None and ground != "fit":
             raise ValueError(f"ground_below is set but ground is {ground!r} (set ground: fit)")
         self.ground_below = None if ground_below is None else float(ground_below)
+        if foot_floors and ground != "fit":
+            raise ValueError(f"foot_floors is set but ground is {ground!r} (set ground: fit)")
+        self.split_floors = bool(foot_floors)
         self.ground_fit: GroundFit | None = None
         if mode not in self.MODES:
             raise ValueError(f"unknown mode {mode!r}; choose from {', '.join(self.MODES)}")
@@ -354,8 +367,14 @@ class LeggedTask(VelocityMode, Task):
         self._site_vel = np.zeros(6)
         #: The foot sites' world velocities (nfeet, 3) at the state :meth:`feet` last read.
         self.foot_velocity = np.zeros((len(self._foot_sites), 3))
+        self._foot_floor_bodies: list[int] = []
         if self.ground_mode == "fit":
             self.ground_fit = GroundFit(len(self.robot.feet), self.ground_prior)
+            if self.split_floors:
+                if not split_foot_contacts(model, self._foot_sites):
+                    raise ValueError(f"foot_floors needs a sphere on every foot and a floor "
+                                     f"plane; {self.robot.name}'s planning model has not")
+                self._foot_floor_bodies = foot_floor_bodies(model)
         if self.map_ground is not None:
             mujoco.mj_resetDataKeyframe(model, self._kin, key)
             mujoco.mj_kinematics(model, self._kin)
@@ -367,6 +386,29 @@ class LeggedTask(VelocityMode, Task):
     def posable_ground(self) -> bool:
         """With ``ground: fit`` the ground follows the footholds."""
         return self.ground_mode == "fit"
+
+    @property
+    def foot_floors(self) -> int:
+        """With ``foot_floors`` set, a floor per foot in the planning model."""
+        return len(self.robot.feet) if self.split_floors else 0
+
+    def foot_floor(self, i: int) -> GroundPlane:
+        """Foot i's floor in the planning model (``foot_floors``): while it stands (its
+        foothold counted at the last :meth:`update_ground`), the fitted plane's slope through
+        that foothold; in its swing (or before it has a
+        foothold), the fitted plane. Over a step the feet stand on two levels and the plane
+        fitted to them runs between: it leaves the feet on the top above the model's floor
+        (standing on nothing in the plan) and those below under it; its own floor puts each
+        standing foot where it stands. Where a swinging foot lands is not known; the fitted
+        plane, which runs from the feet behind to where the feet ahead found the ground,
+        guesses it."""
+        g = self.ground
+        if self.ground_fit is None or not self.ground_fit.standing[i]:
+            return g
+        p = self.ground_fit.footholds[i, 0]
+        if not np.all(np.isfinite(p)):
+            return g
+        return GroundPlane(float(p[2] - g.a1 * p[0] - g.a2 * p[1]), g.a1, g.a2)
 
     def set_map(self, terrain) -> None:
         """Plan on ``terrain`` (a :class:`mpc.tasks.terrain_map.HeightMap` or a map file):
@@ -514,6 +556,10 @@ class LeggedTask(VelocityMode, Task):
         """The planning model's floor on :attr:`ground`; on a map, the map raised by its
         registration (:meth:`MapGround.register`)."""
         super().pose_ground(model)
+        for i, body in enumerate(self._foot_floor_bodies):
+            p = self.ground_fit.footholds[i, 0]
+            at = p[:2] if np.all(np.isfinite(p)) else (0.0, 0.0)
+            pose(model, body, self.foot_floor(i), at)
         if self.map_ground is not None:
             self.map_ground.place()
 

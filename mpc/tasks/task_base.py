@@ -92,6 +92,12 @@ class Task(ABC):
         the planning model needs a floor that :meth:`pose_ground` can move."""
         return False
 
+    @property
+    def foot_floors(self) -> int:
+        """How many per-foot floors the planning model gets with a posable ground
+        (:func:`mpc.tasks.ground.add_ground_body`): none unless a task says."""
+        return 0
+
     # --- model -----------------------------------------------------------------------------
     @abstractmethod
     def add_sensors(self, spec: mujoco.MjSpec) -> None:
@@ -109,7 +115,7 @@ class Task(ABC):
         :meth:`pose_ground` moves; otherwise the floor is the robot model's, fixed at 0."""
         spec = robots.planning_spec(self.robot.name, overlay)
         if self.posable_ground:
-            add_ground_body(spec)
+            add_ground_body(spec, self.foot_floors)
         self.add_terrain(spec)
         spec.option.timestep = timestep
         if impratio is not None:

@@ -16,7 +16,15 @@ from hypothesis import strategies as st
 import derivatives
 import robots
 from mpc.tasks import make_task
-from mpc.tasks.ground import GroundFit, GroundPlane, fit_plane, ground_body, pose, up_axis
+from mpc.tasks.ground import (
+    GroundFit,
+    GroundPlane,
+    fit_plane,
+    foot_floor_bodies,
+    ground_body,
+    pose,
+    up_axis,
+)
 
 #: Feet of a standing quadruped (x, y), about an A1's.
 STANCE_XY = np.array([[0.19, 0.13], [-0.19, 0.13], [0.19, -0.13], [-0.19, -0.13]])
@@ -86,10 +94,13 @@ def test_the_upright_target_follows_the_given_fraction_of_the_tilt():
 TILTED = GroundPlane(0.1, math.tan(math.radians(10)), math.tan(math.radians(-4)))
 
 
-def posed_model(robot: str = "a1", plane: GroundPlane = TILTED) -> tuple:
-    task = make_task("quadruped_flat", robots.info(robot), goal=[1.0, 0.0], ground="fit")
+def posed_model(robot: str = "a1", plane: GroundPlane = TILTED,
+                foot_floors: bool = False) -> tuple:
+    task = make_task("quadruped_flat", robots.info(robot), goal=[1.0, 0.0], ground="fit",
+                     foot_floors=foot_floors)
     model = task.planning_model(0.01)
-    pose(model, ground_body(model), plane, at=(0.3, -0.2))
+    for body in (ground_body(model), *foot_floor_bodies(model)):  # the feet's floors too
+        pose(model, body, plane, at=(0.3, -0.2))
     return task, model
 
 
@@ -105,16 +116,18 @@ def test_the_posed_floor_is_the_plane():
         assert (p - d.geom_xpos[floor]) @ TILTED.normal == pytest.approx(0.0, abs=1e-12)
 
 
+@pytest.mark.parametrize("foot_floors", [False, True])
 @pytest.mark.parametrize("state", ["standing", "sliding", "fast_rotation"])
-def test_analytic_derivatives_match_finite_differences_on_the_posed_floor(state):
+def test_analytic_derivatives_match_finite_differences_on_the_posed_floor(state, foot_floors):
     """The analytic backend takes the posed plane for a static plane (no finite difference)
     and agrees with centered differences as on the level floor (tests/derivatives/analytic/
-    test_step.py: 1e-5)."""
-    _, model = posed_model()
+    test_step.py: 1e-5); so it does with a floor per foot (``foot_floors``), the feet on
+    theirs."""
+    _, model = posed_model(foot_floors=foot_floors)
     m = verify.oracle_model(model)
     d = verify.reference_state(m, state)
-    floor = m.geom("floor").id
-    touching = [i for i in range(d.ncon) if floor in d.contact.geom[i]]
+    floors = {m.geom("floor").id, *(m.body_geomadr[b] for b in foot_floor_bodies(m))}
+    touching = [i for i in range(d.ncon) if floors & set(d.contact.geom[i])]
     assert touching and verify.contacts_covered(m, d) and verify.is_smooth(m, d)
     np.testing.assert_allclose(d.contact.frame[touching[0], :3], TILTED.normal, atol=1e-9)
     provider = derivatives.make_provider("analytic", m, threads=1)
@@ -288,3 +301,71 @@ def test_a_fast_stance_foot_is_no_foothold_above_the_plane_or_by_default(shift, 
 def test_ground_below_needs_the_fitted_ground():
     with pytest.raises(ValueError, match="ground_below is set but ground is 'level'"):
         make_task("quadruped_flat", robots.info("go1"), ground_below=0.01)
+
+
+# --- a floor per foot (foot_floors) --------------------------------------------------------------
+
+
+def two_level_task(robot: str = "go1", down: int = 2) -> tuple:
+    """A task with a floor per foot whose first ``down`` front feet stand 8 cm below the
+    others (down a step: on the floor below, the hind feet on the top), all feet standing."""
+    task = make_task("quadruped_flat", robots.info(robot), goal=[2.0, 0.0], ground="fit",
+                     foot_floors=True)
+    model = task.planning_model(0.01)
+    qpos = model.key_qpos[model.key(task.robot.home_key).id].copy()
+    task.update_ground(0.0, qpos, np.zeros(model.nv))
+    points = task.ground_fit.footholds[:, 0].copy()
+    front = [i for i, f in enumerate(task.robot.feet) if f.startswith("F")][:down]
+    points[front, 2] -= 0.08
+    task.ground = task.ground_fit.observe(points, np.ones(4, bool))
+    return task, model, qpos, points, front
+
+
+def test_each_foot_stands_on_its_own_floor_in_the_planning_model():
+    """Down a step the fitted plane runs between the two levels, the hind feet above it and
+    the front feet below; in the planning model each foot touches only its own floor, at its
+    own foothold, and no foot the common floor."""
+    task, model, qpos, points, front = two_level_task()
+    assert task.ground.a1 < -0.05  # the common plane tilts between the levels
+    task.pose_ground(model)
+    d = mujoco.MjData(model)
+    d.qpos[:] = qpos
+    d.qpos[2] -= 0.01  # every foot 1 cm down from where it stood
+    mujoco.mj_forward(model, d)
+    floors = foot_floor_bodies(model)
+    assert len(floors) == 4
+    for i, foot in enumerate(task.robot.feet):
+        geom = model.geom(foot).id
+        floor = task.foot_floor(i)
+        assert floor.height(*points[i, :2]) == pytest.approx(points[i, 2])
+        # the sphere's signed distance to its own floor along the floor's normal
+        site = d.site_xpos[model.site(foot).id]
+        gap = (site[2] - floor.height(*site[:2])) * floor.normal[2] - model.geom_size[geom][0]
+        pairs = [k for k in range(d.ncon) if geom in d.contact.geom[k]]
+        if i in front:  # 7 cm above its floor, the floor below: no contact at all
+            assert pairs == [] and gap > 0.05
+        else:  # 1 cm into its floor, the top: touching it, and it only
+            assert [tuple(d.contact.geom[k]) for k in pairs] == [
+                (int(model.body_geomadr[floors[i]]), geom)]
+            assert d.contact.dist[pairs[0]] == pytest.approx(gap, abs=1e-4)
+
+
+def test_a_swinging_foots_floor_is_the_fitted_plane():
+    """Where a swinging foot will land is not known: its floor is the fitted plane, not where
+    it stood, while the feet standing keep theirs. One front foot on the floor below, three
+    on the top: no plane holds them all."""
+    task, _, _, points, _ = two_level_task(down=1)
+    off = np.abs(points[:, 2] - task.ground.height(points[:, 0], points[:, 1]))
+    lifted = int(np.argmax(off))  # the foot the fitted plane misses most
+    assert off[lifted] > 0.01
+    swinging = np.ones(4, bool)
+    swinging[lifted] = False
+    task.ground = task.ground_fit.observe(points, swinging)
+    assert task.foot_floor(lifted) == task.ground
+    for i in np.flatnonzero(swinging):
+        assert task.foot_floor(i).height(*points[i, :2]) == pytest.approx(points[i, 2])
+
+
+def test_foot_floors_need_the_fitted_ground():
+    with pytest.raises(ValueError, match="foot_floors is set but ground is 'level'"):
+        make_task("quadruped_flat", robots.info("go1"), foot_floors=True)

@@ -186,7 +186,8 @@ class LeggedTask(VelocityMode, Task):
         follows; ``ground_below`` (m; None: off): a foot in its planned stance found more than
         that below the fitted plane stands, however fast it moves (:meth:`_footholds`);
         ``foot_floors``: each foot touches a floor of its own in the planning model
-        (:meth:`foot_floor`; ``ground: fit`` only).
+        (:meth:`foot_floor`). Both are ``ground: fit``'s: an error with ``level``, unused with
+        ``map`` and ``felt``.
         ``ground: map``: the terrain map of file ``map`` (:mod:`mpc.tasks.map_ground`;
         or set one from code with :meth:`set_map`), ``map_clearance`` (m) how near a swing's
         path a riser lifts it over its top (:mod:`mpc.tasks.map_swing`), ``map_edge`` (m; 0:
@@ -231,12 +232,15 @@ class LeggedTask(VelocityMode, Task):
             self._held = HeldFeet(len(robot.feet))
         self.ground_prior = float(ground_prior)
         self.slope_follow = float(slope_follow)
-        if ground_below is not None and ground != "fit":
-            raise ValueError(f"ground_below is set but ground is {ground!r} (set ground: fit)")
-        self.ground_below = None if ground_below is None else float(ground_below)
-        if foot_floors and ground != "fit":
-            raise ValueError(f"foot_floors is set but ground is {ground!r} (set ground: fit)")
-        self.split_floors = bool(foot_floors)
+        # The fitted ground's own options: an error on the level floor, which has no ground
+        # model; on a map (map, felt) unused, so that a terrain config switched to a map with
+        # --set plans on it as it would without them.
+        for key, value in (("ground_below", ground_below), ("foot_floors", foot_floors)):
+            if value not in (None, False) and ground == "level":
+                raise ValueError(f"{key} is set but ground is 'level' (set ground: fit)")
+        fitted = ground == "fit"
+        self.ground_below = None if ground_below is None or not fitted else float(ground_below)
+        self.split_floors = bool(foot_floors) and fitted
         self.ground_fit: GroundFit | None = None
         if mode not in self.MODES:
             raise ValueError(f"unknown mode {mode!r}; choose from {', '.join(self.MODES)}")

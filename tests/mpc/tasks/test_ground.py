@@ -5,6 +5,7 @@ tasks' targets and fall check measured from it."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import analytic_verify as verify
 import mujoco
@@ -369,3 +370,14 @@ def test_a_swinging_foots_floor_is_the_fitted_plane():
 def test_foot_floors_need_the_fitted_ground():
     with pytest.raises(ValueError, match="foot_floors is set but ground is 'level'"):
         make_task("quadruped_flat", robots.info("go1"), foot_floors=True)
+
+
+@pytest.mark.parametrize("ground", ["map", "felt"])
+def test_the_fitted_grounds_options_are_unused_on_a_map(ground):
+    """A terrain config (ground: fit, with foot_floors and ground_below) switched to a map
+    with --set plans on the map as it would without them: one floor, no foothold below."""
+    step = Path(__file__).resolve().parents[3] / "configs" / "maps" / "step_8cm.yaml"
+    options = {"map": str(step)} if ground == "map" else {}
+    task = make_task("quadruped_flat", robots.info("go1"), ground=ground, foot_floors=True,
+                     ground_below=0.01, **options)
+    assert task.foot_floors == 0 and task.ground_below is None

@@ -164,17 +164,22 @@ def test_the_h1_terrain_config_walks_up_the_5_degree_ramp():
     assert result["end_x_m"] > 1.8
 
 
+def one_run(tmp_path, config: str, terrain: str, seed: int, duration: float) -> dict:
+    """The result of one eval_terrain case, run serially on the deploy path's defaults."""
+    assert eval_terrain.main(["--configs", config, "--terrains", terrain, "--seeds", str(seed),
+                              "--duration", str(duration), "--engine", "serial",
+                              "--out", str(tmp_path)]) == 0
+    (case_file,) = (tmp_path / "cases").glob("*.json")
+    return json.loads(case_file.read_text())["result"]
+
+
 @pytest.mark.slow
 def test_the_go1_terrain_config_walks_down_an_8cm_step(tmp_path):
     """go1_hw_terrain on the deploy path (its Kalman filter, the delays, the Menagerie Go1)
     gets down the 8 cm step to its goal (seed 2; 9 of seeds 0-9 do, docs/terrain.md "A foot
     below the ground"). Seed 2 fell past the edge without the config's floor per foot, its
     foothold below the plane and its 5 cm contact band (6 of 10 got down then)."""
-    assert eval_terrain.main(["--configs", "go1_hw_terrain", "--terrains", "step_down_8cm",
-                              "--seeds", "2", "--duration", "10", "--engine", "serial",
-                              "--out", str(tmp_path)]) == 0
-    (case_file,) = (tmp_path / "cases").glob("*.json")
-    result = json.loads(case_file.read_text())["result"]
+    result = one_run(tmp_path, "go1_hw_terrain", "step_down_8cm", seed=2, duration=10)
     assert result["outcome"] == "goal", result
 
 
@@ -185,11 +190,7 @@ def test_the_go1_slabs_config_walks_over_loose_slabs(tmp_path):
     of its settings: with a quarter of the TV-LQR gains (go1_hw_terrain's) it fell at 15.0 s,
     with the default slope prior (0.01 m²) at 14.0 s, and go1_hw_terrain, with neither,
     passed the 40 rad/s joint trip."""
-    assert eval_terrain.main(["--configs", "go1_hw_slabs", "--terrains", "slabs_5cm",
-                              "--seeds", "5", "--duration", "15", "--engine", "serial",
-                              "--out", str(tmp_path)]) == 0
-    (case_file,) = (tmp_path / "cases").glob("*.json")
-    result = json.loads(case_file.read_text())["result"]
+    result = one_run(tmp_path, "go1_hw_slabs", "slabs_5cm", seed=5, duration=15)
     assert result["outcome"] == "goal", result
 
 
@@ -198,10 +199,6 @@ def test_the_a1_terrain_config_gets_down_an_8cm_step(tmp_path):
     """a1_hw_terrain on the deploy path gets down the 8 cm step and walks on (seed 0; 10 of
     seeds 0-9 reach the goal, docs/terrain.md "A foot below the ground"). Without a floor per
     foot and the foothold below the plane it fell past the edge at 2.1 s (x 0.82 m)."""
-    assert eval_terrain.main(["--configs", "a1_hw_terrain", "--terrains", "step_down_8cm",
-                              "--seeds", "0", "--duration", "5", "--engine", "serial",
-                              "--out", str(tmp_path)]) == 0
-    (case_file,) = (tmp_path / "cases").glob("*.json")
-    result = json.loads(case_file.read_text())["result"]
+    result = one_run(tmp_path, "a1_hw_terrain", "step_down_8cm", seed=0, duration=5)
     assert not result["fell"] and result["end_x_m"] > 1.2, result
     assert result["fd_evaluations"] == 0

@@ -399,13 +399,12 @@ class LeggedTask(VelocityMode, Task):
     def foot_floor(self, i: int) -> GroundPlane:
         """Foot i's floor in the planning model (``foot_floors``): while it stands (its
         foothold counted at the last :meth:`update_ground`), the fitted plane's slope through
-        that foothold; in its swing (or before it has a
-        foothold), the fitted plane. Over a step the feet stand on two levels and the plane
-        fitted to them runs between: it leaves the feet on the top above the model's floor
-        (standing on nothing in the plan) and those below under it; its own floor puts each
-        standing foot where it stands. Where a swinging foot lands is not known; the fitted
-        plane, which runs from the feet behind to where the feet ahead found the ground,
-        guesses it."""
+        that foothold; in its swing (or before it has a foothold), the fitted plane. Over a
+        step the feet stand on two levels and the plane fitted to them runs between: it
+        leaves the feet on the top above the model's floor (standing on nothing in the plan)
+        and those below under it; its own floor puts each standing foot where it stands.
+        Where a swinging foot lands is not known; the fitted plane, which runs from the feet
+        behind to where the feet ahead found the ground, guesses it."""
         g = self.ground
         if self.ground_fit is None or not self.ground_fit.standing[i]:
             return g

@@ -372,6 +372,15 @@ def test_foot_floors_need_the_fitted_ground():
         make_task("quadruped_flat", robots.info("go1"), foot_floors=True)
 
 
+def test_foot_floors_need_the_floors_in_the_planning_model():
+    """A model without the feet's floors (built by a task without them) is refused at bind
+    with one line, not planned on with one floor."""
+    model = make_task("quadruped_flat", robots.info("go1"), ground="fit").planning_model(0.01)
+    task = make_task("quadruped_flat", robots.info("go1"), ground="fit", foot_floors=True)
+    with pytest.raises(ValueError, match="foot_floors needs a sphere on every foot and a floor"):
+        task.bind(model)
+
+
 @pytest.mark.parametrize("ground", ["map", "felt"])
 def test_the_fitted_grounds_options_are_unused_on_a_map(ground):
     """A terrain config (ground: fit, with foot_floors and ground_below) switched to a map

@@ -2,7 +2,8 @@
 
     python scripts/eval_terrain.py [--configs a1_hw go1_hw_terrain ...] [--terrains ramp_up_5 ...]
         [--matrix done|issue] [--seeds 0 1 2 ...] [--estimator config|truth]
-        [--delay-ms 6] [--plan-latency-ms 20] [--plant-model reference|own] [--goal 2.0]
+        [--delay-ms 6] [--plan-latency-ms 20] [--plant-model reference|own]
+        [--plant-joint-damping D] [--goal 2.0]
         [--speed 0.3] [--duration S] [--threads 1] [--engine ray|serial] [--address ADDR]
         [--map-offset M] [--map-noise M] [--set KEY=VALUE ...] [--out bench_results/terrain]
 
@@ -21,7 +22,10 @@ plant.base_state.ground=carried``) plan on the plane fitted to the footholds
 (:mod:`mpc.tasks.ground`) and carry the height from foothold to foothold.
 ``--plant-model reference`` (default) simulates the robot from another published description
 of it (MuJoCo Menagerie's, in tests/reference) than the planner's own model, as the real robot
-differs from any model; ``own`` simulates the planner's model.
+differs from any model; ``own`` simulates the planner's model. ``--plant-joint-damping``
+(N m s/rad) gives the simulated robot's joints that much viscous damping of their own, on top of
+the motors' Kd (:class:`hardware.fake.robot.FakeRobotSim`): by default the Menagerie Go2 keeps
+its description's 2 and every other plant has none.
 
 A terrain may also be a terrain map file (``configs/maps/stairs_12cm.yaml``: a ``.yaml``, or a
 ``.npy``/``.png`` with its sidecar; :mod:`mpc.tasks.terrain_map`): the plant stands on the map
@@ -115,7 +119,7 @@ def run_case(case: dict) -> dict:
 
     plant = recording_plant(FakeMotorPlant)(
         robot, delay=case["delay_ms"] / 1e3, base_state=base_state, seed=case["seed"],
-        terrain=seeded_terrain(case), spec=spec)
+        terrain=seeded_terrain(case), spec=spec, joint_damping=case.get("plant_joint_damping"))
     with tempfile.TemporaryDirectory() as tmp:
         summary = run(cfg, out=tmp, plant=plant)
     return judge(case, cfg, robot, plant, summary)
@@ -310,6 +314,8 @@ def make_case(config: str, terrain: str, seed: int, args) -> dict:
             "delay_ms": args.delay_ms, "plan_latency_ms": args.plan_latency_ms,
             "plant_model": args.plant_model, "goal": goal, "speed": args.speed,
             "duration": args.duration, "threads": threads, "set": list(args.set)}
+    if args.plant_joint_damping is not None:  # only when given: the other cases keep their keys
+        case["plant_joint_damping"] = args.plant_joint_damping
     if is_map(terrain):
         case["map"] = {"kind": "map", "file": str(Path(terrain).resolve()),
                        "offset": args.map_offset, "noise": args.map_noise}
@@ -420,6 +426,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--delay-ms", type=float, default=6.0)
     p.add_argument("--plan-latency-ms", type=float, default=20.0)
     p.add_argument("--plant-model", choices=("reference", "own"), default="reference")
+    p.add_argument("--plant-joint-damping", type=float, default=None, metavar="D",
+                   help="N m s/rad of the simulated joints' own damping, on top of the motors' "
+                        "Kd (default: the description's)")
     p.add_argument("--goal", type=float, default=None,
                    help="m ahead (default: 2, or a config's own waypoints)")
     p.add_argument("--speed", type=float, default=0.3, help="m/s, velocity-mode configs")
@@ -452,6 +461,10 @@ def main(argv: list[str] | None = None) -> int:
             t for _, t in pairs))]
     elif args.terrains:
         pairs = [(c, t) for c in dict.fromkeys(c for c, _ in pairs) for t in args.terrains]
+    if args.plant_joint_damping is not None and not 0.0 <= args.plant_joint_damping <= 20.0:
+        print(f"eval_terrain: error: --plant-joint-damping must be within 0..20 N m s/rad, "
+              f"got {args.plant_joint_damping:g}", file=sys.stderr)
+        return 2
     try:
         for config, terrain in pairs:
             load_config(config, args.set)
@@ -495,7 +508,10 @@ def main(argv: list[str] | None = None) -> int:
                  else "2 m ahead or the config's last waypoint")
     note = (f"Lockstep, {args.estimator} base state, {args.delay_ms:g} ms command delay, plans "
             f"in force {args.plan_latency_ms:g} ms after their state, plant model "
-            f"{args.plant_model}, goal {goal_text} (velocity mode: {args.speed:g} "
+            f"{args.plant_model}"
+            + (f" (joint damping {args.plant_joint_damping:g} N m s/rad)"
+               if args.plant_joint_damping is not None else "")
+            + f", goal {goal_text} (velocity mode: {args.speed:g} "
             f"m/s for {args.goal or 2.0:g} m), {args.duration:g} s, seeds {args.seeds}"
             + (f", map offset {args.map_offset:g} m, noise {args.map_noise:g} m"
                if args.map_offset or args.map_noise else "") + ". Success: goal "

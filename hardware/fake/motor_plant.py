@@ -52,13 +52,15 @@ class FakeMotorPlant(Plant):
                  seed: int = 0, terrain: TerrainSpec = None,
                  spec: mujoco.MjSpec | None = None, overlay: Overlay | None = None,
                  gantry: bool = False, gantry_lift: float = 0.0, log_file: str = "",
-                 timestep: float | None = None):
-        """``timestep``: the fake robot's simulation step (s; None: the model's own)."""
+                 timestep: float | None = None, joint_damping: float | None = None):
+        """``timestep``: the fake robot's simulation step (s; None: the model's own);
+        ``joint_damping``: its joints' own damping (:class:`hardware.fake.robot.FakeRobotSim`)."""
         if not 0.0 <= delay <= 0.1:
             raise ValueError(f"delay must be within 0..0.1 s, got {delay}")
         self.sim = FakeRobotSim(robot, start="standing", command_timeout=np.inf, seed=seed,
                                 terrain=terrain, spec=spec, overlay=overlay, gantry=gantry,
-                                gantry_lift=gantry_lift, timestep=timestep)
+                                gantry_lift=gantry_lift, timestep=timestep,
+                                joint_damping=joint_damping)
         model = robots.load_planning_model(robot.name)
         self.source = make_source(base_state, model, robot) if base_state else None
         self.low_state = None

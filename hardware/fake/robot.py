@@ -86,8 +86,14 @@ class FakeRobotSim:
                  seed: int = 0, terrain: TerrainSpec = None,
                  spec: mujoco.MjSpec | None = None, overlay: Overlay | None = None,
                  gantry_lift: float = 0.0, keep_joint_damping: bool = False,
-                 timestep: float | None = None, sense_step_start: bool = False):
+                 timestep: float | None = None, sense_step_start: bool = False,
+                 joint_damping: float | None = None):
         """``timestep``: the simulation's step (s; None: the model's own).
+        ``joint_damping``: the motor joints' own viscous damping (N m s/rad), acting on top of
+        the motors' Kd, instead of what the description leaves them (None): nothing where its
+        damping was its servos' Kd (the project's models, the Menagerie A1 and Go1), its figure
+        where it drives torque motors (the Menagerie Go2's 2 N m s/rad, where Unitree's own
+        simulation of the Go2 has 0.1). The real figure is unknown; the option tries both.
         ``sense_step_start``: the sensors read the state at each step's start, stamped with
         that instant (:attr:`sensed`), all of a piece: MuJoCo's step computes the accelerometer
         (and the contact forces) at the step's start, so a reading of the state at its end
@@ -129,6 +135,12 @@ class FakeRobotSim:
             position_joints = []
         for name in position_joints:
             spec.joint(name).damping = np.zeros(3)
+        if joint_damping is not None:
+            if not 0.0 <= joint_damping <= 20.0:
+                raise ValueError(f"joint_damping must be within 0..20 N m s/rad, "
+                                 f"got {joint_damping}")
+            for act in spec.actuators:
+                spec.joint(act.target).damping = np.full(3, joint_damping)
         self.model = spec.compile()
         self.data = mujoco.MjData(self.model)
         m = self.model

@@ -154,6 +154,24 @@ def test_the_lcm_robot_is_the_fake_robot_keeping_the_models_joint_damping():
     assert np.all(unitree_sim.model.dof_damping[unitree_sim.vadr] == 0)
 
 
+def test_joint_damping_sets_the_simulated_joints_own_damping():
+    """``joint_damping`` gives every motor joint that viscous damping on top of the motors' Kd,
+    where the description's was taken as its servos' Kd (the project's Go2: none), and replaces
+    a torque-motor description's own (the Menagerie Go2's 2 N m s/rad); out of range: refused."""
+    from reference_models import reference_plant_spec
+
+    info = robots.info("go2")
+    sim = FakeRobotSim(info, start="standing", joint_damping=0.1)
+    np.testing.assert_array_equal(sim.model.dof_damping[sim.vadr], 0.1)
+    menagerie = FakeRobotSim(info, start="standing", spec=reference_plant_spec("go2"))
+    np.testing.assert_array_equal(menagerie.model.dof_damping[menagerie.vadr], 2.0)
+    undamped = FakeRobotSim(info, start="standing", spec=reference_plant_spec("go2"),
+                            joint_damping=0.1)
+    np.testing.assert_array_equal(undamped.model.dof_damping[undamped.vadr], 0.1)
+    with pytest.raises(ValueError, match="joint_damping"):
+        FakeRobotSim(info, start="standing", joint_damping=-1.0)
+
+
 def test_the_lcm_robot_holds_home_then_latches_damping(udpm_url):
     """Before any command the LCM robot stands on its home pose; a damping command puts its
     motors in damping for good: a later valid command does not take them out of it."""

@@ -199,34 +199,33 @@ def foot_floor_bodies(model: mujoco.MjModel) -> list[int]:
     return out
 
 
-def foot_geom(model: mujoco.MjModel, site: int) -> int:
-    """The foot's contact geom: the sphere of the site's body nearest the site (−1 if the
-    body has no sphere)."""
+def foot_geoms(model: mujoco.MjModel, site: int) -> list[int]:
+    """The foot's contact geoms: the colliding spheres of the foot site's body (a quadruped's
+    foot sphere; a humanoid foot's heel and toe). The one rule for what a foot touches the
+    ground with: its own floor (:func:`split_foot_contacts`) and a terrain map
+    (:meth:`mpc.tasks.map_ground.MapGround.feet_only`)."""
     body = model.site_bodyid[site]
-    spheres = [g for g in np.flatnonzero(model.geom_bodyid == body)
-               if model.geom_type[g] == mujoco.mjtGeom.mjGEOM_SPHERE]
-    if not spheres:
-        return -1
-    return int(min(spheres, key=lambda g: float(np.linalg.norm(model.geom_pos[g]
-                                                               - model.site_pos[site]))))
+    return [int(g) for g in np.flatnonzero(model.geom_bodyid == body)
+            if model.geom_type[g] == mujoco.mjtGeom.mjGEOM_SPHERE
+            and (model.geom_contype[g] or model.geom_conaffinity[g])]
 
 
 def split_foot_contacts(model: mujoco.MjModel, sites: list[int]) -> bool:
-    """Give each foot (its contact geom, :func:`foot_geom`) its own floor, ``foot_floor<i>``,
-    and no contact with the common floor: foot i's geom takes the affinity FOOT_BIT << i
+    """Give each foot (its contact geoms, :func:`foot_geoms`) its own floor, ``foot_floor<i>``,
+    and no contact with the common floor: foot i's geoms take the affinity FOOT_BIT << i
     only, its floor that contact type. The rest of the robot keeps the common floor. False
     (the model unchanged) without per-foot floors or without a sphere on every foot."""
     floors = foot_floor_bodies(model)
-    feet = [foot_geom(model, s) for s in sites]
-    if len(floors) != len(sites) or min(feet, default=-1) < 0:
+    feet = [foot_geoms(model, s) for s in sites]
+    if len(floors) != len(sites) or not all(feet):
         return False
-    for i, (body, geom) in enumerate(zip(floors, feet, strict=True)):
+    for i, (body, geoms) in enumerate(zip(floors, feet, strict=True)):
         plane = int(model.body_geomadr[body])
         model.geom_contype[plane] = FOOT_BIT << i
         model.geom_conaffinity[plane] = 0
-        model.geom_conaffinity[geom] = FOOT_BIT << i
+        model.geom_conaffinity[geoms] = FOOT_BIT << i
     # the broad phase filters bodies by the union of their geoms' bits, taken at compile time
-    for body in {*floors, *(int(model.geom_bodyid[g]) for g in feet)}:
+    for body in {*floors, *(int(model.geom_bodyid[g]) for geoms in feet for g in geoms)}:
         geoms = np.flatnonzero(model.geom_bodyid == body)
         model.body_contype[body] = np.bitwise_or.reduce(model.geom_contype[geoms])
         model.body_conaffinity[body] = np.bitwise_or.reduce(model.geom_conaffinity[geoms])

@@ -76,7 +76,7 @@ from typing import ClassVar
 import mujoco
 import numpy as np
 
-from mpc.tasks.ground import GroundPlane
+from mpc.tasks.ground import GroundPlane, foot_geoms
 from mpc.tasks.map_window import MapWindow, WindowSpec
 from mpc.tasks.terrain_map import HeightMap, MapError, floor_contact, floor_plane, load
 
@@ -335,19 +335,15 @@ class MapGround:
     @staticmethod
     def feet_only(model: mujoco.MjModel, feet: tuple[str, ...]) -> None:
         """Let only the foot geoms touch the map in the compiled ``model``: the map's contype
-        becomes :data:`MAP_BIT` (its conaffinity 0), which only the geoms of each foot site's
-        body that contain the site (the foot sphere) accept."""
+        becomes :data:`MAP_BIT` (its conaffinity 0), which only the feet's contact geoms
+        (:func:`mpc.tasks.ground.foot_geoms`) accept."""
         for name in (MAP_GEOM, RISER_GEOM):
             if mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, name) >= 0:
                 g = model.geom(name).id
                 model.geom_contype[g], model.geom_conaffinity[g] = MAP_BIT, 0
         for name in feet:
-            site = model.site(name).id
-            body = model.site_bodyid[site]
-            for geom in np.flatnonzero(model.geom_bodyid == body):
-                reach = np.linalg.norm(model.geom_pos[geom] - model.site_pos[site])
-                if reach <= model.geom_rbound[geom]:
-                    model.geom_conaffinity[geom] |= MAP_BIT
+            for geom in foot_geoms(model, model.site(name).id):
+                model.geom_conaffinity[geom] |= MAP_BIT
 
     def safe_foothold(self, xy, direction) -> np.ndarray | None:
         """Where a foot aimed at ``xy`` lands clear of the edges: None if the edge map there

@@ -18,6 +18,7 @@ import derivatives
 import robots
 from mpc.tasks import make_task
 from mpc.tasks.ground import (
+    FOOT_BIT,
     GroundFit,
     GroundPlane,
     fit_plane,
@@ -349,6 +350,17 @@ def test_each_foot_stands_on_its_own_floor_in_the_planning_model():
             assert [tuple(d.contact.geom[k]) for k in pairs] == [
                 (int(model.body_geomadr[floors[i]]), geom)]
             assert d.contact.dist[pairs[0]] == pytest.approx(gap, abs=1e-4)
+
+
+def test_a_humanoid_foot_stands_on_its_floor_with_heel_and_toe():
+    """Each of the H1's feet touches its own floor with both its spheres, the common floor
+    with neither."""
+    task = make_task("humanoid_flat", robots.info("h1"), ground="fit", foot_floors=True)
+    model = task.planning_model(0.01)
+    task.bind(model)
+    for i, side in enumerate(("left", "right")):
+        for part in ("heel", "toe"):
+            assert model.geom_conaffinity[model.geom(f"{side}_{part}").id] == FOOT_BIT << i
 
 
 def test_a_swinging_foots_floor_is_the_fitted_plane():

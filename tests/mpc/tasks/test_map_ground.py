@@ -56,6 +56,16 @@ def test_the_planning_model_stands_on_the_map_with_its_feet_alone(go2):
     assert names and names <= set(task.robot.feet)
 
 
+def test_a_humanoids_heel_and_toe_touch_the_map():
+    """A foot touches the map with its contact spheres: the H1's heel and toe (neither holds
+    the foot's site, which lies between them)."""
+    task = make_task("humanoid_flat", robots.info("h1"), ground="map", goal=[3.0, 0.0])
+    task.set_map(STAIRS)
+    m = task.planning_model(0.01)
+    touching = sorted(m.geom(i).name for i in range(m.ngeom) if m.geom_conaffinity[i] & MAP_BIT)
+    assert touching == ["left_heel", "left_toe", "right_heel", "right_toe"]
+
+
 def test_the_residual_jacobian_is_exact_on_the_map(go2):
     task, m = go2
     rng = np.random.default_rng(0)

@@ -767,6 +767,10 @@ class LeggedTask(VelocityMode, Task):
                 aim = qpos[0:2] + turn @ self._home_feet[i] + v * (times[down] - time
                                                                     + stance / 2)
                 target = None if mg.edge_map is None else mg.safe_foothold(aim, direction)
+                if mg.edge_map is not None:
+                    lower = mg.within_climb(aim if target is None else target, direction,
+                                            float(mg.map.height(*start)))
+                    target = target if lower is None else lower
                 if k == 0 and swing[0, i]:  # a foothold moved in this swing stays chosen
                     if np.isfinite(self._committed[i, 0]):
                         target = self._committed[i]
@@ -780,8 +784,7 @@ class LeggedTask(VelocityMode, Task):
                         plan.target[i], plan.moved[i] = target, True
                 h0, h1 = (float(mg.map.height(*p)) + mg.shift for p in (start, land))
                 over = path_points(np.array([*path, land]), spacing)
-                top = max(h0, h1, float(np.max(mg.clearance_map.height(over[:, 0], over[:, 1])))
-                          + mg.shift)
+                top = max(h0, h1, mg.highest_along(over) + mg.shift)
                 swings.liftoff[i, k] = -np.inf if up == 0 else times[up]
                 swings.touchdown[i, k] = times[down]
                 swings.start[i, k], swings.top[i, k], swings.land[i, k] = h0, top, h1

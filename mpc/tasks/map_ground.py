@@ -102,6 +102,10 @@ class MapGround:
 
     #: Standard deviation (m) of the body map's smoothing.
     BODY_SIGMA: ClassVar[float] = 0.15
+    #: The most (m) a swing climbs from the ground it lifts off (:meth:`within_climb`).
+    CLIMB: ClassVar[float] = 0.15
+    #: How far back (m) a foothold may be moved to climb no more than :attr:`CLIMB`.
+    CLIMB_REACH: ClassVar[float] = 0.4
     #: Relief (m) of the edge map up to which a foothold counts as flat.
     EDGE_TOLERANCE: ClassVar[float] = 0.02
     #: How far (m) a foothold may be moved off an edge.
@@ -363,6 +367,43 @@ class MapGround:
         points = xy + shifts[:, None] * np.asarray(direction, dtype=float)
         safe = self.edge_map.height(points[:, 0], points[:, 1]) <= self.EDGE_TOLERANCE
         return points[int(np.argmax(safe))] if safe.any() else None
+
+    def within_climb(self, xy, direction, ground: float) -> np.ndarray | None:
+        """Where a foot lifting off ``ground`` (m, the map's) and aimed at ``xy`` lands no more
+        than :attr:`CLIMB` above it: None if the map there is not higher than that, else the
+        nearest point back along ``direction`` (the travel), within :attr:`CLIMB_REACH`, that
+        is not and is flat (the edge map at most :attr:`EDGE_TOLERANCE`), or None if there is
+        none. A foot that stood short of a riser and is aimed two treads up would be asked to
+        lift to the higher tread's height plus its lift within the first part of its swing:
+        above the reach of a leg under a base at its standing height, so the plan lifts the
+        whole robot, its standing feet too, off the ground."""
+        xy = np.asarray(xy, dtype=float)
+        if float(self.map.height(xy[0], xy[1])) <= ground + self.CLIMB:
+            return None
+        step = self.map.resolution / 5
+        shifts = np.arange(step, self.CLIMB_REACH + step / 2, step)
+        points = xy - shifts[:, None] * np.asarray(direction, dtype=float)
+        ok = self.map.height(points[:, 0], points[:, 1]) <= ground + self.CLIMB
+        if self.edge_map is not None:
+            ok &= self.edge_map.height(points[:, 0], points[:, 1]) <= self.EDGE_TOLERANCE
+        return points[int(np.argmax(ok))] if ok.any() else None
+
+    def highest_along(self, path: np.ndarray) -> float:
+        """The highest ground a swing along ``path`` (n, 2 points, lift-off first, touchdown
+        last) passes over: the map itself along the whole path, and the clearance map (the
+        highest ground within ``clearance``) along it but within ``clearance`` of either end.
+        Near its ends the foot is low by design, and there the clearance map reads the ground
+        beyond them: a foothold short of the next riser lifted the swing over that riser's
+        tread (a Go2 foot landing on the second tread 10 cm short of the third riser was
+        asked to be over the third tread, 12 cm higher than where it landed)."""
+        path = np.asarray(path, dtype=float)
+        top = float(np.max(self.map.height(path[:, 0], path[:, 1])))
+        inner = ((np.linalg.norm(path - path[0], axis=1) > self.clearance)
+                 & (np.linalg.norm(path - path[-1], axis=1) > self.clearance))
+        if inner.any():
+            p = path[inner]
+            top = max(top, float(np.max(self.clearance_map.height(p[:, 0], p[:, 1]))))
+        return top
 
     def plane_under(self, xy) -> GroundPlane:
         """The body map's tangent plane at ``xy`` (raised by :attr:`shift`)."""

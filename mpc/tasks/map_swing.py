@@ -8,7 +8,8 @@ the task moves footholds). From the map H and its clearance map H_c (the highest
 
     h₀ = H(a)    the ground it leaves
     h₁ = H(b)    the ground it lands on
-    hₘ = max(h₀, h₁, max of H_c along the path a → b)   the highest ground it passes over
+    hₘ = max(h₀, h₁, max of H along the path a → b, max of H_c along it away from its ends)
+                 the highest ground it passes over (MapGround.highest_along)
 
 and its ground target over the swing's phase s ∈ [0, 1] (0 at lift-off, 1 at touchdown) is
 

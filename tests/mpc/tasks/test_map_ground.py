@@ -14,7 +14,8 @@ import robots
 from mpc.app.assembly import build_planner, build_task
 from mpc.app.config import load_config
 from mpc.tasks import make_task
-from mpc.tasks.map_ground import MAP_BIT, MAP_BODY, MAP_GEOM
+from mpc.tasks.map_ground import MAP_BIT, MAP_BODY, MAP_GEOM, MapGround
+from mpc.tasks.map_swing import path_points
 from mpc.tasks.terrain_map import stairs
 
 STAIRS = stairs(rise=0.12)
@@ -387,3 +388,57 @@ def test_a_swinging_foot_keeps_the_foothold_it_was_moved_to(go2_footholds):
     assert task.foothold_plan.moved[i]
     assert task.foothold_plan.target[i] == pytest.approx(kept)
     task._stance_xy = None
+
+
+def test_a_swing_is_lifted_over_what_it_passes_not_what_lies_beyond_its_ends():
+    """highest_along: the map along the whole path and the clearance map away from its ends.
+    A swing up from the first tread (0.12 m) to the second (0.24 m) landing 10 cm short of the
+    third riser (1.1 m) tops out at the second tread, not over the third (0.36 m) that the
+    clearance map reads at its foothold; one lifting off 3 cm in front of a riser and landing
+    on its tread tops out at the tread; one passing over two risers at the highest."""
+    mg = MapGround(STAIRS, clearance=0.1, edge=0.06)
+    up = path_points(np.array([[0.7, 0.0], [1.0, 0.0]]), 0.0125)
+    assert float(np.max(mg.clearance_map.height(up[:, 0], up[:, 1]))) > 0.27  # beyond it
+    assert mg.highest_along(up) == pytest.approx(0.24, abs=0.01)
+    onto = path_points(np.array([[0.57, 0.0], [0.72, 0.0]]), 0.0125)
+    assert mg.highest_along(onto) == pytest.approx(0.12)
+    over = path_points(np.array([[0.3, 0.0], [1.0, 0.0]]), 0.0125)
+    assert mg.highest_along(over) == pytest.approx(0.24, abs=0.01)
+
+
+def test_a_foothold_more_than_a_climb_above_the_lift_off_is_moved_back():
+    """within_climb: aimed two treads up from the floor (the second tread, 1.0 m) a foothold
+    moves back onto the first tread's flat part, at most CLIMB above the floor; aimed one
+    tread up it stays; with no such point within reach, None."""
+    mg = MapGround(STAIRS, clearance=0.1, edge=0.06)
+    moved = mg.within_climb([1.0, 0.1], [1.0, 0.0], 0.0)
+    assert moved is not None and moved[1] == pytest.approx(0.1)
+    assert float(mg.map.height(*moved)) == pytest.approx(0.12)
+    assert float(mg.edge_map.height(*moved)) <= mg.EDGE_TOLERANCE
+    assert 0.6 < moved[0] < 0.85
+    assert mg.within_climb([0.7, 0.0], [1.0, 0.0], 0.0) is None
+    assert mg.within_climb([1.0, 0.0], [1.0, 0.0], 0.12) is None
+
+
+def test_walking_up_the_flight_no_swing_climbs_two_treads_or_tops_out_over_a_third():
+    """The Go2's walk driven up the flight at 0.3 m/s (the stairs config's map settings): a
+    foot standing short of a riser was aimed two treads up (0.24 m in one swing, its apex over
+    a third tread with the clearance map at its foothold: the plan lifted the whole robot, its
+    standing feet too, to reach it). Every planned swing now climbs at most CLIMB, and on a
+    flight going up its apex is the higher of its two grounds."""
+    task = make_task("quadruped_flat", robots.info("go2"), ground="map", goal=[3.0, 0.0],
+                     gait="walk", cadence=0.7, step_height=0.08, map_clearance=0.1,
+                     map_edge=0.06)
+    task.set_map(STAIRS)
+    m = task.planning_model(0.01)
+    swings = 0
+    for t in np.arange(0.0, 2.5, 0.02):
+        d = standing(task, m, 0.2 + 0.3 * t)
+        d.qvel[0] = 0.3
+        task.update(t, d.qpos, d.qvel)
+        sp = task.swing_plan
+        on = np.isfinite(sp.start)
+        swings += int(on.sum())
+        assert np.all(sp.land[on] - sp.start[on] <= 0.15 + 1e-9), t  # CLIMB
+        assert np.all(sp.top[on] <= np.maximum(sp.start[on], sp.land[on]) + 0.01), t
+    assert swings > 100

@@ -51,20 +51,25 @@ height and velocity error against the truth.
 
 The matrix runs as a campaign (:mod:`mpc.app.campaign`): on Ray by default (a local instance on
 loopback; ``--address`` for a cluster), one result file per run in ``OUT/cases``, finished runs
-skipped on a rerun. Each run plans with the config's ``planner.threads`` (its batched line
-search depends on it) and as many derivative threads, and Ray gives it as many CPUs: on two
-cores the hardware configs (2 threads) run one at a time. Writes ``OUT/terrain.md`` and
-``.csv`` (per config x terrain: successes, median end distance, falls, stops, trips, fastest
-joint, estimator errors), ``OUT/runs.csv`` (every run) and ``OUT/terrain.png`` (with
-matplotlib: ``pip install 'legged-mpc[plot]'``).
+skipped on a rerun. A run that SIGINT (Ctrl-C) or SIGTERM cuts short is not a result: nothing is
+stored for it, and the campaign stops with exit code 130 and one line (the cases finished before
+stay stored; the same command resumes). Each run plans with the config's ``planner.threads``
+(its batched line search depends on it) and as many derivative threads, and Ray gives it as
+many CPUs: on two cores the hardware configs (2 threads) run one at a time. Writes
+``OUT/terrain.md`` and ``.csv`` (per config x terrain: successes, median end distance, falls,
+stops, trips, fastest joint, estimator errors), ``OUT/runs.csv`` (every run) and
+``OUT/terrain.png`` (with matplotlib: ``pip install 'legged-mpc[plot]'``).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
+import signal
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -99,7 +104,10 @@ def matrix(name: str) -> list[tuple[str, str]]:
 
 
 def run_case(case: dict) -> dict:
-    """Run one case (a plain mapping, see :func:`make_case`); a JSON-able result."""
+    """Run one case (a plain mapping, see :func:`make_case`); a JSON-able result. A run that a
+    signal ended early (``summary["interrupted"]``: the first SIGINT or SIGTERM stops the run
+    at its next step and it closes as at its end) raises KeyboardInterrupt instead of being
+    judged: it is not a result."""
     import robots
     from hardware.fake.motor_plant import FakeMotorPlant
     from mpc.app.config import load_config
@@ -122,6 +130,9 @@ def run_case(case: dict) -> dict:
         terrain=seeded_terrain(case), spec=spec, joint_damping=case.get("plant_joint_damping"))
     with tempfile.TemporaryDirectory() as tmp:
         summary = run(cfg, out=tmp, plant=plant)
+    if summary.get("interrupted") or not summary.get("started", True):
+        # a signal ended the run early: not a result (the campaign stores nothing for it)
+        raise KeyboardInterrupt("the run was interrupted")
     return judge(case, cfg, robot, plant, summary)
 
 
@@ -415,6 +426,27 @@ def plot(rows: list[dict], results: list[dict], path: Path) -> bool:
     return True
 
 
+@contextlib.contextmanager
+def sigterm_interrupts():
+    """SIGTERM raises KeyboardInterrupt, as Ctrl-C does (``mpc-run`` does the same): a run in
+    progress then stops at its next step and is not kept (:func:`run_case`), and the campaign
+    ends with exit code 130. A SIGTERM that whoever started the script ignores stays ignored;
+    the previous handler comes back afterwards."""
+    def interrupt(signum: int, _frame) -> None:
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    if threading.current_thread() is not threading.main_thread():  # no handlers there
+        yield
+        return
+    previous = signal.getsignal(signal.SIGTERM)
+    if previous is not signal.SIG_IGN:
+        signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--matrix", choices=("done", "issue"), default="done",
@@ -489,7 +521,8 @@ def main(argv: list[str] | None = None) -> int:
     campaign = Campaign(run_case, out / "cases", engine=engine, address=args.address,
                         cpus_per_case=max(c["threads"] for c in cases), on_result=show)
     try:
-        results = [r for r in campaign.run(cases) if r is not None]
+        with sigterm_interrupts():
+            results = [r for r in campaign.run(cases) if r is not None]
     except ConnectionError as e:  # ray.init: no cluster there, or a token it does not take
         print(f"eval_terrain: error: --address {args.address}: {str(e).splitlines()[0]} (is the "
               "cluster up, and RAY_AUTH_TOKEN its token?)", file=sys.stderr)
@@ -497,7 +530,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         done = sum(campaign.stored(c) is not None for c in cases)
         print(f"eval_terrain: interrupted: {done} of {len(cases)} cases finished in "
-              f"{out / 'cases'}; the same command resumes", file=sys.stderr)
+              f"{out / 'cases'} (a run cut short is not kept); the same command resumes",
+              file=sys.stderr)
         return 130
     for case, error in campaign.failures:
         print(f"FAILED {case}: {error.strip().splitlines()[-1]}", file=sys.stderr)

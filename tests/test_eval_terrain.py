@@ -6,7 +6,11 @@ from __future__ import annotations
 import csv
 import json
 import math
+import os
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -158,6 +162,59 @@ def test_an_interrupted_campaign_says_so_in_one_line_and_resumes(tmp_path, capsy
     assert len(err) == 1 and "interrupted: 1 of 2 cases finished" in err[0]
     assert eval_terrain.main(args) == 0
     assert ran == [3, "interrupted", 4]
+
+
+def wait_for(what, timeout: float = 60.0, proc: subprocess.Popen | None = None):
+    """Poll ``what()`` until it is true (its value), the process ends or ``timeout`` s pass."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        found = what()
+        if found:
+            return found
+        assert proc is None or proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    raise AssertionError("timed out")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_run_a_signal_cuts_short_is_not_kept_and_the_campaign_stops(sig, tmp_path,
+                                                                      monkeypatch):
+    """SIGTERM or Ctrl-C while the second case runs (the run ends at its next step and closes
+    as at its end): exit 130, one line, the first case kept, none stored for the second (it
+    was judged a stall and kept, and a rerun never ran it again); the same command then runs
+    the second alone."""
+    root = Path(__file__).resolve().parents[1]
+    runs = tmp_path / "tmp"  # each run's record is in a temporary folder: where it starts
+    runs.mkdir()
+    out = tmp_path / "out"
+    args = [*TINY[:5], "3", "4", "--duration", "2", "--engine", "serial", "--out", str(out)]
+    proc = subprocess.Popen([sys.executable, str(root / "scripts" / "eval_terrain.py"), *args],
+                            env={**os.environ, "TMPDIR": str(runs), "PYTHONPATH": str(root)},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        (first,) = wait_for(lambda: list((out / "cases").glob("*.json")), proc=proc)
+        # the second run's record begun: its loop starts (or its first plan compiles)
+        wait_for(lambda: list(runs.glob("*/events.log")), proc=proc)
+        time.sleep(0.5)
+        assert proc.poll() is None
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert "interrupted: 1 of 2 cases finished" in err.strip().splitlines()[-1], err
+    assert list((out / "cases").glob("*.json")) == [first]
+    assert json.loads(first.read_text())["result"]["seed"] == 3
+    real, ran = eval_terrain.run_case, []
+
+    def counted(case: dict) -> dict:
+        ran.append(case["seed"])
+        return real(case)
+
+    monkeypatch.setattr(eval_terrain, "run_case", counted)
+    assert eval_terrain.main(args) == 0
+    assert ran == [4]
+    assert len(list((out / "cases").glob("*.json"))) == 2
 
 
 @pytest.mark.slow

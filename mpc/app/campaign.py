@@ -9,7 +9,11 @@ Each result is written to ``<folder>/<key>.json`` (with its case) the moment it 
 ``key`` being a stable hash of the case (:func:`case_key`: SHA-256 of its canonical JSON). A
 rerun of the same campaign skips every case whose file exists, so a campaign interrupted
 (Ctrl-C, a machine that went away) resumes where it stopped. A case that raises is written to
-``<key>.error`` (its traceback) and run again next time.
+``<key>.error`` (its traceback) and run again next time. A case whose ``run_case`` raises
+KeyboardInterrupt (a run a signal cut short is not a result) is neither: the campaign stops
+there, raising KeyboardInterrupt, with the cases finished before stored; on Ray a worker's
+interrupted case does the same in the driver. :func:`init_ray` keeps the caller's SIGTERM
+handler (``ray.init`` would put one of its own that exits the process).
 
 Engines: ``ray`` (default when Ray is installed: ``pip install 'legged-mpc[campaign]'``) or
 ``serial`` (one after another in this process: the reference the Ray results must equal, and
@@ -59,7 +63,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import signal
 import sys
+import threading
 import traceback
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -188,16 +194,18 @@ class Campaign:
             if self.address is None:  # local workers import what this process imports
                 env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
             remote = ray.remote(num_cpus=self.cpus_per_case, max_retries=0,
-                                runtime_env={"env_vars": env})(_guarded)
+                                runtime_env={"env_vars": env})(_guarded_remote)
             pending = {remote.remote(self.run_case, case): case for case in todo}
             while pending:
                 ready, _ = ray.wait(list(pending), num_returns=1)
                 for ref in ready:
                     case = pending.pop(ref)
                     try:
-                        result, error = ray.get(ref)
+                        result, error, interrupted = ray.get(ref)
                     except ray.exceptions.RayError as e:  # a worker that died, say
-                        result, error = None, f"{type(e).__name__}: {e}"
+                        result, error, interrupted = None, f"{type(e).__name__}: {e}", None
+                    if interrupted is not None:  # not a result: stop as Ctrl-C here would
+                        raise KeyboardInterrupt(interrupted)
                     yield self._finish(case, result, error)
         finally:
             if started:
@@ -209,11 +217,30 @@ def init_ray(address: str | None = None, num_cpus: int | None = None) -> None:
     only a loopback address and runs no dashboard (see the module docstring)."""
     import ray
 
-    if address is not None:
-        ray.init(address=address, log_to_driver=False)
-        return
-    ray.init(_node_ip_address=LOCAL_NODE_IP, include_dashboard=False, num_cpus=num_cpus,
-             log_to_driver=False)
+    main = threading.current_thread() is threading.main_thread()
+    sigterm = signal.getsignal(signal.SIGTERM) if main else None
+    try:
+        if address is not None:
+            ray.init(address=address, log_to_driver=False)
+            return
+        ray.init(_node_ip_address=LOCAL_NODE_IP, include_dashboard=False, num_cpus=num_cpus,
+                 log_to_driver=False)
+    finally:
+        # ray.init puts a SIGTERM handler that exits the process (SystemExit): a caller's
+        # own (eval_terrain's KeyboardInterrupt) is kept; without one, Ray's stays
+        if callable(sigterm):
+            signal.signal(signal.SIGTERM, sigterm)
+
+
+def _guarded_remote(run_case: RunCase, case: dict) -> tuple[dict | None, str | None,
+                                                              str | None]:
+    """:func:`_guarded` in a Ray worker, and what interrupted the case if KeyboardInterrupt
+    did (the worker got a signal: a terminal's Ctrl-C reaches the whole process group), for
+    the driver to stop the campaign with."""
+    try:
+        return (*_guarded(run_case, case), None)
+    except KeyboardInterrupt as e:
+        return None, None, str(e.args[0]) if e.args else "KeyboardInterrupt"
 
 
 def _guarded(run_case: RunCase, case: dict) -> tuple[dict | None, str | None]:

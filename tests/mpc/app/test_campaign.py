@@ -4,6 +4,7 @@ lockstep runs give the same results on Ray as in this process."""
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from pathlib import Path
 
@@ -66,6 +67,30 @@ def test_a_case_that_raises_is_recorded_and_run_again_next_time(tmp_path):
     assert Campaign(fixed, tmp_path, engine="serial").run(cases)[1] == {"square": 1}
     assert fixed.calls == [1]
     assert not (tmp_path / f"{case_key(cases[1])}.error").exists()
+
+
+def test_a_case_interrupted_in_a_ray_worker_stops_the_campaign_and_is_not_kept(tmp_path):
+    """A run a signal cut short in a worker (a terminal's Ctrl-C reaches the whole process
+    group) comes back as KeyboardInterrupt in the driver: not stored, not an error, the cases
+    finished before kept. ray.init leaves the caller's SIGTERM handler in place."""
+    cases = [{"n": n} for n in range(3)]
+
+    def mine(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, mine)
+    try:
+        init_ray(num_cpus=2)
+        assert signal.getsignal(signal.SIGTERM) is mine
+        campaign = Campaign(Counting(interrupt_on=1), tmp_path, engine="ray", cpus_per_case=2)
+        with pytest.raises(KeyboardInterrupt):
+            campaign.run(cases)
+    finally:
+        ray.shutdown()
+        signal.signal(signal.SIGTERM, previous)
+    assert campaign.stored(cases[0]) == {"square": 0}
+    assert campaign.stored(cases[1]) is None and not campaign.failures
+    assert not list(tmp_path.glob("*.error"))
 
 
 def tiny_cases() -> list[dict]:

@@ -766,8 +766,9 @@ class LeggedTask(VelocityMode, Task):
                 stance = (times[after[0]] if len(after) else times[-1]) - times[down]
                 aim = qpos[0:2] + turn @ self._home_feet[i] + v * (times[down] - time
                                                                     + stance / 2)
-                target = None if mg.edge_map is None else mg.safe_foothold(aim, direction)
+                target = None
                 if mg.edge_map is not None:
+                    target = mg.safe_foothold(aim, direction)
                     lower = mg.within_climb(aim if target is None else target, direction,
                                             float(mg.map.height(*start)))
                     target = target if lower is None else lower

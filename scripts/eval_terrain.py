@@ -447,7 +447,8 @@ def sigterm_interrupts():
         signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
 
 
-def main(argv: list[str] | None = None) -> int:
+def parser() -> argparse.ArgumentParser:
+    """The command line; its defaults are a case's (:func:`make_case`)."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--matrix", choices=("done", "issue"), default="done",
                    help="done: the issue's done-means matrix; issue: its own trials")
@@ -480,7 +481,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--map-noise", type=float, default=0.0,
                    help="m, standard deviation of noise on a terrain map's samples in the plant")
     p.add_argument("--out", default="bench_results/terrain")
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
 
     from mpc.app.campaign import Campaign, ray_available
     from mpc.app.config import load_config

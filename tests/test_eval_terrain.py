@@ -72,9 +72,7 @@ def test_bad_input_exits_2_with_one_line(args, message, tmp_path, capsys):
 
 
 def test_random_terrain_is_laid_out_anew_for_every_seed():
-    args = eval_terrain.argparse.Namespace(
-        threads=None, set=[], estimator="config", delay_ms=6.0, plan_latency_ms=20.0,
-        plant_model="reference", plant_joint_damping=None, goal=2.0, speed=0.3, duration=10.0)
+    args = eval_terrain.parser().parse_args(["--goal", "2", "--duration", "10"])
     slabs = [eval_terrain.make_case("go2_hw", "slabs_5cm", s, args) for s in (0, 1)]
     assert [eval_terrain.seeded_terrain(c)[0].seed for c in slabs] == [0, 1]
     ramp = eval_terrain.make_case("go2_hw", "ramp_up_5", 1, args)
@@ -83,10 +81,8 @@ def test_random_terrain_is_laid_out_anew_for_every_seed():
 
 
 def test_a_map_file_is_a_terrain_with_its_offset_and_seeded_noise():
-    args = eval_terrain.argparse.Namespace(
-        threads=None, set=[], estimator="config", delay_ms=6.0, plan_latency_ms=20.0,
-        plant_model="reference", plant_joint_damping=None, goal=None, speed=0.3, duration=10.0,
-        map_offset=0.02, map_noise=0.01)
+    args = eval_terrain.parser().parse_args(["--duration", "10", "--map-offset", "0.02",
+                                             "--map-noise", "0.01"])
     path = "configs/maps/stairs_12cm.yaml"
     cases = [eval_terrain.make_case("go2_hw_stairs", path, s, args) for s in (0, 1)]
     ground = [eval_terrain.seeded_terrain(c) for c in cases]
@@ -106,9 +102,7 @@ def test_a_map_file_is_a_terrain_with_its_offset_and_seeded_noise():
 
 def test_the_plants_joint_damping_is_part_of_a_case_only_when_given():
     """A campaign stored before the option resumes: its cases keep their keys."""
-    args = eval_terrain.argparse.Namespace(
-        threads=None, set=[], estimator="config", delay_ms=6.0, plan_latency_ms=20.0,
-        plant_model="reference", plant_joint_damping=None, goal=2.0, speed=0.3, duration=10.0)
+    args = eval_terrain.parser().parse_args(["--goal", "2", "--duration", "10"])
     assert "plant_joint_damping" not in eval_terrain.make_case("go2_hw", "flat", 0, args)
     args.plant_joint_damping = 0.1
     assert eval_terrain.make_case("go2_hw", "flat", 0, args)["plant_joint_damping"] == 0.1
@@ -223,9 +217,7 @@ def test_the_h1_terrain_config_walks_up_the_5_degree_ramp():
     realistic sensors, the delays, the Menagerie H1), 0.3 m/s for 2 m, seed 4: it covers the
     ramp (1.89 m); with h1_hw_velocity's level ground and flat-floor height it stalled on the
     slope at 1.69 m."""
-    args = eval_terrain.argparse.Namespace(
-        threads=None, set=[], estimator="config", delay_ms=6.0, plan_latency_ms=20.0,
-        plant_model="reference", plant_joint_damping=None, goal=None, speed=0.3, duration=12.0)
+    args = eval_terrain.parser().parse_args(["--duration", "12"])
     case = eval_terrain.make_case("h1_hw_velocity_terrain", "ramp_up_5", 4, args)
     result = eval_terrain.run_case(case)
     assert result["outcome"] == "goal", result

@@ -504,7 +504,11 @@ class UnitreeBridge(Plant):
             return
         self.counts["commands"] += 1
         with self.lock:
-            fresh = self.phase == RUN and not self.ctrl_sent
+            # fresh only if this packet carries the command accepted last: one accepted while
+            # this thread built or wrote an older (or the hold) packet stays unsent, so that
+            # the next tick judges its age before it goes out
+            fresh = (self.phase == RUN and not self.ctrl_sent
+                     and key == (RUN, self.counts["controller_commands"]))
             if fresh:
                 self.ctrl_sent = True
                 self.latencies.append(now - self.ctrl_state_time)

@@ -116,3 +116,49 @@ def test_a_tick_whose_clock_reading_predates_a_stale_command_still_refuses_it(fa
         assert STALE.fullmatch(plant.damping_reason), plant.damping_reason
     finally:
         plant.close()
+
+
+@pytest.mark.parametrize("before", ["hold", "run"])
+def test_a_command_accepted_while_the_link_thread_writes_another_packet_is_still_judged(
+        fake_robot, before):
+    """The controller's command may arrive after the link thread has read the phase and before
+    it has written the packet that tick built (the hold pose, or the command before it): that
+    packet is not the new command's, so the new one must not count as sent unjudged. One from
+    no known state accepted in that window is refused at the next tick, and never reaches the
+    robot (it did, with the run's gains, before the packet's command was told apart)."""
+    fake = fake_robot("go1", start="standing", gantry=True)
+    plant = UnitreeUdpPlant(fake.robot, robot_ip="127.0.0.1", robot_port=fake.port,
+                            local_port=free_udp_port(), link_process=False, safety=safety())
+    bridge = plant.bridge
+    late = crouch() + 0.02
+    try:
+        plant.prepare()
+        if before == "run":
+            plant.read_state()
+            plant.send(crouch())
+            assert wait_for(lambda: bridge.ctrl_sent, 2.0)
+        bridge._stop.set()  # the link thread out of the way: this test plays its ticks
+        bridge.thread.join(1.0)
+        assert not bridge.thread.is_alive() and plant.damping_reason is None
+        write = bridge._write
+
+        def accept_then_write(packet: bytes) -> None:
+            bridge._write = write
+            sender = threading.Thread(target=plant.send, args=(late,))  # it read no state
+            sender.start()
+            sender.join()
+            write(packet)
+
+        bridge._write = accept_then_write
+        bridge._tick(time.monotonic())  # writes the hold pose / the earlier command
+        assert bridge.counts["controller_commands"] == (1 if before == "hold" else 2)
+        bridge._tick(time.monotonic())
+        assert plant.damping_reason == ("stale command: computed from no known state (read "
+                                        "a state before sending)")
+        assert bridge.counts["stale_commands"] == 1
+        time.sleep(0.05)
+    finally:
+        plant.close()
+    c = commands(fake)
+    reached = np.isclose(c["q"][:, MAP.actuator_slots], late, atol=1e-6).all(axis=1)
+    assert not reached.any(), "a command from no known state reached the robot"

@@ -160,7 +160,10 @@ def test_ctrl_c_ends_the_run_and_a_second_one_during_the_close_loses_nothing(
     summary = json.loads((out / "summary.json").read_text())
     assert summary["interrupted"] and summary["sim_time_s"] < 3.0
     with np.load(out / "timeseries.npz") as z:
-        assert z["state_time"][-1] >= 0.3
+        # every state the controller read is kept: in lockstep it reads the one the signal
+        # came with; in real time the signal may come between its 300 Hz reads (0.298 s was
+        # seen), or a loaded machine may delay one: three reads' time
+        assert z["state_time"][-1] >= sent[0] - (0.01 if mode == "realtime" else 1e-9)
     events = (out / "events.log").read_text()
     assert "interrupted by SIGINT" in events
     assert "SIGINT ignored: the run is closing" in events

@@ -30,7 +30,7 @@ import ctypes
 
 import mujoco
 import numpy as np
-from numba import carray, cfunc, types
+from numba import carray, cfunc, njit, types
 
 from common.libmujoco import _lib, call_int, pointer
 
@@ -58,41 +58,57 @@ def _rgba_offset(model: mujoco.MjModel) -> int:
     raise RuntimeError("geom_rgba not found in mjModel")
 
 
+@njit(cache=True, nogil=True)
+def prune(c, cos_angle):
+    """Prune the contacts ``c`` (n × 10, mjPreContact rows) in place: each contact in order of
+    depth (``dist``, ties in row order) is kept unless a kept one has a normal within the angle
+    whose cosine is ``cos_angle``; the kept rows move to the front in their order. Returns how
+    many are kept (n ≤ mjMAXCONPAIR = 50: the sets are bit masks, nothing is allocated)."""
+    n = c.shape[0]
+    done = np.uint64(0)
+    keep = np.uint64(0)
+    one = np.uint64(1)
+    for _ in range(n):
+        j = -1
+        for q in range(n):  # the deepest not yet placed
+            if not (done >> np.uint64(q)) & one and (j < 0 or c[q, 0] < c[j, 0]):
+                j = q
+        done |= one << np.uint64(j)
+        kept = True
+        for i in range(n):
+            if (keep >> np.uint64(i)) & one and (c[i, 4] * c[j, 4] + c[i, 5] * c[j, 5]
+                                                 + c[i, 6] * c[j, 6]) >= cos_angle:
+                kept = False
+                break
+        if kept:
+            keep |= one << np.uint64(j)
+    k = 0
+    for j in range(n):
+        if (keep >> np.uint64(j)) & one:
+            if k != j:
+                for q in range(_PRECONTACT):
+                    c[k, q] = c[j, q]
+            k += 1
+    return k
+
+
 def _compile(original: int, rgba_offset: int, cos_angle: float, mark: float):
+    """The callback: MuJoCo's function at ``original``, then :func:`prune` for a field whose
+    ``geom_rgba`` alpha (the struct's pointer at ``rgba_offset``) is ``mark``."""
     sig = types.int32(types.int64, types.int64, types.int64, types.int32, types.int32,
                       types.float64)
 
     @cfunc(sig, nopython=True)
-    def pruned(m, d, con, g1, g2, margin):
+    def pruned_hfield(m, d, con, g1, g2, margin):
         n = call_int(original, m, d, con, g1, g2, margin)
         if n < 2:
             return n
-        rgba_ptr = carray(pointer(m + rgba_offset), (1,), np.int64)[0]
-        alpha = carray(pointer(rgba_ptr), (4 * g1 + 4,), np.float32)[4 * g1 + 3]
-        if alpha != mark:
+        rgba = carray(pointer(m + rgba_offset), (1,), np.int64)[0]
+        if carray(pointer(rgba), (4 * g1 + 4,), np.float32)[4 * g1 + 3] != mark:
             return n
-        c = carray(pointer(con), (n, _PRECONTACT), np.float64)
-        keep = np.zeros(n, np.bool_)
-        order = np.argsort(c[:, 0], kind="mergesort")  # deepest first, ties in MuJoCo's order
-        for a in range(n):
-            j = order[a]
-            keep[j] = True
-            for b in range(a):
-                i = order[b]
-                if keep[i] and (c[i, 4] * c[j, 4] + c[i, 5] * c[j, 5]
-                                + c[i, 6] * c[j, 6]) >= cos_angle:
-                    keep[j] = False
-                    break
-        k = 0
-        for j in range(n):
-            if keep[j]:
-                if k != j:
-                    for q in range(_PRECONTACT):
-                        c[k, q] = c[j, q]
-                k += 1
-        return k
+        return prune(carray(pointer(con), (n, _PRECONTACT), np.float64), cos_angle)
 
-    return pruned
+    return pruned_hfield
 
 
 def install(model: mujoco.MjModel) -> None:

@@ -1,14 +1,14 @@
 """One MuJoCo step of the Go2's stairs planning model: height-field contacts pruned against
 MuJoCo's own, side by side in one process.
 
-The planning model of ``configs/go2_hw_stairs.yaml`` (the stairs map as a height field of 5 cm
-cells over the floor plane, the task's sensors, the planner's step), the home keyframe lowered
-until its deepest contact is 3 mm deep and each foot planted 3 mm deep by its knee, small random
-velocities, placed on the floor before the flight, on the stairs' top landing (two headings)
-and, with the map's floor plane removed, on the field alone before the flight: contacts,
-constraint rows and ``mj_step`` time (medians of interleaved repetitions) with the field's
-sphere contacts pruned (:mod:`common.hfield_contacts`, what the planner steps) and with the mark
-cleared (MuJoCo's contacts, the code before it), and the ratio.
+The planning model of ``configs/go2_hw_stairs.yaml`` with ``task.map_contacts=pruned`` (the
+stairs map as a height field of 5 cm cells over the floor plane, the task's sensors, the
+planner's step), the home keyframe lowered until its deepest contact is 3 mm deep and each foot
+planted 3 mm deep by its knee, small random velocities, placed on the floor before the flight,
+on the stairs' top landing (two headings) and, with the map's floor plane removed, on the field
+alone before the flight: contacts, constraint rows and ``mj_step`` time (medians of
+interleaved repetitions) with the field's sphere contacts pruned (:mod:`common.hfield_contacts`)
+and with the mark cleared (MuJoCo's contacts, the default), and the ratio.
 
     .venv/bin/python scripts/bench_hfield_step.py [--reps N]
 
@@ -74,7 +74,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=2000)
     args = parser.parse_args()
-    cfg = load_config("go2_hw_stairs")
+    cfg = load_config("go2_hw_stairs", ["task.map_contacts=pruned"])
     print(f"MuJoCo {mujoco.__version__}, load average {os.getloadavg()}\n")
     print("| placement | contacts MuJoCo / pruned | constraint rows | mj_step us MuJoCo | "
           "pruned | ratio |")

@@ -60,6 +60,22 @@ def call_void(typingctx, function, *args):
 
 
 @intrinsic
+def call_int(typingctx, function, *args):
+    """``call_int(address, *args)`` in a numba kernel calls the C function at ``address`` with
+    ``args`` (as :func:`call_void`); the C function returns an ``int`` (np.int32)."""
+    argtypes = args[0] if len(args) == 1 and isinstance(args[0], types.BaseTuple) else args
+    sig = types.int32(function, types.StarArgTuple.from_types(tuple(argtypes)))
+
+    def codegen(context, builder, signature, llargs):
+        pointer, packed = llargs
+        values = [builder.extract_value(packed, i) for i in range(len(argtypes))]
+        fnty = ir.FunctionType(ir.IntType(32), [v.type for v in values])
+        return builder.call(builder.inttoptr(pointer, fnty.as_pointer()), values)
+
+    return sig, codegen
+
+
+@intrinsic
 def pointer(typingctx, address):
     """``pointer(address)`` in a numba kernel is the integer ``address`` as a ``void*``, for
     ``numba.carray(pointer(address), shape, dtype)``: an array over memory that libmujoco

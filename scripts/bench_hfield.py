@@ -19,7 +19,9 @@ reports one contact per prism the foot's sphere enters, so on a flat field a foo
 identical contacts as prisms under it). Last, the same contact set on both: a field of
 0.37 m cells (each foot inside one triangle: one contact per foot, as on the plane), which
 separates the derivatives' own cost per height-field contact from the number of contacts
-MuJoCo makes.
+MuJoCo makes. Each field placement twice: with MuJoCo's contacts and with the sphere contacts
+pruned to the deepest per direction (:mod:`common.hfield_contacts`, what ``task.planning_model``
+builds: one contact per foot on a flat field).
 
     .venv/bin/python scripts/bench_hfield.py [--reps N] [--seeds N] [--placements N]
 
@@ -133,42 +135,55 @@ def _interior_pose(m: mujoco.MjModel, feet: list[int]) -> tuple[float, float, fl
 
 def cost(reps: int, placements: int) -> None:
     print(f"\n## Per-knot cost, height field / plane (load average {os.getloadavg()})\n")
-    print("| robot | placement | contacts plane / field | linearize us plane | field | ratio "
-          "| mj_forward us plane | field | ratio |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("field: MuJoCo's contacts (the code before common.hfield_contacts); pruned: the "
+          "same field with the sphere contacts pruned (what the planning model steps)\n")
+    print("| robot | placement | contacts plane / field / pruned | linearize us plane | field "
+          "| pruned | ratio field / pruned | mj_forward us plane | field | pruned "
+          "| ratio field / pruned |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     rng = np.random.default_rng(0)
     for robot in ("a1", "go1"):
         task = make_task(TASKS[robot], robots.info(robot))
         plane = task.planning_model(0.01)
-        field = hm.robot_model(robot, np.zeros((41, 41)), task=task, timestep=0.01,
-                               oracle=False)
-        coarse = hm.robot_model(robot, np.zeros((7, 7)), resolution=0.37, task=task,
-                                timestep=0.01, oracle=False)
-        feet = [mujoco.mj_name2id(field, mujoco.mjtObj.mjOBJ_GEOM, f)
+        fields = {pruned: hm.robot_model(robot, np.zeros((41, 41)), task=task, timestep=0.01,
+                                         oracle=False, pruned=pruned)
+                  for pruned in (False, True)}
+        coarse = {pruned: hm.robot_model(robot, np.zeros((7, 7)), resolution=0.37, task=task,
+                                         timestep=0.01, oracle=False, pruned=pruned)
+                  for pruned in (False, True)}
+        feet = [mujoco.mj_name2id(fields[False], mujoco.mjtObj.mjOBJ_GEOM, f)
                 for f in robots.info(robot).feet]
-        places = [("feet farthest from cell edges", _interior_pose(field, feet), field)] + [
-            (f"random {i}", (*rng.uniform(-0.3, 0.3, 2), rng.uniform(-np.pi, np.pi)), field)
+        places = [("feet farthest from cell edges", _interior_pose(fields[False], feet),
+                   fields)] + [
+            (f"random {i}", (*rng.uniform(-0.3, 0.3, 2), rng.uniform(-np.pi, np.pi)), fields)
             for i in range(placements)] + [
             ("0.37 m cells: one contact per foot", (0.013, 0.027, 0.3), coarse)]
-        ratios = []
+        ratios: dict[str, list[float]] = {"field": [], "pruned": []}
         for label, pose, ground in places:
             seed = int(rng.integers(1 << 30))
-            dp = _stand(plane, pose, np.random.default_rng(seed))
-            df = _stand(ground, pose, np.random.default_rng(seed))
+            variants = {"plane": plane, "field": ground[False], "pruned": ground[True]}
+            states = {k: _stand(m, pose, np.random.default_rng(seed))
+                      for k, m in variants.items()}
             calls = {}
-            for name, m, d in (("plane", plane, dp), ("field", ground, df)):
-                calls.update(knot_calls(name, m, d))
+            for name, m in variants.items():
+                calls.update(knot_calls(name, m, states[name]))
             before = derivatives.fd_evaluations()
             t = interleaved(calls, reps)
             assert derivatives.fd_evaluations() == before
-            ratio = t["lin field"] / t["lin plane"]
+            lin = {k: t[f"lin {k}"] / t["lin plane"] for k in ratios}
+            fwd = {k: t[f"fwd {k}"] / t["fwd plane"] for k in ratios}
             if label.startswith("random"):
-                ratios.append(ratio)
-            print(f"| {robot} | {label} | {dp.ncon} / {df.ncon} | {t['lin plane'] * 1e6:.0f} | "
-                  f"{t['lin field'] * 1e6:.0f} | {ratio:.2f} | {t['fwd plane'] * 1e6:.0f} | "
-                  f"{t['fwd field'] * 1e6:.0f} | {t['fwd field'] / t['fwd plane']:.2f} |")
-        print(f"| {robot} | median of random placements | | | | "
-              f"{np.median(ratios):.2f} | | | |")
+                for k in ratios:
+                    ratios[k].append(lin[k])
+            ncon = " / ".join(str(states[k].ncon) for k in variants)
+            print(f"| {robot} | {label} | {ncon} | "
+                  + " | ".join(f"{t[f'lin {k}'] * 1e6:.0f}" for k in variants)
+                  + f" | {lin['field']:.2f} / {lin['pruned']:.2f} | "
+                  + " | ".join(f"{t[f'fwd {k}'] * 1e6:.0f}" for k in variants)
+                  + f" | {fwd['field']:.2f} / {fwd['pruned']:.2f} |")
+        print(f"| {robot} | median of random placements | | | | | "
+              f"{np.median(ratios['field']):.2f} / {np.median(ratios['pruned']):.2f} "
+              "| | | | |")
 
 
 def main() -> None:

@@ -33,7 +33,7 @@ LAYERS = ["common", "robots", "derivatives", "mpc", "hardware"]
 LEVELS: dict[str, list[list[str]]] = {
     "common": [["common.libmujoco", "common.registry", "common.settings", "common.trajectory",
                 "common.yamlfile"],
-               ["common.handover"], ["common$"]],
+               ["common.handover", "common.hfield_contacts"], ["common$"]],
     "robots": [["robots.info", "robots.collision", "robots.statics"],
                ["robots.derive", "robots.locked", "robots.limits",
                 "robots.overlay"], ["robots$"]],

@@ -16,7 +16,10 @@ per prism with
     n = (w₂ − x₁)/‖w₂ − x₁‖,    dist = ‖w₂ − x₁‖ − R,    pos = x₁ + n dist/2,
 
 frame ``mju_makeFrame(n)`` (no tangent hint, capsules included), at most ``mjMAXCONPAIR`` (50)
-contacts per geom pair, and no deduplication. Hence, on the field:
+contacts per geom pair, and no deduplication (a planning model may prune a sphere's contacts to
+the deepest per direction inside the collision, ``task.map_contacts: pruned``:
+:mod:`common.hfield_contacts`; the contacts kept are MuJoCo's, and this module sees only
+those). Hence, on the field:
 
 * over a triangle's interior: a face contact (n the triangle's normal);
 * within √(R² − h²) of an edge shared by two triangles (h the core's height above it), the

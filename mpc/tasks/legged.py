@@ -148,6 +148,7 @@ class LeggedTask(VelocityMode, Task):
         "felt_offset": {"min": -0.1, "max": 0.1},
         "map_clearance": {"min": 0.0, "max": 0.5},
         "map_edge": {"min": 0.0, "max": 0.5},
+        "map_contacts": {"choices": ("pruned", "all")},
         **VELOCITY_MODE_RANGES,
     }
     #: Terms whose affine part depends on :attr:`ground`: rebuilt when it changes.
@@ -171,7 +172,7 @@ class LeggedTask(VelocityMode, Task):
                  ground_below: float | None = None, foot_floors: bool = False,
                  map: str | None = None,
                  map_clearance: float = 0.05, map_edge: float = 0.0,
-                 felt_offset: float = -0.015):
+                 map_contacts: str = "all", felt_offset: float = -0.015):
         """``gait``: a name of :attr:`GAITS`, its ``duty``, ``cadence`` (Hz) and
         ``step_height`` (m) replaced where given. ``goal``: [x, y] or waypoints [[x, y], ...];
         ``hold_time`` (s): hold the start position until then. ``height`` (m): the base over
@@ -192,11 +193,14 @@ class LeggedTask(VelocityMode, Task):
         or set one from code with :meth:`set_map`), ``map_clearance`` (m) how near a swing's
         path a riser lifts it over its top (:mod:`mpc.tasks.map_swing`), ``map_edge`` (m; 0:
         none) the reach of its edge map: a foot whose next foothold is within that reach of
-        an edge is led off it (:meth:`plan_footholds`). ``ground: felt``: blind, a step up
-        found by a swing foot held back at its riser and then planned on as a given map
-        (:mod:`mpc.tasks.felt_step`; the riser stands ``felt_offset`` m from where the foot
-        touched it: −0.015 by default, the offset measured best, as a pressed foot sinks
-        into its soft contact), the map settings as for ``map``."""
+        an edge is led off it (:meth:`plan_footholds`), ``map_contacts`` the feet's contacts
+        with the map's field in the planning model: ``all`` (MuJoCo's, one per prism; the
+        default) or ``pruned`` (the deepest per direction, :mod:`common.hfield_contacts`).
+        ``ground: felt``: blind, a step up found by a swing foot held back at its riser and
+        then planned on as a given map (:mod:`mpc.tasks.felt_step`; the riser stands
+        ``felt_offset`` m from where the foot touched it: −0.015 by default, the offset
+        measured best, as a pressed foot sinks into its soft contact), the map settings as for
+        ``map``."""
         super().__init__(robot)
         if ground not in ("level", "fit", "map", "felt"):
             raise ValueError(f"unknown ground {ground!r}; choose from level, fit, map, felt")
@@ -205,6 +209,9 @@ class LeggedTask(VelocityMode, Task):
         self.ground_mode = ground
         self.map_clearance = float(map_clearance)
         self.map_edge = float(map_edge)
+        if map_contacts not in ("pruned", "all"):
+            raise ValueError(f"unknown map_contacts {map_contacts!r}; choose pruned or all")
+        self.prune_field_contacts = map_contacts == "pruned"
         #: Each foot's next stance and moved foothold (``map_edge`` > 0), else None.
         self.foothold_plan: FootholdPlan | None = None
         #: Each foot's swings over the map and the ground they pass over (``ground: map``).

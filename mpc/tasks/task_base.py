@@ -22,6 +22,7 @@ import mujoco
 import numpy as np
 
 import robots
+from common.hfield_contacts import prune_contacts
 from mpc import norms
 from mpc.norms.term_costs import term_costs
 from mpc.tasks.ground import GroundPlane, add_ground_body, ground_body, pose
@@ -79,6 +80,9 @@ class Task(ABC):
         #: The last one is where a run is measured from (``goal_distance_*`` in summary.json).
         self.waypoints: np.ndarray = np.empty((0, 2))
         self._sensor_slices: dict[str, slice] = {}
+        #: Whether the planning model's height fields get their sphere contacts pruned
+        #: (:mod:`common.hfield_contacts`); off unless a task's map setting turns it on.
+        self.prune_field_contacts = False
         self._term_key: tuple[CostTerm, ...] | None = None
         #: The ground the task believes in (:mod:`mpc.tasks.ground`): the level floor at 0
         #: unless a task estimates it (in :meth:`update`). The planning model's floor follows
@@ -112,7 +116,9 @@ class Task(ABC):
         ``impratio`` is given; with the robot's model ``overlay`` (:mod:`robots.overlay`)
         applied. If the task estimates the ground (:attr:`posable_ground`), its floor plane sits
         on a body of its own (:func:`mpc.tasks.ground.add_ground_body`) that
-        :meth:`pose_ground` moves; otherwise the floor is the robot model's, fixed at 0."""
+        :meth:`pose_ground` moves; otherwise the floor is the robot model's, fixed at 0. A
+        height field's sphere contacts are pruned to the deepest per direction
+        (:mod:`common.hfield_contacts`) if :attr:`prune_field_contacts`."""
         spec = robots.planning_spec(self.robot.name, overlay)
         if self.posable_ground:
             add_ground_body(spec, self.foot_floors)
@@ -125,6 +131,7 @@ class Task(ABC):
         if not self_collision:
             ground_contacts_only(model)
         self.terrain_contacts(model)
+        prune_contacts(model, self.prune_field_contacts)
         self.bind(model)
         return model
 

@@ -14,6 +14,7 @@ import numpy as np
 from analytic_oracles import bundles
 
 import robots
+from common.hfield_contacts import prune_contacts
 from derivatives.analytic.hfield import EDGE, FACE, MATCHED, TOLERANCE, hfield_feature
 from robots.collision import ground_contacts_only
 
@@ -68,9 +69,11 @@ def add_field(spec: mujoco.MjSpec, heights: np.ndarray, resolution: float,
     return geom
 
 
-def ball_model(shape: str, cone: str = "elliptic", condim: int = 3) -> mujoco.MjModel:
+def ball_model(shape: str, cone: str = "elliptic", condim: int = 3,
+               pruned: bool = False) -> mujoco.MjModel:
     """A free sphere (radius 2 cm) or capsule (radius 1.5 cm, half length 4 cm) over
-    :func:`terrain`, with the oracle's solver settings."""
+    :func:`terrain`, with the oracle's solver settings; the sphere's contacts pruned
+    (:mod:`common.hfield_contacts`) if ``pruned``."""
     spec = mujoco.MjSpec()
     spec.option.cone = getattr(mujoco.mjtCone, f"mjCONE_{cone.upper()}")
     spec.option.timestep = 0.005
@@ -83,14 +86,19 @@ def ball_model(shape: str, cone: str = "elliptic", condim: int = 3) -> mujoco.Mj
         body.add_geom(type=_G.mjGEOM_SPHERE, size=[0.02, 0, 0], mass=0.3)
     else:
         body.add_geom(type=_G.mjGEOM_CAPSULE, size=[0.015, 0.04, 0], mass=0.3)
-    return verify.oracle_model(spec.compile())
+    model = spec.compile()
+    prune_contacts(model, pruned)
+    return verify.oracle_model(model)
 
 
 def robot_model(robot: str, heights: np.ndarray | None = None, resolution: float = RESOLUTION,
-                task=None, timestep: float | None = None, oracle: bool = True) -> mujoco.MjModel:
+                task=None, timestep: float | None = None, oracle: bool = True,
+                pruned: bool = False) -> mujoco.MjModel:
     """The robot's planning model with the floor plane replaced by a height field
     (:func:`robot_terrain` by default): with ``task``'s sensors and ``timestep`` if given (as
-    ``task.planning_model`` builds it), with the oracle's solver settings if ``oracle``."""
+    ``task.planning_model`` builds it), with the oracle's solver settings if ``oracle``, the
+    feet's contacts on the field pruned (:mod:`common.hfield_contacts`, as
+    ``task.planning_model`` does) if ``pruned``."""
     spec = mujoco.MjSpec.from_file(str(robots.planning_model_path(robot)))
     if timestep is not None:
         spec.option.timestep = timestep
@@ -101,6 +109,7 @@ def robot_model(robot: str, heights: np.ndarray | None = None, resolution: float
     spec.delete(floor)
     model = spec.compile()
     ground_contacts_only(model)
+    prune_contacts(model, pruned)
     return verify.oracle_model(model) if oracle else model
 
 

@@ -10,7 +10,8 @@
 * whole steps A, B against centered ``mjd_transitionFD`` (Newton at tolerance 1e-12) on free
   spheres and capsules (every feature, two seeds, elliptic and pyramidal) and on the A1, Go1 and
   Go2 planning models standing on a height-field floor: relative error at most 1e-6 and no
-  finite difference;
+  finite difference; the same with the sphere contacts pruned (:mod:`common.hfield_contacts`,
+  the differences through the same pruned step);
 * a sphere whose centre is inside the field is differentiated as the nearest face (MuJoCo's
   contact is within √ccd_tolerance of it): the same Jacobians as on a plane;
 * what is not covered falls back, counted by reason: a box on the field, a capsule whose axis
@@ -177,6 +178,39 @@ def test_robot_foot_against_a_step(robot_on_field):
     d = hm.robot_state(m, robots.info(robot).feet, seed=11, wanted="wall")
     err_a, err_b = analytic_vs_oracle(m, d, EPS)
     assert err_a <= LIMIT and err_b <= LIMIT, (err_a, err_b)
+
+
+# --- pruned contacts (common.hfield_contacts, what the planning model steps) -----------------
+#: The prism features a pruned sphere contact still comes from on the test terrain (a wall or a
+#: vertical edge is always within the pruning angle of a deeper face).
+PRUNED_CATEGORIES = ("face", "border edge", "diagonal edge", "vertex")
+
+
+@pytest.mark.parametrize("cone, condim", [("elliptic", 3), ("pyramidal", 6)])
+@pytest.mark.parametrize("category", PRUNED_CATEGORIES)
+def test_pruned_sphere_step_matches_centered_fd(category, cone, condim):
+    """Through the pruned step, the oracle's differences too: one contact, exact."""
+    key = ("sphere pruned", cone, condim)
+    if key not in _models:
+        _models[key] = hm.ball_model("sphere", cone, condim, pruned=True)
+    m = _models[key]
+    d = hm.ball_state(m, category, seed=0)
+    assert d.ncon == 1
+    err_a, err_b = analytic_vs_oracle(m, d, EPS)
+    assert err_a <= LIMIT and err_b <= LIMIT, (err_a, err_b)
+
+
+@pytest.mark.parametrize("robot", ["a1", "go1", "go2"])
+def test_robot_on_a_pruned_field(robot):
+    """The planning models on the field with the feet's contacts pruned: at most one contact
+    per foot here (the terrain has no riser a foot touches), exact, no finite difference."""
+    m = hm.robot_model(robot, pruned=True)
+    feet = robots.info(robot).feet
+    for seed in (0, 1):
+        d = hm.robot_state(m, feet, seed)
+        assert d.ncon <= len(feet)
+        err_a, err_b = analytic_vs_oracle(m, d, EPS)
+        assert err_a <= LIMIT and err_b <= LIMIT, (err_a, err_b)
 
 
 # --- what is not covered ---------------------------------------------------------------------

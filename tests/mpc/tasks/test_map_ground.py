@@ -182,6 +182,25 @@ def test_a_foot_on_the_floor_touches_the_plane_alone_and_on_a_tread_the_field(go
     assert touched == {field}
 
 
+def test_with_map_contacts_pruned_each_foot_has_one_contact_on_a_tread(go2):
+    """``map_contacts: pruned``: the planning model prunes the feet's contacts with the field
+    (common.hfield_contacts), standing on the top landing one per foot, where MuJoCo's own (the
+    default, ``all``) are one per prism the foot enters."""
+    task, m_all = go2
+    pruned = make_task("quadruped_flat", robots.info("go2"), ground="map", goal=[3.0, 0.0],
+                       map_contacts="pruned")
+    pruned.set_map(STAIRS)
+    m = pruned.planning_model(0.01)
+    field = m.geom(MAP_GEOM).id
+    counts = {}
+    for name, model in (("pruned", m), ("all", m_all)):
+        d = standing(task, model, 2.3, 0.013)  # the top landing, off the cells' borders
+        feet = [int(d.contact.geom[i, 1]) for i in range(d.ncon) if d.contact.geom[i, 0] == field]
+        counts[name] = (len(feet), len(set(feet)))
+    assert counts["pruned"][0] == counts["pruned"][1] == 4
+    assert counts["all"][0] > counts["pruned"][0] and counts["all"][1] == counts["pruned"][1]
+
+
 def test_on_a_terrace_the_feet_stand_on_the_plane_alone(go2):
     """Where the map around the base is one level above the lowest (the landing on top of the
     flight) the floor plane is raised to it and the field lowered out of the way: each foot has

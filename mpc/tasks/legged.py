@@ -162,17 +162,8 @@ class LeggedTask(VelocityMode, Task):
     SWINGS_PLANNED: ClassVar[int] = 2
     #: Default weights of the stance and hold terms on a map (:meth:`stance_terms`).
     STANCE_WEIGHTS: ClassVar[tuple[float, float]] = (0.0, 0.0)
-    #: From this phase of a swing on (1: never) the hold rows lead the foot along its
-    #: lift-off → foothold.
-    SWING_HOLD: ClassVar[float] = 1.0
-    #: Whether a swing's highest ground is read along the path through where the foot is.
-    PATH_THROUGH_FOOT: ClassVar[bool] = True
-    #: On a map, the height row p_z − ρ − h − H_b(p) (absolute) rather than over the feet.
-    ABS_HEIGHT: ClassVar[bool] = False
     #: Footholds moved along the base's heading (True) or its velocity (:meth:`_travel`).
     TRAVEL_HEADING: ClassVar[bool] = True
-    #: At most this far (m) from its home position under the base is a foothold aimed.
-    AIM_REACH: ClassVar[float | None] = None
 
     def __init__(self, robot: RobotInfo, gait: str = "trot", goal=(0.0, 0.0),
                  hold_time: float = 0.0, height: float = 0.25,
@@ -599,9 +590,6 @@ class LeggedTask(VelocityMode, Task):
     def affine_height(self, model: mujoco.MjModel, G: np.ndarray, c: np.ndarray) -> None:
         """p_z − mean_S(f_z) − h (on a map less H_b(p) − mean_S H_b(f) at evaluation)."""
         G[0, self.sensor("base_pos").start + 2] = 1.0
-        if self.ABS_HEIGHT and self.map_ground is not None:
-            c[0] = -self.height - self.foot_height
-            return
         feet = self.support_feet
         for i in feet:
             G[0, self.sensor(f"{self.robot.feet[i]}_pos").start + 2] -= 1.0 / len(feet)
@@ -719,27 +707,6 @@ class LeggedTask(VelocityMode, Task):
         support[list(self.support_feet)] = True
         return on & support
 
-    def _hold_target(self, time: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The hold rows' target xy (..., nfeet, 2) and mask (..., nfeet) at ``time`` (...):
-        in planned stance the stance point (:meth:`SwingPlan.anchor`), and from phase
-        :attr:`SWING_HOLD` of a swing on, the point along its lift-off → foothold
-        (:meth:`SwingPlan.foothold`)."""
-        on = self._stance_mask(time)
-        if self.swing_plan is None:
-            return np.zeros((*on.shape, 2)), on
-        xy, _ = self.swing_plan.anchor(time)
-        if self.SWING_HOLD < 1.0:
-            phase = swing_phase(self.clock.phase(time), np.array(self.gait.offsets),
-                                self.timing[0])
-            land = self.swing_plan.foothold(time, phase)
-            late = (np.nan_to_num(phase, nan=-1.0) >= self.SWING_HOLD) & np.isfinite(land[..., 0])
-            support = np.zeros(len(self.robot.feet), bool)
-            support[list(self.support_feet)] = True
-            late &= support
-            xy = np.where(late[..., None], np.nan_to_num(land), xy)
-            on = on | late
-        return xy, on
-
     def _stance_rows(self, r: np.ndarray, time: np.ndarray) -> None:
         """The stance and hold rows of ``r`` (f_z and f_xy so far): each foot in its planned
         stance held at its stance point a(t) (:meth:`SwingPlan.anchor`: where it stands,
@@ -758,10 +725,9 @@ class LeggedTask(VelocityMode, Task):
             height = r[..., rows["stance"]] - self.foot_height - z
             r[..., rows["stance"]] = np.where(on, height, 0.0)
         if "hold" in rows:
-            xy, held = self._hold_target(time)
             hold = r[..., rows["hold"]]
             where = hold.reshape(*hold.shape[:-1], -1, 2) - xy
-            r[..., rows["hold"]] = np.where(held[..., None], where, 0.0).reshape(hold.shape)
+            r[..., rows["hold"]] = np.where(on[..., None], where, 0.0).reshape(hold.shape)
 
     def residual_jacobian(self, sensordata: np.ndarray, time: np.ndarray) -> np.ndarray:
         time = np.asarray(time)
@@ -782,8 +748,7 @@ class LeggedTask(VelocityMode, Task):
             if "stance" in self.rows:
                 J[..., self.rows["stance"], :] *= on[..., None]
             if "hold" in self.rows:
-                held = self._hold_target(time)[1]
-                J[..., self.rows["hold"], :] *= np.repeat(held, 2, axis=-1)[..., None]
+                J[..., self.rows["hold"], :] *= np.repeat(on, 2, axis=-1)[..., None]
         return J
 
     def _foothold_rows(self, s: np.ndarray, time: np.ndarray) -> np.ndarray | float:
@@ -849,8 +814,7 @@ class LeggedTask(VelocityMode, Task):
                             np.zeros(nfeet, bool), direction)
         stood = self._stance_xy.copy()
         swings = SwingPlan(*(np.full((nfeet, most), np.nan) for _ in range(5)), slack=grid,
-                           land_xy=np.full((nfeet, most, 2), np.nan),
-                           start_xy=np.full((nfeet, most, 2), np.nan), stood_xy=stood,
+                           land_xy=np.full((nfeet, most, 2), np.nan), stood_xy=stood,
                            stood=mg.map.height(stood[:, 0], stood[:, 1]) + mg.shift)
         spacing = mg.map.resolution / 4
         for i in range(nfeet):
@@ -859,8 +823,7 @@ class LeggedTask(VelocityMode, Task):
             start, path = self._stance_xy[i], [self._stance_xy[i]]
             if swing[0, i]:  # in a swing now: it began before this plan
                 ups = np.r_[0, ups]
-                if self.PATH_THROUGH_FOOT:
-                    path.append(feet[i])
+                path.append(feet[i])
             for k, up in enumerate(ups[:most]):
                 later = downs[downs > up]
                 if len(later) == 0:
@@ -868,11 +831,8 @@ class LeggedTask(VelocityMode, Task):
                 down = later[0]
                 after = ups[ups > down]
                 stance = (times[after[0]] if len(after) else times[-1]) - times[down]
-                ahead = v * (times[down] - time + stance / 2)
-                reach = float(np.hypot(*ahead))
-                if self.AIM_REACH is not None and reach > self.AIM_REACH:
-                    ahead *= self.AIM_REACH / reach
-                aim = qpos[0:2] + turn @ self._home_feet[i] + ahead
+                aim = qpos[0:2] + turn @ self._home_feet[i] + v * (times[down] - time
+                                                                    + stance / 2)
                 target = None
                 if mg.edge_map is not None:
                     target = mg.safe_foothold(aim, direction)
@@ -896,7 +856,7 @@ class LeggedTask(VelocityMode, Task):
                 swings.liftoff[i, k] = -np.inf if up == 0 else times[up]
                 swings.touchdown[i, k] = times[down]
                 swings.start[i, k], swings.top[i, k], swings.land[i, k] = h0, top, h1
-                swings.land_xy[i, k], swings.start_xy[i, k] = land, start
+                swings.land_xy[i, k] = land
                 start, path = land, [land]
         self.foothold_plan = plan if mg.edge_map is not None else None
         self.swing_plan = swings
@@ -932,10 +892,6 @@ class LeggedTask(VelocityMode, Task):
         if "height" in rows:
             row = rows["height"].start
             apply(mg.body_map, out, s, row, self.sensor("base_pos"))
-            if self.ABS_HEIGHT:
-                if J is None:
-                    r[..., row] -= mg.shift
-                return
             feet = self.support_feet
             for i in feet:
                 apply(mg.body_map, out, s, row, self.sensor(f"{self.robot.feet[i]}_pos"),

@@ -53,8 +53,6 @@ class SwingPlan:
     slack: float = 0.0
     #: Each swing's foothold (nfeet, K, 2: xy, NaN where none); None: not planned.
     land_xy: np.ndarray | None = None
-    #: Each swing's lift-off point (nfeet, K, 2), as :attr:`land_xy`.
-    start_xy: np.ndarray | None = None
     #: Where each foot stands, or stood when its current swing began: xy (nfeet, 2) and
     #: the ground under it (nfeet); None: not planned.
     stood_xy: np.ndarray | None = None
@@ -74,7 +72,6 @@ class SwingPlan:
             out = np.where(inside, value, out)
         return out
 
-
     def anchor(self, time: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Where each foot stands in its planned stance at times (...): xy (..., nfeet, 2)
         and the ground under it (..., nfeet): where it stands (:attr:`stood_xy`,
@@ -91,23 +88,6 @@ class SwingPlan:
             z = np.where(down, self.land[:, k], z)
             xy = np.where(down[..., None], self.land_xy[:, k], xy)
         return xy, z
-
-
-    def foothold(self, time: np.ndarray, phase: np.ndarray) -> np.ndarray:
-        """Where a swinging foot is led (..., nfeet, 2) at times (...) with each foot's swing
-        phase ``phase`` (..., nfeet; NaN in stance): from its lift-off point a to its
-        foothold b as a + (b − a) S(s), S the smoothstep, in the swing whose window holds the
-        time; NaN outside a swing."""
-        t = np.asarray(time)[..., None]
-        s = np.nan_to_num(np.asarray(phase, dtype=float), nan=-1.0)
-        out = np.full((*np.broadcast_shapes(t.shape, np.shape(phase)), 2), np.nan)
-        along = smoothstep(s)[..., None]
-        for k in range(self.liftoff.shape[1]):
-            inside = ((t >= self.liftoff[:, k] - self.slack)
-                      & (t <= self.touchdown[:, k] + self.slack) & (s >= 0.0))
-            a, b = self.start_xy[:, k], self.land_xy[:, k]
-            out = np.where(inside[..., None], a + (b - a) * along, out)
-        return out
 
 
 def smoothstep(x: np.ndarray) -> np.ndarray:

@@ -24,6 +24,8 @@ velocity reference:
     height    p_z − mean_S(f_z) − h                                (1)
     position  p_xy − g(t)          (goal, stage or velocity reference)   (2)
     gait      per foot in swing: f_z − (ρ + step(t)), else 0       (feet)
+    stance    per foot in planned stance: f_z − (ρ + H(a(t))), else 0     (feet; map)
+    hold      per foot in planned stance: f_xy − a(t), else 0      (2 feet; map)
     balance   c_xy + ċ_xy √(2h/g₀) − mean_S(f_xy)  (capture point)  (2)
     effort    σ τ                                                  (actuators)
     posture   γ ⊙ (q − q_home)                                     (actuators)
@@ -159,6 +161,10 @@ class LeggedTask(VelocityMode, Task):
     FOOTHOLD_LOOKAHEAD: ClassVar[float] = 1.5
     #: Swings per foot planned over a map within that lookahead.
     SWINGS_PLANNED: ClassVar[int] = 2
+    #: Default weights of the stance and hold terms on a map (:meth:`stance_terms`).
+    STANCE_WEIGHTS: ClassVar[tuple[float, float]] = (0.0, 0.0)
+    #: Footholds moved along the base's heading (True) or its velocity (:meth:`_travel`).
+    TRAVEL_HEADING: ClassVar[bool] = True
 
     def __init__(self, robot: RobotInfo, gait: str = "trot", goal=(0.0, 0.0),
                  hold_time: float = 0.0, height: float = 0.25,
@@ -297,6 +303,15 @@ class LeggedTask(VelocityMode, Task):
         """The task's terms in residual order, with their default weights; called once at
         the end of ``__init__`` (so the attributes it reads are set before). Each term needs
         a method ``affine_<name>``."""
+
+    def stance_terms(self) -> list[CostTerm]:
+        """On a map (``ground: map``) the stance and hold terms (:meth:`_stance_rows`), with
+        weights :attr:`STANCE_WEIGHTS`; elsewhere none."""
+        if self.ground_mode != "map":
+            return []
+        nfeet, (stance, hold) = len(self.robot.feet), self.STANCE_WEIGHTS
+        return [CostTerm("stance", nfeet, "smooth_abs", param=0.03, weight=stance),
+                CostTerm("hold", 2 * nfeet, "smooth_abs", param=0.03, weight=hold)]
 
     @property
     def rows(self) -> dict[str, slice]:
@@ -599,6 +614,17 @@ class LeggedTask(VelocityMode, Task):
             G[i, start : start + 3] = (-g.a1, -g.a2, 1.0)
             c[i] = -g.a0
 
+    def affine_stance(self, model: mujoco.MjModel, G: np.ndarray, c: np.ndarray) -> None:
+        """f_z of each foot (ρ, the ground under its stance point and the mask at evaluation:
+        :meth:`_stance_rows`)."""
+        for i, foot in enumerate(self.robot.feet):
+            G[i, self.sensor(f"{foot}_pos").start + 2] = 1.0
+
+    def affine_hold(self, model: mujoco.MjModel, G: np.ndarray, c: np.ndarray) -> None:
+        """f_xy of each foot (its stance point and the mask at evaluation)."""
+        for i, foot in enumerate(self.robot.feet):
+            G[2 * i : 2 * i + 2, _block(self.sensor(f"{foot}_pos"), 2)] = np.eye(2)
+
     def affine_balance(self, model: mujoco.MjModel, G: np.ndarray, c: np.ndarray) -> None:
         fall_time = np.sqrt(2 * self.height / GRAVITY)
         G[:, _block(self.sensor("com_pos"), 2)] = np.eye(2)
@@ -675,7 +701,40 @@ class LeggedTask(VelocityMode, Task):
             lift = step + self.swing_ground(time)
             r[..., rows["gait"]] = np.where(step > 0, gait - self.foot_height - lift,
                                             self._foothold_rows(sensordata, time))
+        self._stance_rows(r, time)
         return r
+
+    def _stance_mask(self, time: np.ndarray) -> np.ndarray:
+        """(..., nfeet): the support feet in their planned stance at ``time`` (...) on a
+        map with a swing plan (the stance and hold rows are on there), else none."""
+        if self.swing_plan is None:
+            return np.zeros((*np.shape(time), len(self.robot.feet)), bool)
+        on = self.swing_targets(time) <= 0.0
+        support = np.zeros(len(self.robot.feet), bool)
+        support[list(self.support_feet)] = True
+        return on & support
+
+    def _stance_rows(self, r: np.ndarray, time: np.ndarray) -> None:
+        """The stance and hold rows of ``r`` (f_z and f_xy so far): each foot in its planned
+        stance held at its stance point a(t) (:meth:`SwingPlan.anchor`: where it stands,
+        then the foothold it lands on), ρ over the map there; 0 elsewhere. A foot in
+        planned stance has no other cost of its own: without these the planner stepped it
+        where it liked, onto the height field's riser cells the world has not."""
+        rows = self.rows
+        if "stance" not in rows and "hold" not in rows:
+            return
+        on = self._stance_mask(time)
+        if self.swing_plan is None:
+            xy, z = 0.0, 0.0
+        else:
+            xy, z = self.swing_plan.anchor(time)
+        if "stance" in rows:
+            height = r[..., rows["stance"]] - self.foot_height - z
+            r[..., rows["stance"]] = np.where(on, height, 0.0)
+        if "hold" in rows:
+            hold = r[..., rows["hold"]]
+            where = hold.reshape(*hold.shape[:-1], -1, 2) - xy
+            r[..., rows["hold"]] = np.where(on[..., None], where, 0.0).reshape(hold.shape)
 
     def residual_jacobian(self, sensordata: np.ndarray, time: np.ndarray) -> np.ndarray:
         time = np.asarray(time)
@@ -691,6 +750,12 @@ class LeggedTask(VelocityMode, Task):
                 stance = np.zeros_like(J[..., gait, :])
                 self._add_foothold_jacobian(np.broadcast_to(time, shape), stance)
                 J[..., gait, :] += np.where(swing[..., None], 0.0, stance)
+        if "stance" in self.rows or "hold" in self.rows:
+            on = self._stance_mask(time)
+            if "stance" in self.rows:
+                J[..., self.rows["stance"], :] *= on[..., None]
+            if "hold" in self.rows:
+                J[..., self.rows["hold"], :] *= np.repeat(on, 2, axis=-1)[..., None]
         return J
 
     def _foothold_rows(self, s: np.ndarray, time: np.ndarray) -> np.ndarray | float:
@@ -748,14 +813,16 @@ class LeggedTask(VelocityMode, Task):
         self._stance_xy[~swing[0]] = feet[~swing[0]]
         self._committed[~swing[0]] = np.nan  # a foot that stands commits at its next swing
         v = np.asarray(qvel[0:2], dtype=float)
-        speed = float(np.hypot(*v))
         yaw = base_yaw(qpos)
         turn = np.array([[np.cos(yaw), -np.sin(yaw)], [np.sin(yaw), np.cos(yaw)]])
-        direction = v / speed if speed > 1e-3 else turn[:, 0]
+        direction = self._travel(v, turn[:, 0])
         nfeet, most = len(self.robot.feet), self.SWINGS_PLANNED
         plan = FootholdPlan(np.full(nfeet, np.inf), np.full(nfeet, np.inf), np.zeros((nfeet, 2)),
                             np.zeros(nfeet, bool), direction)
-        swings = SwingPlan(*(np.full((nfeet, most), np.nan) for _ in range(5)), slack=grid)
+        stood = self._stance_xy.copy()
+        swings = SwingPlan(*(np.full((nfeet, most), np.nan) for _ in range(5)), slack=grid,
+                           land_xy=np.full((nfeet, most, 2), np.nan), stood_xy=stood,
+                           stood=mg.map.height(stood[:, 0], stood[:, 1]) + mg.shift)
         spacing = mg.map.resolution / 4
         for i in range(nfeet):
             ups = np.flatnonzero(~swing[:-1, i] & swing[1:, i]) + 1
@@ -796,9 +863,21 @@ class LeggedTask(VelocityMode, Task):
                 swings.liftoff[i, k] = -np.inf if up == 0 else times[up]
                 swings.touchdown[i, k] = times[down]
                 swings.start[i, k], swings.top[i, k], swings.land[i, k] = h0, top, h1
+                swings.land_xy[i, k] = land
                 start, path = land, [land]
         self.foothold_plan = plan if mg.edge_map is not None else None
         self.swing_plan = swings
+
+    def _travel(self, v: np.ndarray, heading: np.ndarray) -> np.ndarray:
+        """The direction footholds are moved along (off an edge, back within a climb): the
+        base's heading, turned back when the base walks backwards (:attr:`TRAVEL_HEADING`),
+        else the base's velocity's direction. The velocity's is noisy when the base slows
+        at a riser: with the true state the Go2's feet were moved along a travel 40-70° off
+        its heading, one 37 cm sideways onto the third tread's corner (y −0.5 m), and it fell."""
+        speed = float(np.hypot(*v))
+        if self.TRAVEL_HEADING or speed <= 1e-3:
+            return heading if float(v @ heading) >= 0.0 else -heading
+        return v / speed
 
     def swing_ground(self, time: np.ndarray) -> np.ndarray | float:
         """The ground B (..., nfeet) each swinging foot is lifted over at times (...)

@@ -51,6 +51,12 @@ class SwingPlan:
     land: np.ndarray
     #: Slack (s) on the window's ends: the schedule was sampled on a grid this fine.
     slack: float = 0.0
+    #: Each swing's foothold (nfeet, K, 2: xy, NaN where none); None: not planned.
+    land_xy: np.ndarray | None = None
+    #: Where each foot stands, or stood when its current swing began: xy (nfeet, 2) and
+    #: the ground under it (nfeet); None: not planned.
+    stood_xy: np.ndarray | None = None
+    stood: np.ndarray | None = None
 
     def ground(self, time: np.ndarray, phase: np.ndarray) -> np.ndarray:
         """B (..., nfeet) at times (...) with each foot's swing phase ``phase`` (..., nfeet;
@@ -65,6 +71,23 @@ class SwingPlan:
                             self.land[:, k])
             out = np.where(inside, value, out)
         return out
+
+    def anchor(self, time: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Where each foot stands in its planned stance at times (...): xy (..., nfeet, 2)
+        and the ground under it (..., nfeet): where it stands (:attr:`stood_xy`,
+        :attr:`stood`) until its first planned touchdown, then the foothold and h₁ of the
+        last swing that touched down by then (a touchdown counts from ``slack`` before it,
+        the schedule's grid). Time alone: the targets of the stance and hold rows."""
+        t = np.asarray(time)[..., None]
+        nfeet = self.liftoff.shape[0]
+        shape = np.broadcast_shapes(t.shape, (nfeet,))
+        z = np.broadcast_to(self.stood, shape).copy()
+        xy = np.broadcast_to(self.stood_xy, (*shape, 2)).copy()
+        for k in range(self.liftoff.shape[1]):
+            down = np.isfinite(self.land[:, k]) & (t >= self.touchdown[:, k] - self.slack)
+            z = np.where(down, self.land[:, k], z)
+            xy = np.where(down[..., None], self.land_xy[:, k], xy)
+        return xy, z
 
 
 def smoothstep(x: np.ndarray) -> np.ndarray:

@@ -68,6 +68,7 @@ class QuadrupedFlat(LeggedTask):
                  CostTerm("height", 1, "smooth_abs", param=0.04, weight=1.0),
                  CostTerm("position", 2, "l2", param=0.1, weight=0.2),
                  CostTerm("gait", nfeet, "smooth_abs", param=0.03, weight=2.0),
+                 *self.stance_terms(),
                  CostTerm("balance", 2, "l2", param=0.1, weight=0.2),
                  CostTerm("effort", nu, "quadratic", param=0.0, weight=0.03),
                  CostTerm("posture", nu, "quadratic", param=0.0, weight=0.02)]

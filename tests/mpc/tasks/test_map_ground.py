@@ -461,3 +461,82 @@ def test_walking_up_the_flight_no_swing_climbs_two_treads_or_tops_out_over_a_thi
         assert np.all(sp.land[on] - sp.start[on] <= 0.15 + 1e-9), t  # CLIMB
         assert np.all(sp.top[on] <= np.maximum(sp.start[on], sp.land[on]) + 0.01), t
     assert swings > 100
+
+
+@pytest.fixture(scope="module")
+def go2_held():
+    task = make_task("quadruped_flat", robots.info("go2"), ground="map", goal=[3.0, 0.0],
+                     gait="walk", map_edge=0.06, weights={"stance": 0.5, "hold": 1.0})
+    task.set_map(STAIRS)
+    return task, task.planning_model(0.01)
+
+
+def test_a_foot_in_planned_stance_is_held_where_it_stands_then_where_it_lands(go2_held):
+    """On a map the stance and hold rows hold a foot in its planned stance at its stance
+    point: where it stands (xy, ρ over the map there) until its next planned touchdown, then
+    its foothold (xy and ρ over h₁); 0 in its swing. Without them a foot in planned stance had
+    no cost of its own and the planner stepped it onto the height field's riser cell."""
+    task, m = go2_held
+    d = walking_at(task, m, 0.3, 0.5)
+    sp, rho = task.swing_plan, task.foot_height
+    standing_now = sp.liftoff[:, 0] > 0.5
+    i = int(np.argmin(np.where(standing_now, sp.touchdown[:, 0], np.inf)))  # lands first
+    assert standing_now[i]
+    before, after = 0.5, sp.touchdown[i, 0] + 0.03
+    times = np.array([before, after])
+    assert np.all(task.swing_targets(times)[:, i] == 0.0)  # in stance at both
+    s = d.sensordata.copy()
+    moved = s.copy()
+    col = task.sensor(f"{task.robot.feet[i]}_pos")
+    moved[col.start : col.start + 3] += (0.09, 0.02, 0.05)  # the foot stepped and lifted
+    r = task.residual(np.broadcast_to(moved, (2, len(s))), times)
+    stance, hold = r[:, task.rows["stance"]], r[:, task.rows["hold"]].reshape(2, -1, 2)
+    f = moved[col.start : col.start + 3]
+    stood = sp.stood_xy[i]
+    assert hold[0, i] == pytest.approx(f[:2] - stood)
+    assert stance[0, i] == pytest.approx(f[2] - rho - float(STAIRS.height(*stood))
+                                         - task.map_ground.shift)
+    assert hold[1, i] == pytest.approx(f[:2] - sp.land_xy[i, 0])
+    assert stance[1, i] == pytest.approx(f[2] - rho - sp.land[i, 0])
+    swinging = task.swing_targets(np.asarray(0.5)) > 0
+    assert swinging.any()
+    j = int(np.flatnonzero(swinging)[0])
+    assert stance[0, j] == 0.0 and np.all(hold[0, j] == 0.0)
+
+
+def test_stance_and_hold_are_map_terms_and_their_jacobian_is_exact(go2_held):
+    task, m = go2_held
+    rng = np.random.default_rng(2)
+    d = walking_at(task, m, 0.35, 0.7)
+    s0 = d.sensordata.copy()
+    times = np.array([0.7, 0.8, 0.95, 1.1])
+    S = np.broadcast_to(s0 + 0.02 * rng.standard_normal(s0.shape), (4, len(s0))).copy()
+    J = task.residual_jacobian(S, times)
+    assert np.abs(J[:, task.rows["hold"]]).max() > 0 and np.abs(J[:, task.rows["stance"]]).max() > 0
+    for k in range(len(s0)):
+        e = np.zeros(len(s0))
+        e[k] = 1e-6
+        fd = (task.residual(S + e, times) - task.residual(S - e, times)) / 2e-6
+        assert np.abs(J[..., k] - fd).max() < 1e-6, k
+    level = make_task("quadruped_flat", robots.info("go2"), gait="walk")
+    assert "stance" not in level.rows and "hold" not in level.rows
+
+
+def test_footholds_are_moved_along_the_heading_not_a_sideways_velocity(go2_footholds):
+    """Slowing at a riser, the base's velocity pointed 40-70° off its heading (the true state)
+    and footholds moved along it went sideways, one 37 cm onto a tread's corner: the travel
+    they move along is the heading, turned back when the base walks backwards."""
+    task, m = go2_footholds
+    task._stance_xy = None
+    d = standing(task, m, 0.3)
+    d.qvel[0:2] = 0.1, -0.15
+    task.update(0.5, d.qpos, d.qvel)
+    plan = task.foothold_plan
+    assert plan.direction == pytest.approx([1.0, 0.0])
+    moved = np.flatnonzero(plan.moved)
+    assert len(moved)
+    d.qvel[0:2] = -0.1, 0.15
+    task._stance_xy = None
+    task.update(0.5, d.qpos, d.qvel)
+    assert task.foothold_plan.direction == pytest.approx([-1.0, 0.0])
+    task._stance_xy = None

@@ -127,7 +127,8 @@ def run_case(case: dict) -> dict:
 
     plant = recording_plant(FakeMotorPlant)(
         robot, delay=case["delay_ms"] / 1e3, base_state=base_state, seed=case["seed"],
-        terrain=seeded_terrain(case), spec=spec, joint_damping=case.get("plant_joint_damping"))
+        terrain=seeded_terrain(case), spec=spec, joint_damping=case.get("plant_joint_damping"),
+        kp=cfg.plant.get("kp"), kd=cfg.plant.get("kd"))  # the bridge's gains (plant.kp, kd)
     with tempfile.TemporaryDirectory() as tmp:
         summary = run(cfg, out=tmp, plant=plant)
     if summary.get("interrupted") or not summary.get("started", True):

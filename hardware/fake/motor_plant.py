@@ -52,9 +52,13 @@ class FakeMotorPlant(Plant):
                  seed: int = 0, terrain: TerrainSpec = None,
                  spec: mujoco.MjSpec | None = None, overlay: Overlay | None = None,
                  gantry: bool = False, gantry_lift: float = 0.0, log_file: str = "",
-                 timestep: float | None = None, joint_damping: float | None = None):
+                 timestep: float | None = None, joint_damping: float | None = None,
+                 kp: list[float] | None = None, kd: list[float] | None = None):
         """``timestep``: the fake robot's simulation step (s; None: the model's own);
-        ``joint_damping``: its joints' own damping (:class:`hardware.fake.robot.FakeRobotSim`)."""
+        ``joint_damping``: its joints' own damping (:class:`hardware.fake.robot.FakeRobotSim`);
+        ``kp``, ``kd``: the PD gains commanded with the planner's joint targets, as a hardware
+        config's ``plant.kp`` / ``plant.kd`` (:meth:`MotorMap.command_gains`; None: the
+        planning model's, as the bridge)."""
         if not 0.0 <= delay <= 0.1:
             raise ValueError(f"delay must be within 0..0.1 s, got {delay}")
         self.sim = FakeRobotSim(robot, start="standing", command_timeout=np.inf, seed=seed,
@@ -66,6 +70,7 @@ class FakeMotorPlant(Plant):
         self.low_state = None
         self.nq, self.nv, self.na = model.nq, model.nv, model.na
         self.map = MotorMap.build(robot, model, FAMILY[robot.name])
+        self.kp, self.kd = self.map.command_gains(kp, kd)
         self.delay_steps = round(delay / self.sim.timestep)
         self.pending = self.map.hold_command(self.map.home)
         self.in_flight: deque = deque()
@@ -112,7 +117,7 @@ class FakeMotorPlant(Plant):
         if not np.all(np.isfinite(ctrl)):
             self.damp("non-finite command")
         if self.damping_reason is None:
-            self.pending = self.map.run_command(ctrl, self.map.hold_kp, self.map.hold_kd)
+            self.pending = self.map.run_command(ctrl, self.kp, self.kd)
 
     def damp(self, reason: str) -> None:
         if self.damping_reason is None:

@@ -105,7 +105,7 @@ class UnitreeBridge(Plant):
         self.safety = safety or SafetyConfig()
         self.model = robots.load_planning_model(robot.name)
         self.map = MotorMap.build(robot, self.model, servo_family)
-        self.kp, self.kd = self._gains(kp, kd)
+        self.kp, self.kd = self.map.command_gains(kp, kd)
         self.limits = CommandLimits(self.map.used, self.map.servo_mode, self.map.lower,
                                     self.map.upper, self.map.torque_limit, self.safety,
                                     self.WIRE_LIMITS)
@@ -463,21 +463,6 @@ class UnitreeBridge(Plant):
             self._send(DAMPING, self._damping_command, now)
 
     # --- commands ---------------------------------------------------------------------------
-    def _gains(self, kp, kd) -> tuple[np.ndarray, np.ndarray]:
-        """Per-slot PD gains for the controller's joint targets: the hold gains unless given
-        (one value for every joint, or one per model actuator)."""
-        out = []
-        for name, given, default in (("kp", kp, self.map.hold_kp), ("kd", kd, self.map.hold_kd)):
-            gains = default.copy()
-            if given is not None:
-                values = np.asarray(given, dtype=float)
-                if values.size not in (1, self.model.nu):
-                    raise ValueError(f"plant.{name}: give 1 value or {self.model.nu} (one per "
-                                     f"actuator), got {values.size}")
-                gains[self.map.actuator_slots] = values
-            out.append(gains)
-        return out[0], out[1]
-
     def _damping_command(self) -> MotorCommand:
         return self.map.damping_command(self.safety.damping_kd)
 

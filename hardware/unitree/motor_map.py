@@ -94,6 +94,23 @@ class MotorMap:
                    hold_kp=kp, hold_kd=kd, servo_mode=_servo_modes(robot, servo_mode),
                    position_control=position)
 
+    def command_gains(self, kp, kd) -> tuple[np.ndarray, np.ndarray]:
+        """Per-slot PD gains for the planner's joint targets (a config's ``plant.kp``,
+        ``plant.kd``): the hold gains unless given (one value for every actuator, or one per
+        model actuator); ValueError (one line) for another count."""
+        out = []
+        nu = len(self.actuator_slots)
+        for name, given, default in (("kp", kp, self.hold_kp), ("kd", kd, self.hold_kd)):
+            gains = default.copy()
+            if given is not None:
+                values = np.asarray(given, dtype=float)
+                if values.size not in (1, nu):
+                    raise ValueError(f"plant.{name}: give 1 value or {nu} (one per "
+                                     f"actuator), got {values.size}")
+                gains[self.actuator_slots] = values
+            out.append(gains)
+        return out[0], out[1]
+
     def hold_command(self, q: np.ndarray) -> MotorCommand:
         """Every used slot servoing to ``q`` (per slot) at its hold gains."""
         cmd = MotorCommand()

@@ -43,6 +43,23 @@ def test_state_in_the_planning_models_layout():
     np.testing.assert_array_equal(state.qpos[:7], sim_data.qpos[:7])
 
 
+def test_a_configs_gains_are_commanded_as_the_bridge_commands_them():
+    """``kp``/``kd`` (a hardware config's plant.kp/kd): one value for every actuator or one per
+    actuator; the planning model's gains otherwise; any other count is refused."""
+    plant = FakeMotorPlant(robots.info("go2"), kd=[4.0])
+    slots = plant.map.actuator_slots
+    plant.send(plant.map.home[slots])
+    np.testing.assert_array_equal(plant.pending.kd[slots], 4.0)
+    np.testing.assert_array_equal(plant.pending.kp[slots], plant.map.hold_kp[slots])
+    assert not np.any(plant.map.hold_kd[slots] == 4.0)  # not the model's figure
+    per_joint = np.arange(1.0, 13.0)
+    plant = FakeMotorPlant(robots.info("go2"), kp=list(per_joint))
+    plant.send(plant.map.home[slots])
+    np.testing.assert_array_equal(plant.pending.kp[slots], per_joint)
+    with pytest.raises(ValueError, match=r"plant\.kd: give 1 value or 12"):
+        FakeMotorPlant(robots.info("go2"), kd=[4.0, 4.0])
+
+
 def test_non_finite_control_latches_damping():
     plant = FakeMotorPlant(robots.info("a1"))
     ctrl = plant.map.home[plant.map.actuator_slots].copy()

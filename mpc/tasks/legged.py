@@ -163,8 +163,6 @@ class LeggedTask(VelocityMode, Task):
     SWINGS_PLANNED: ClassVar[int] = 2
     #: Default weights of the stance and hold terms on a map (:meth:`stance_terms`).
     STANCE_WEIGHTS: ClassVar[tuple[float, float]] = (0.0, 0.0)
-    #: Footholds moved along the base's heading (True) or its velocity (:meth:`_travel`).
-    TRAVEL_HEADING: ClassVar[bool] = True
 
     def __init__(self, robot: RobotInfo, gait: str = "trot", goal=(0.0, 0.0),
                  hold_time: float = 0.0, height: float = 0.25,
@@ -868,16 +866,14 @@ class LeggedTask(VelocityMode, Task):
         self.foothold_plan = plan if mg.edge_map is not None else None
         self.swing_plan = swings
 
-    def _travel(self, v: np.ndarray, heading: np.ndarray) -> np.ndarray:
+    @staticmethod
+    def _travel(v: np.ndarray, heading: np.ndarray) -> np.ndarray:
         """The direction footholds are moved along (off an edge, back within a climb): the
-        base's heading, turned back when the base walks backwards (:attr:`TRAVEL_HEADING`),
-        else the base's velocity's direction. The velocity's is noisy when the base slows
-        at a riser: with the true state the Go2's feet were moved along a travel 40-70° off
-        its heading, one 37 cm sideways onto the third tread's corner (y −0.5 m), and it fell."""
-        speed = float(np.hypot(*v))
-        if self.TRAVEL_HEADING or speed <= 1e-3:
-            return heading if float(v @ heading) >= 0.0 else -heading
-        return v / speed
+        base's heading, turned back when the base walks backwards. Not the velocity's
+        direction (as before 2026-11-27), which is noisy when the base slows at a riser: with
+        the true state the Go2's feet were moved along a travel 40-70° off its heading, one
+        37 cm sideways onto the third tread's corner (y −0.5 m), and it fell."""
+        return heading if float(v @ heading) >= 0.0 else -heading
 
     def swing_ground(self, time: np.ndarray) -> np.ndarray | float:
         """The ground B (..., nfeet) each swinging foot is lifted over at times (...)

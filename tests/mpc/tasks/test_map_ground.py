@@ -182,6 +182,25 @@ def test_a_foot_on_the_floor_touches_the_plane_alone_and_on_a_tread_the_field(go
     assert touched == {field}
 
 
+def test_loaded_feet_on_the_floor_still_touch_the_plane_alone(go2):
+    """The robot settled under its weight before the flight (1 s of the planning model's steps
+    with the keyframe's controls): its feet sink about 13 mm into the floor plane (the foot
+    radius less rho), and still touch only the plane: the field's floor-level samples lie
+    deeper (MapGround.SINK; at 1 cm every foot met the field too, 2-6 more contacts each)."""
+    task, m = go2
+    d = standing(task, m, 0.0)
+    d.ctrl[:] = m.key_ctrl[m.key(task.robot.home_key).id]
+    for _ in range(round(1.0 / m.opt.timestep)):
+        mujoco.mj_step(m, d)
+    floor, field = m.geom("floor").id, m.geom(MAP_GEOM).id
+    feet = [m.geom(g).id for g in ("FR_foot", "FL_foot", "RR_foot", "RL_foot")]
+    deepest = min(d.contact.dist[i] for i in range(d.ncon))
+    assert deepest < -0.01  # loaded: deeper than the old sink
+    pairs = sorted((int(d.contact.geom[i, 0]), int(d.contact.geom[i, 1])) for i in range(d.ncon))
+    assert pairs == sorted((floor, f) for f in feet)
+    assert field not in d.contact.geom[:d.ncon].ravel()
+
+
 def test_with_map_contacts_pruned_each_foot_has_one_contact_on_a_tread(go2):
     """``map_contacts: pruned``: the planning model prunes the feet's contacts with the field
     (common.hfield_contacts), standing on the top landing one per foot, where MuJoCo's own (the

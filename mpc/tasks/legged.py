@@ -722,7 +722,12 @@ class LeggedTask(VelocityMode, Task):
                self.clock.state())
         cached = self._time_cache
         if cached is None or not _same_key(cached[0], key):
-            cached = self._time_cache = (key, self._time_terms_at(row))
+            values = self._time_terms_at(row)
+            for v in values.values():  # shared by every call of the plan: not to be written
+                for a in v if isinstance(v, tuple) else (v,):
+                    if isinstance(a, np.ndarray):
+                        a.flags.writeable = False
+            cached = self._time_cache = (key, values)
         values = cached[1]
         if time.ndim == 1:
             return values
@@ -751,11 +756,11 @@ class LeggedTask(VelocityMode, Task):
     def _stance_rows(self, r: np.ndarray, on: np.ndarray, anchor: tuple) -> None:
         """The stance and hold rows of ``r`` (f_z and f_xy so far): each foot in its planned
         stance held at its stance point a(t) (:meth:`SwingPlan.anchor`: where it stands,
-        then the foothold it lands on), ρ over the map there; 0 elsewhere. ``on``, ``anchor``:
-        :meth:`_stance_mask` and the anchor (xy, ground) at the knots' times
-        (:meth:`_time_terms`). A foot in
-        planned stance has no other cost of its own: without these the planner stepped it
-        where it liked, onto the height field's riser cells the world has not."""
+        then the foothold it lands on), ρ over the map there; 0 elsewhere (``on``,
+        ``anchor``: :meth:`_stance_mask` and the anchor (xy, ground) at the knots' times,
+        :meth:`_time_terms`). A foot in planned stance has no other cost of its own: without
+        these the planner stepped it where it liked, onto the height field's riser cells the
+        world has not."""
         rows = self.rows
         if "stance" not in rows and "hold" not in rows:
             return

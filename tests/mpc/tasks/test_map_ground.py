@@ -559,3 +559,34 @@ def test_footholds_are_moved_along_the_heading_not_a_sideways_velocity(go2_footh
     task.update(0.5, d.qpos, d.qvel)
     assert task.foothold_plan.direction == pytest.approx([-1.0, 0.0])
     task._stance_xy = None
+
+
+def test_the_time_terms_are_computed_once_per_plan_and_are_the_same_values(go2_held):
+    """The residual's terms of time alone (LeggedTask._time_terms) for rollouts sharing their
+    knots' times: computed for one row, broadcast, the residual equal to the bit to the one of
+    each row alone and to the one of times whose rows differ (no cache); a new plan (update)
+    computes them anew."""
+    task, m = go2_held
+    rng = np.random.default_rng(5)
+    d = walking_at(task, m, 0.35, 0.7)
+    times = 0.7 + 0.01 * np.arange(36)
+    batch = np.broadcast_to(times, (3, 36))
+    S = d.sensordata + 0.02 * rng.standard_normal((3, 36, len(d.sensordata)))
+    r = task.residual(S, batch)
+    first = task._time_cache
+    assert first is not None and first[1]["step"].shape == (36, 4)
+    for i in range(3):
+        assert np.array_equal(r[i], task.residual(S[i], times))
+    assert task._time_cache is first  # the same plan: not computed again
+    uncached = np.stack([times, times, times + 0.0])  # equal rows: one computation
+    assert np.array_equal(task.residual(S, uncached), r)
+    shifted = batch.copy()
+    shifted[1] += 0.01  # rows that differ: computed for the whole array
+    r2 = task.residual(S, shifted)
+    assert task._time_cache is first
+    assert np.array_equal(r2[1], task.residual(S[1], times + 0.01))
+    with pytest.raises(ValueError):
+        first[1]["step"][0, 0] = 1.0  # shared by the plan's calls: read-only
+    walking_at(task, m, 0.4, 0.8)  # the next plan
+    task.residual(S, batch)
+    assert task._time_cache is not first

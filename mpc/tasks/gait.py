@@ -67,6 +67,10 @@ class GaitClock:
             self._time0 = time
             self._velocity = velocity
 
+    def state(self) -> tuple[float, float, float]:
+        """What :meth:`phase` depends on besides the time: equal states, equal phases."""
+        return self._phase0, self._time0, self._velocity
+
     def phase(self, time):
         """Phase (radians) at ``time`` (scalar or array)."""
         return self._phase0 + self._velocity * (np.asarray(time) - self._time0)

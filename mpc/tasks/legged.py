@@ -225,6 +225,8 @@ class LeggedTask(VelocityMode, Task):
         self._stance_xy: np.ndarray | None = None
         #: The moved foothold (xy) each swinging foot is committed to, NaN where none.
         self._committed: np.ndarray | None = None
+        #: (key, values) of the last :meth:`_time_terms`.
+        self._time_cache: tuple[tuple, dict] | None = None
         #: The terrain map the task plans on (``ground: map``), else None.
         self.map_ground: MapGround | None = None
         self._model: mujoco.MjModel | None = None
@@ -693,14 +695,53 @@ class LeggedTask(VelocityMode, Task):
             r[..., rows[name]] -= target
         if self.map_ground is not None:
             self._map_terms(sensordata, r, None)
+        at = self._time_terms(time)
         if "gait" in rows:
-            step = self.swing_targets(time)
+            step = at["step"]
             gait = r[..., rows["gait"]]
-            lift = step + self.swing_ground(time)
+            lift = step + at["ground"]
             r[..., rows["gait"]] = np.where(step > 0, gait - self.foot_height - lift,
-                                            self._foothold_rows(sensordata, time))
-        self._stance_rows(r, time)
+                                            self._foothold_rows(sensordata, at["foothold"]))
+        self._stance_rows(r, at["stance"], at["anchor"])
         return r
+
+    def _time_terms(self, time: np.ndarray) -> dict:
+        """What the residual takes from the times (...) alone, at each: ``step``
+        (:meth:`swing_targets`), ``ground`` (:meth:`swing_ground`), ``foothold``
+        (:meth:`_foothold_knots`, None without a foothold plan), ``stance``
+        (:meth:`_stance_mask`) and ``anchor`` (:meth:`SwingPlan.anchor`, (0, 0) without a
+        swing plan). The rollouts of one plan share their knots' times, so times whose rows
+        all repeat one row are computed for that row once per plan (the plans, the gait's
+        clock and timing the same) and broadcast: the same values, elementwise."""
+        time = np.asarray(time)
+        if time.ndim == 0 or (time.ndim > 1 and not np.all(time == time.reshape(
+                -1, time.shape[-1])[:1].reshape(time.shape[-1]))):
+            return self._time_terms_at(time)
+        row = time.reshape(-1, time.shape[-1])[0]
+        key = (row.tobytes(), self.swing_plan, self.foothold_plan, self.timing,
+               self.clock.state())
+        cached = self._time_cache
+        if cached is None or not _same_key(cached[0], key):
+            values = self._time_terms_at(row)
+            for v in values.values():  # shared by every call of the plan: not to be written
+                for a in v if isinstance(v, tuple) else (v,):
+                    if isinstance(a, np.ndarray):
+                        a.flags.writeable = False
+            cached = self._time_cache = (key, values)
+        values = cached[1]
+        if time.ndim == 1:
+            return values
+        lead = time.shape
+        return {k: _spread(v, lead) for k, v in values.items()}
+
+    def _time_terms_at(self, time: np.ndarray) -> dict:
+        """:meth:`_time_terms` computed at ``time``."""
+        plan = self.swing_plan
+        return {"step": self.swing_targets(time), "ground": self.swing_ground(time),
+                "foothold": (None if self.foothold_plan is None
+                             else self._foothold_knots(time)),
+                "stance": self._stance_mask(time),
+                "anchor": (0.0, 0.0) if plan is None else plan.anchor(time)}
 
     def _stance_mask(self, time: np.ndarray) -> np.ndarray:
         """(..., nfeet): the support feet in their planned stance at ``time`` (...) on a
@@ -712,20 +753,18 @@ class LeggedTask(VelocityMode, Task):
         support[list(self.support_feet)] = True
         return on & support
 
-    def _stance_rows(self, r: np.ndarray, time: np.ndarray) -> None:
+    def _stance_rows(self, r: np.ndarray, on: np.ndarray, anchor: tuple) -> None:
         """The stance and hold rows of ``r`` (f_z and f_xy so far): each foot in its planned
         stance held at its stance point a(t) (:meth:`SwingPlan.anchor`: where it stands,
-        then the foothold it lands on), ρ over the map there; 0 elsewhere. A foot in
-        planned stance has no other cost of its own: without these the planner stepped it
-        where it liked, onto the height field's riser cells the world has not."""
+        then the foothold it lands on), ρ over the map there; 0 elsewhere (``on``,
+        ``anchor``: :meth:`_stance_mask` and the anchor (xy, ground) at the knots' times,
+        :meth:`_time_terms`). A foot in planned stance has no other cost of its own: without
+        these the planner stepped it where it liked, onto the height field's riser cells the
+        world has not."""
         rows = self.rows
         if "stance" not in rows and "hold" not in rows:
             return
-        on = self._stance_mask(time)
-        if self.swing_plan is None:
-            xy, z = 0.0, 0.0
-        else:
-            xy, z = self.swing_plan.anchor(time)
+        xy, z = anchor
         if "stance" in rows:
             height = r[..., rows["stance"]] - self.foot_height - z
             r[..., rows["stance"]] = np.where(on, height, 0.0)
@@ -756,9 +795,10 @@ class LeggedTask(VelocityMode, Task):
                 J[..., self.rows["hold"], :] *= np.repeat(on, 2, axis=-1)[..., None]
         return J
 
-    def _foothold_rows(self, s: np.ndarray, time: np.ndarray) -> np.ndarray | float:
+    def _foothold_rows(self, s: np.ndarray, on: np.ndarray | None) -> np.ndarray | float:
         """The gait rows (..., nfeet) of the feet in their next stance whose foothold was moved
-        (:meth:`plan_footholds`): d · (f − f*); 0 elsewhere, and 0 without a foothold plan."""
+        (:meth:`plan_footholds`): d · (f − f*); 0 elsewhere, and 0 without a foothold plan.
+        ``on``: :meth:`_foothold_knots` at the knots' times."""
         plan = self.foothold_plan
         if plan is None:
             return 0.0
@@ -767,7 +807,7 @@ class LeggedTask(VelocityMode, Task):
             c = self.sensor(f"{foot}_pos").start
             out[..., i] = ((s[..., c] - plan.target[i, 0]) * plan.direction[0]
                            + (s[..., c + 1] - plan.target[i, 1]) * plan.direction[1])
-        return np.where(self._foothold_knots(time), out, 0.0)
+        return np.where(on, out, 0.0)
 
     def _add_foothold_jacobian(self, time: np.ndarray, J: np.ndarray) -> None:
         """Add d to the x, y columns of each foot's gait row where :meth:`_foothold_rows` is
@@ -990,6 +1030,22 @@ def as_waypoints(goal) -> np.ndarray:
     if a.ndim != 2 or a.shape[1] != 2 or a.shape[0] == 0:
         raise ValueError(f"goal must be [x, y] or a list of [x, y] waypoints, got {goal!r}")
     return a.copy()
+
+
+def _same_key(a: tuple, b: tuple) -> bool:
+    """Keys of :meth:`LeggedTask._time_terms`: the plans the same objects, the rest equal."""
+    return (a[0] == b[0] and a[1] is b[1] and a[2] is b[2] and a[3] == b[3]
+            and a[4] == b[4])
+
+
+def _spread(value, lead: tuple[int, ...]):
+    """A time term computed for one row of times (T, ...) broadcast to times of shape
+    ``lead`` (..., T); a constant (no plan) as it is."""
+    if isinstance(value, tuple):
+        return tuple(_spread(v, lead) for v in value)
+    if value is None or np.ndim(value) == 0:
+        return value
+    return np.broadcast_to(value, (*lead, *np.shape(value)[1:]))
 
 
 def _block(columns: slice, width: int) -> slice:

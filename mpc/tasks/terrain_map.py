@@ -37,6 +37,7 @@ from pathlib import Path
 import mujoco
 import numpy as np
 import yaml
+from numba import njit
 from scipy import ndimage
 
 from common import yamlfile
@@ -109,23 +110,19 @@ class HeightMap:
             h = (1−a)(1−b) h00 + a(1−b) h01 + (1−a) b h10 + a b h11
 
         whose derivatives are those of a and b times 1/resolution; outside the grid the point
-        is clamped onto it (the gradient across the border is zero there)."""
-        h = self.heights
-        rows, cols = h.shape
-        u = (np.asarray(x, dtype=float) - self.origin[0]) / self.resolution
-        v = (np.asarray(y, dtype=float) - self.origin[1]) / self.resolution
-        inside_u = (u >= 0.0) & (u <= cols - 1)
-        inside_v = (v >= 0.0) & (v <= rows - 1)
-        u = np.clip(u, 0.0, cols - 1)
-        v = np.clip(v, 0.0, rows - 1)
-        c = np.minimum(u.astype(int), cols - 2)
-        r = np.minimum(v.astype(int), rows - 2)
-        a, b = u - c, v - r
-        h00, h01, h10, h11 = h[r, c], h[r, c + 1], h[r + 1, c], h[r + 1, c + 1]
-        z = (1 - a) * (1 - b) * h00 + a * (1 - b) * h01 + (1 - a) * b * h10 + a * b * h11
-        dx = ((1 - b) * (h01 - h00) + b * (h11 - h10)) / self.resolution
-        dy = ((1 - a) * (h10 - h00) + a * (h11 - h01)) / self.resolution
-        return z, np.where(inside_u, dx, 0.0), np.where(inside_v, dy, 0.0)
+        is clamped onto it (the gradient across the border is zero there). Compiled
+        (:func:`_bilinear`): the planner reads it per knot and per foothold, mostly at a few
+        points, where numpy's per-call overhead was most of the cost."""
+        x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+        if x.shape != y.shape:
+            x, y = np.broadcast_arrays(x, y)
+        out = np.empty((3, x.size))
+        _bilinear(self.heights, self.origin[0], self.origin[1], self.resolution, x.ravel(),
+                  y.ravel(), out)
+        if x.ndim == 0:
+            return out[0, 0], out[1, 0], out[2, 0]
+        z, dx, dy = out.reshape(3, *x.shape)
+        return z, dx, dy
 
     # --- derived maps --------------------------------------------------------------------------
     def dilated(self, radius: float, sigma: float) -> HeightMap:
@@ -399,3 +396,31 @@ def stairs(steps: int = 5, rise: float = 0.12, tread: float = 0.25, start: float
     rows = round(width / resolution) + 1
     heights = np.tile(z, (rows, 1))
     return HeightMap(heights, resolution, (float(xs[0]), -width / 2))
+
+
+@njit(cache=True)
+def _bilinear(h, ox, oy, res, x, y, out):  # pragma: no cover (compiled)
+    """:meth:`HeightMap.height_and_gradient` at the points (x[k], y[k]) into out[:, k] (the
+    height and the two slopes), the
+    same operations in the same order as numpy's version of it had (identical results); a
+    point that is not finite gives NaN."""
+    rows, cols = h.shape
+    z, dx, dy = out[0], out[1], out[2]
+    for k in range(x.shape[0]):
+        u = (x[k] - ox) / res
+        v = (y[k] - oy) / res
+        if not (np.isfinite(u) and np.isfinite(v)):
+            z[k] = dx[k] = dy[k] = np.nan
+            continue
+        inside_u = u >= 0.0 and u <= cols - 1
+        inside_v = v >= 0.0 and v <= rows - 1
+        u = min(max(u, 0.0), cols - 1.0)
+        v = min(max(v, 0.0), rows - 1.0)
+        c = min(int(u), cols - 2)
+        r = min(int(v), rows - 2)
+        a = u - c
+        b = v - r
+        h00, h01, h10, h11 = h[r, c], h[r, c + 1], h[r + 1, c], h[r + 1, c + 1]
+        z[k] = (1 - a) * (1 - b) * h00 + a * (1 - b) * h01 + (1 - a) * b * h10 + a * b * h11
+        dx[k] = ((1 - b) * (h01 - h00) + b * (h11 - h10)) / res if inside_u else 0.0
+        dy[k] = ((1 - a) * (h10 - h00) + a * (h11 - h01)) / res if inside_v else 0.0

@@ -63,8 +63,8 @@ def test_the_error_measures():
 
 
 def test_differences_on_a_height_field_knot_agree_with_the_analytic_step():
-    """A knot as the planner's rollout leaves it (a Go2 standing at the foot of a flight of
-    stairs in its planning model, the map a height field, some twenty contacts; the solver
+    """A knot as the planner's rollout leaves it (a Go2 standing on the landing of a flight of
+    stairs in its planning model, the map a height field, a dozen contacts or more; the solver
     warm-started with the step before's acceleration): centered differences at step 1e-7 agree
     with the analytic derivatives to 1e-5 (at 1e-6 their own truncation error reaches that
     on one of the knots). With the solver stopped at tolerance 1e-12 from that warm start (the
@@ -75,12 +75,16 @@ def test_differences_on_a_height_field_knot_agree_with_the_analytic_step():
     from mpc.tasks import make_task
     from mpc.tasks.terrain_map import stairs
 
+    flight = stairs(steps=2, start=0.5, landing=0.5, after=0.5)
     task = make_task("quadruped_flat", robots.info("go2"), gait="walk", height=0.27,
-                     ground="map", map=stairs(steps=2, start=0.5, landing=0.5, after=0.5),
-                     step_height=0.08, map_clearance=0.1)
+                     ground="map", map=flight, step_height=0.08, map_clearance=0.1)
     m = task.planning_model(0.01, False, None, None)
     d = mujoco.MjData(m)
     mujoco.mj_resetDataKeyframe(m, d, 0)
+    # on the landing, all four feet on the field (on the floor before the flight they stand
+    # on the plane alone since the field's floor-level samples lie 3 cm under it)
+    d.qpos[0] = 1.0
+    d.qpos[2] += float(flight.height(1.0, 0.0))
     d.ctrl[:] = d.qpos[7:]
     worst = 0.0
     for k in range(40):  # the robot lands on the field and settles; a knot every 10 steps

@@ -182,6 +182,25 @@ def test_a_foot_on_the_floor_touches_the_plane_alone_and_on_a_tread_the_field(go
     assert touched == {field}
 
 
+def test_loaded_feet_on_the_floor_still_touch_the_plane_alone(go2):
+    """The robot settled under its weight before the flight (1 s of the planning model's steps
+    with the keyframe's controls): its feet sink about 13 mm into the floor plane (the foot
+    radius less rho), and still touch only the plane: the field's floor-level samples lie
+    deeper (MapGround.SINK; at 1 cm every foot met the field too, 2-6 more contacts each)."""
+    task, m = go2
+    d = standing(task, m, 0.0)
+    d.ctrl[:] = m.key_ctrl[m.key(task.robot.home_key).id]
+    for _ in range(round(1.0 / m.opt.timestep)):
+        mujoco.mj_step(m, d)
+    floor, field = m.geom("floor").id, m.geom(MAP_GEOM).id
+    feet = [m.geom(g).id for g in ("FR_foot", "FL_foot", "RR_foot", "RL_foot")]
+    deepest = min(d.contact.dist[i] for i in range(d.ncon))
+    assert deepest < -0.01  # loaded: deeper than the old sink
+    pairs = sorted((int(d.contact.geom[i, 0]), int(d.contact.geom[i, 1])) for i in range(d.ncon))
+    assert pairs == sorted((floor, f) for f in feet)
+    assert field not in d.contact.geom[:d.ncon].ravel()
+
+
 def test_with_map_contacts_pruned_each_foot_has_one_contact_on_a_tread(go2):
     """``map_contacts: pruned``: the planning model prunes the feet's contacts with the field
     (common.hfield_contacts), standing on the top landing one per foot, where MuJoCo's own (the
@@ -540,3 +559,34 @@ def test_footholds_are_moved_along_the_heading_not_a_sideways_velocity(go2_footh
     task.update(0.5, d.qpos, d.qvel)
     assert task.foothold_plan.direction == pytest.approx([-1.0, 0.0])
     task._stance_xy = None
+
+
+def test_the_time_terms_are_computed_once_per_plan_and_are_the_same_values(go2_held):
+    """The residual's terms of time alone (LeggedTask._time_terms) for rollouts sharing their
+    knots' times: computed for one row, broadcast, the residual equal to the bit to the one of
+    each row alone and to the one of times whose rows differ (no cache); a new plan (update)
+    computes them anew."""
+    task, m = go2_held
+    rng = np.random.default_rng(5)
+    d = walking_at(task, m, 0.35, 0.7)
+    times = 0.7 + 0.01 * np.arange(36)
+    batch = np.broadcast_to(times, (3, 36))
+    S = d.sensordata + 0.02 * rng.standard_normal((3, 36, len(d.sensordata)))
+    r = task.residual(S, batch)
+    first = task._time_cache
+    assert first is not None and first[1]["step"].shape == (36, 4)
+    for i in range(3):
+        assert np.array_equal(r[i], task.residual(S[i], times))
+    assert task._time_cache is first  # the same plan: not computed again
+    uncached = np.stack([times, times, times + 0.0])  # equal rows: one computation
+    assert np.array_equal(task.residual(S, uncached), r)
+    shifted = batch.copy()
+    shifted[1] += 0.01  # rows that differ: computed for the whole array
+    r2 = task.residual(S, shifted)
+    assert task._time_cache is first
+    assert np.array_equal(r2[1], task.residual(S[1], times + 0.01))
+    with pytest.raises(ValueError):
+        first[1]["step"][0, 0] = 1.0  # shared by the plan's calls: read-only
+    walking_at(task, m, 0.4, 0.8)  # the next plan
+    task.residual(S, batch)
+    assert task._time_cache is not first

@@ -190,3 +190,53 @@ def test_a_flight_of_steps_is_told_from_other_maps():
     spike = np.zeros((3, 10))
     spike[:, 4] = 0.1
     assert HeightMap(spike, 0.1).steps() is None
+
+
+def _numpy_bilinear(hmap: HeightMap, x, y):
+    """The bilinear height and gradient as numpy computed them before the compiled kernel
+    (2026-11-27), operation for operation."""
+    h = hmap.heights
+    rows, cols = h.shape
+    u = (np.asarray(x, dtype=float) - hmap.origin[0]) / hmap.resolution
+    v = (np.asarray(y, dtype=float) - hmap.origin[1]) / hmap.resolution
+    inside_u = (u >= 0.0) & (u <= cols - 1)
+    inside_v = (v >= 0.0) & (v <= rows - 1)
+    u = np.clip(u, 0.0, cols - 1)
+    v = np.clip(v, 0.0, rows - 1)
+    c = np.minimum(u.astype(int), cols - 2)
+    r = np.minimum(v.astype(int), rows - 2)
+    a, b = u - c, v - r
+    h00, h01, h10, h11 = h[r, c], h[r, c + 1], h[r + 1, c], h[r + 1, c + 1]
+    z = (1 - a) * (1 - b) * h00 + a * (1 - b) * h01 + (1 - a) * b * h10 + a * b * h11
+    dx = ((1 - b) * (h01 - h00) + b * (h11 - h10)) / hmap.resolution
+    dy = ((1 - a) * (h10 - h00) + a * (h11 - h01)) / hmap.resolution
+    return z, np.where(inside_u, dx, 0.0), np.where(inside_v, dy, 0.0)
+
+
+@pytest.mark.parametrize("hmap", [BUMPY, stairs(), stairs().dilated(0.1, 0.05),
+                                  stairs().smoothed(0.15)], ids=["bumpy", "stairs", "dilated",
+                                                                 "smoothed"])
+def test_the_compiled_bilinear_is_numpys_to_the_bit(hmap):
+    rng = np.random.default_rng(7)
+    (x0, y0), (length, width) = hmap.origin, hmap.size
+    # inside, outside, on the samples and cell borders, in arrays of several shapes
+    x = x0 + rng.uniform(-0.3, 1.3, size=(4, 37)) * length
+    y = y0 + rng.uniform(-0.3, 1.3, size=(4, 37)) * width
+    x[0, :10] = x0 + hmap.resolution * np.arange(10)
+    y[1, :10] = y0 + hmap.resolution * np.arange(10)
+    x[2, 0], y[2, 0] = x0 + length, y0 + width
+    got, want = hmap.height_and_gradient(x, y), _numpy_bilinear(hmap, x, y)
+    for g, w in zip(got, want, strict=True):
+        assert g.shape == w.shape and np.array_equal(g, w)
+    for g, w in zip(hmap.height_and_gradient(x[0], y0 + 0.3), _numpy_bilinear(hmap, x[0], y0 + 0.3),
+                    strict=True):  # broadcast against a scalar
+        assert np.array_equal(g, w)
+    for g, w in zip(hmap.height_and_gradient(float(x[3, 5]), float(y[3, 5])),
+                    _numpy_bilinear(hmap, float(x[3, 5]), float(y[3, 5])), strict=True):
+        assert np.ndim(g) == 0 and float(g) == float(w)
+
+
+def test_a_point_that_is_not_finite_has_no_height():
+    z, gx, gy = BUMPY.height_and_gradient(np.array([0.0, np.nan, np.inf]), 0.3)
+    assert np.isfinite(z[0]) and np.isfinite(gx[0]) and np.isfinite(gy[0])
+    assert np.isnan(z[1:]).all() and np.isnan(gx[1:]).all() and np.isnan(gy[1:]).all()

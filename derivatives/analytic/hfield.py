@@ -65,8 +65,10 @@ MATCHED, NOT_REPRODUCED = 0, 1
 #: Largest difference (in metres for dist and x₁, absolute for the unit normal) between MuJoCo's
 #: contact and the recomputed one for them to count as the same (measured agreement: 1e-15).
 TOLERANCE = 1e-9
-#: MuJoCo's normal is the normalised difference of two witness points |dist| apart, each
-#: rounded to about this (m): it is compared to TOLERANCE + ROUNDING/|dist|.
+#: MuJoCo's normal is the normalised difference of two witness points |dist − margin| apart
+#: (the core's closest points moved apart by the radius and the pair's margin; see
+#: :func:`hfield_feature`), each rounded to about this (m): it is compared to
+#: TOLERANCE + ROUNDING/|dist − margin|.
 ROUNDING = 1e-14
 #: A candidate prism may hold x₁ up to this far (in cell units) outside its triangle.
 _SLACK = 1e-6
@@ -266,12 +268,18 @@ def _segment_prism(c, half, v):
 
 
 @njit(cache=True, nogil=True)
-def hfield_feature(m, d, c, dist, radius, tolerance, deep_tolerance, verts):
+def hfield_feature(m, d, c, dist, radius, tolerance, deep_tolerance, verts, margin=0.0):
     """The prism feature that contact c (geom 1 a height field, geom 2 a sphere or capsule of
-    radius ``radius``; ``dist`` its distance) comes from, recomputed and checked against
-    MuJoCo's contact to ``tolerance`` (:data:`TOLERANCE`), or to ``deep_tolerance`` for a
-    sphere whose centre is inside the prism (see the module doc); ``verts`` is (6, 3)
-    scratch.
+    radius ``radius``; ``dist`` its distance, ``margin`` the pair's margin) comes from,
+    recomputed and checked against MuJoCo's contact to ``tolerance`` (:data:`TOLERANCE`), or to
+    ``deep_tolerance`` for a sphere whose centre is inside the prism (see the module doc);
+    ``verts`` is (6, 3) scratch.
+
+    MuJoCo takes the normal of a core outside the prism as the normalised difference of the
+    witness points after moving them apart by the radius and the margin, |dist − margin|
+    apart: a contact kept by the margin with dist just below it (a foot 1 mm above the field
+    with the feet's 1 mm margin) has a normal rounded to about 1e-17/|dist − margin|
+    (measured: 7e-10 at 1e-8, 8e-8 at 1e-10), which the normal's comparison allows for.
 
     Returns (status, kind, centre, half, x₁, x₂, free₂), points and vectors in world
     coordinates: status MATCHED or NOT_REPRODUCED; kind FACE, EDGE or VERTEX; for an
@@ -299,7 +307,7 @@ def hfield_feature(m, d, c, dist, radius, tolerance, deep_tolerance, verts):
     x1 = axpy3(_to_local(pos, mat, (d.contact_pos[c, 0], d.contact_pos[c, 1],
                                     d.contact_pos[c, 2])), -0.5 * dist, nrm)
 
-    normal_tolerance = tolerance + ROUNDING / max(abs(dist), 1e-300)
+    normal_tolerance = tolerance + ROUNDING / max(abs(dist - margin), 1e-300)
     size = m.hfield_size[hid]
     nrow = m.hfield_nrow[hid]
     ncol = m.hfield_ncol[hid]
@@ -327,7 +335,11 @@ def hfield_feature(m, d, c, dist, radius, tolerance, deep_tolerance, verts):
                 else:
                     length, p, kind, i, j = _point_prism(core, verts)
                     w, x2 = core, 0.0
-                    if length < 0.0:
+                    # MuJoCo's GJK takes a centre within ccd_tolerance of the prism (inside, or
+                    # outside by less: on the wall between two prisms) as penetrating and hands
+                    # the full sphere to EPA: the nearest face, to EPA's accuracy
+                    if length < 0.0 or (kind == FACE
+                                        and length <= deep_tolerance * deep_tolerance):
                         tol = ntol = deep_tolerance
                 if length == 0.0:
                     continue

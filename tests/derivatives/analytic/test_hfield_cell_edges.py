@@ -9,6 +9,8 @@ model: a foot sphere (the Go2's: radius 22 mm, margin 1 mm) on a flat field of 5
   neighbour). MuJoCo's GJK takes a distance below ``ccd_tolerance`` as a penetration and hands
   the full sphere to EPA, whose contact is the wall's (as for a centre inside) to EPA's
   accuracy, not the exact closest points the check held it to;
+* **EPA near a face's edge** (the map step's run): converged on the depth, its normal only good
+  to about ccd_tolerance/δ within δ of the face's edge (7e-3 at 30 µm), beyond √ccd_tolerance;
 * **EPA's iteration limit**: a centre inside a prism within ~1 mm of three of its faces (the
   run's knot: 0.93 mm behind a wall, 1.05 mm below the top, 1.17 mm behind the other wall). At
   MuJoCo's default ``ccd_iterations`` (35) EPA stops unconverged, 0.3 mm shallow and 64° off
@@ -191,4 +193,22 @@ def test_epa_with_the_planning_models_iterations_converges():
     (c,) = [c for c in range(d.ncon) if d.contact.frame[c, 0] < -0.5]
     assert abs(d.contact.dist[c] + RADIUS + CORNER[0]) < m.opt.ccd_tolerance
     assert d.contact.frame[c, 0] < -1 + m.opt.ccd_tolerance
+    _no_fallback(m, d)
+
+
+def test_epa_near_a_faces_edge_is_that_face():
+    """The map run's knot (the centre 16 µm under a sloped top, 83 µm from a wall: the normal
+    8.2e-3 off), here on a flat field: 16 µm under the top of triangle A of the cell x ∈ [0,
+    0.05], y ∈ [−0.05, 0], 30 µm from its wall y = 0. EPA converges on the depth (within
+    ccd_tolerance of R + 16 µm) with its normal 7e-3 off the top's: a turn θ towards the edge
+    δ away changes the depth by only about δθ. Beyond √ccd_tolerance, within √ccd_tolerance +
+    ccd_tolerance/δ: taken as the top face, no finite difference."""
+    m = _model()
+    depth, off = 1.6e-5, 3e-5
+    d = _state(m, [0.02, -off, -depth])
+    (c,) = [c for c in range(d.ncon) if d.contact.frame[c, 2] > 0.5]
+    tol = m.opt.ccd_tolerance
+    assert abs(d.contact.dist[c] + RADIUS + depth) < tol
+    error = np.abs(d.contact.frame[c, :3] - [0.0, 0.0, 1.0]).max()
+    assert np.sqrt(tol) < error < np.sqrt(tol) + tol / off
     _no_fallback(m, d)

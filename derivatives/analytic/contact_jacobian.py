@@ -635,7 +635,8 @@ def contact_jacobian_derivatives(m, d, efc, djtf):
         elif t1 == HFIELD:
             radius = geom_size[g2, 0]
             status, kind, centre, half, x1, x2, free2 = hfield_feature(
-                m, d, c, d.efc_pos[adr], radius, TOLERANCE, deep_tolerance, verts)
+                m, d, c, d.efc_pos[adr], radius, TOLERANCE, deep_tolerance, verts,
+                d.efc_margin[adr])
             if status != MATCHED:
                 return GEOMETRY_NOT_REPRODUCED, c
             if kind == FACE:

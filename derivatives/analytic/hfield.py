@@ -34,17 +34,25 @@ For a core outside the prism the closest points are a face, edge or vertex of th
 the centre, an end or an interior point of the segment, and GJK on a polytope against a point or
 a segment stops on exactly that pair: MuJoCo's contact is the exact geometry to rounding, except
 that its normal is a difference of two points |dist| apart, accurate to about 1e-15/|dist|.
-A sphere whose centre is inside a prism goes to EPA on the full sphere, whose result is within
-0.16 √ccd_tolerance (measured) of the exact one: the nearest face below which the centre lies,
-n its outward normal, dist = −(depth + R).
+A sphere whose centre is inside a prism, or outside it by at most ``ccd_tolerance`` (GJK's
+distance counts as penetration there: a centre on the wall between two prisms), goes to EPA on
+the full sphere, whose result is within 0.16 √ccd_tolerance (measured) of the exact one: the
+nearest face (for a centre inside, the one below which it lies), n its outward normal,
+dist = −(depth + R) — once EPA has converged. EPA converges on the depth, so within δ of the
+face's edge its normal is only good to about ccd_tolerance/δ (8e-3 measured at δ = 8e-5 m).
+And it stops after ``ccd_iterations``: at MuJoCo's default 35 a centre within about a
+millimetre of two or three faces can stop unconverged (0.2 mm shallow, the normal 70° off), a
+contact no feature reproduces; a planning model with a height field runs 200
+(:data:`common.hfield_contacts.CCD_ITERATIONS`).
 
 That is checked for every contact, not assumed: :func:`hfield_feature` recomputes the closest
 points of the core to each prism that contains MuJoCo's x₁ = pos − n dist/2 and keeps the one
-that reproduces MuJoCo's n, dist and x₁ to :data:`TOLERANCE` (√ccd_tolerance for a centre
-inside). A contact none reproduces is not differentiated and the provider falls back to finite
-differences for that knot, counted by reason: a capsule whose core enters a prism (EPA on a
-segment), libccd's MPR with ``nativeccd`` disabled, a capsule parallel to a face or an edge
-(its closest points are not unique), GJK stopping on a near tie.
+that reproduces MuJoCo's n, dist and x₁ to :data:`TOLERANCE` (√ccd_tolerance for EPA's
+contacts, above). A contact none reproduces is not differentiated and the provider falls back
+to finite differences for that knot, counted by reason: a capsule whose core enters a prism
+(EPA on a segment), EPA stopped unconverged, libccd's MPR with ``nativeccd`` disabled, a
+capsule parallel to a face or an edge (its closest points are not unique), GJK stopping on a
+near tie.
 
 The feature is static, so only the core moves: a face is a plane of fixed normal (the plane
 case of :mod:`.contact_jacobian`, the frame fixed too), an edge a static segment of zero radius
@@ -65,8 +73,10 @@ MATCHED, NOT_REPRODUCED = 0, 1
 #: Largest difference (in metres for dist and x₁, absolute for the unit normal) between MuJoCo's
 #: contact and the recomputed one for them to count as the same (measured agreement: 1e-15).
 TOLERANCE = 1e-9
-#: MuJoCo's normal is the normalised difference of two witness points |dist| apart, each
-#: rounded to about this (m): it is compared to TOLERANCE + ROUNDING/|dist|.
+#: MuJoCo's normal is the normalised difference of two witness points |dist − margin| apart
+#: (the core's closest points moved apart by the radius and the pair's margin; see
+#: :func:`hfield_feature`), each rounded to about this (m): it is compared to
+#: TOLERANCE + ROUNDING/|dist − margin|.
 ROUNDING = 1e-14
 #: A candidate prism may hold x₁ up to this far (in cell units) outside its triangle.
 _SLACK = 1e-6
@@ -206,6 +216,18 @@ def _point_prism(q, v):
     return np.sqrt(best), point, kind, bi, bj
 
 
+@njit(cache=True, nogil=True)
+def _edge_distance(q, v, f):
+    """Distance from q (a point of face ``f`` of the prism ``v``) to the face's boundary."""
+    k = 3 if f < 2 else 4
+    idx = _FACES[f]
+    best = np.inf
+    for e in range(k):
+        d2, _, _ = _segment_closest(q, _row(v, idx[e]), _row(v, idx[(e + 1) % k]))
+        best = min(best, d2)
+    return np.sqrt(best)
+
+
 @njit(inline="always")
 def _segments_closest(p1, d1, p2, d2):
     """Closest points of segments p1 + s d1 and p2 + t d2 (s, t ∈ [0, 1]; Ericson's
@@ -266,12 +288,18 @@ def _segment_prism(c, half, v):
 
 
 @njit(cache=True, nogil=True)
-def hfield_feature(m, d, c, dist, radius, tolerance, deep_tolerance, verts):
+def hfield_feature(m, d, c, dist, radius, tolerance, deep_tolerance, verts, margin=0.0):
     """The prism feature that contact c (geom 1 a height field, geom 2 a sphere or capsule of
-    radius ``radius``; ``dist`` its distance) comes from, recomputed and checked against
-    MuJoCo's contact to ``tolerance`` (:data:`TOLERANCE`), or to ``deep_tolerance`` for a
-    sphere whose centre is inside the prism (see the module doc); ``verts`` is (6, 3)
-    scratch.
+    radius ``radius``; ``dist`` its distance, ``margin`` the pair's margin) comes from,
+    recomputed and checked against MuJoCo's contact to ``tolerance`` (:data:`TOLERANCE`), or to
+    ``deep_tolerance`` for a sphere whose centre is inside the prism (see the module doc);
+    ``verts`` is (6, 3) scratch.
+
+    MuJoCo takes the normal of a core outside the prism as the normalised difference of the
+    witness points after moving them apart by the radius and the margin, |dist − margin|
+    apart: a contact kept by the margin with dist just below it (a foot 1 mm above the field
+    with the feet's 1 mm margin) has a normal rounded to about 1e-17/|dist − margin|
+    (measured: 7e-10 at 1e-8, 8e-8 at 1e-10), which the normal's comparison allows for.
 
     Returns (status, kind, centre, half, x₁, x₂, free₂), points and vectors in world
     coordinates: status MATCHED or NOT_REPRODUCED; kind FACE, EDGE or VERTEX; for an
@@ -299,7 +327,7 @@ def hfield_feature(m, d, c, dist, radius, tolerance, deep_tolerance, verts):
     x1 = axpy3(_to_local(pos, mat, (d.contact_pos[c, 0], d.contact_pos[c, 1],
                                     d.contact_pos[c, 2])), -0.5 * dist, nrm)
 
-    normal_tolerance = tolerance + ROUNDING / max(abs(dist), 1e-300)
+    normal_tolerance = tolerance + ROUNDING / max(abs(dist - margin), 1e-300)
     size = m.hfield_size[hid]
     nrow = m.hfield_nrow[hid]
     ncol = m.hfield_ncol[hid]
@@ -327,8 +355,17 @@ def hfield_feature(m, d, c, dist, radius, tolerance, deep_tolerance, verts):
                 else:
                     length, p, kind, i, j = _point_prism(core, verts)
                     w, x2 = core, 0.0
-                    if length < 0.0:
-                        tol = ntol = deep_tolerance
+                    # MuJoCo's GJK takes a centre within ccd_tolerance of the prism (inside, or
+                    # outside by less: on the wall between two prisms) as penetrating and hands
+                    # the full sphere to EPA: the nearest face, to EPA's accuracy
+                    if length < 0.0 or (kind == FACE
+                                        and length <= deep_tolerance * deep_tolerance):
+                        # EPA stops when its depth is within ccd_tolerance: a normal turned by θ
+                        # towards the face's edge δ away changes the depth by about δθ, so the
+                        # normal is only good to ccd_tolerance/δ near an edge
+                        tol = deep_tolerance
+                        ntol = deep_tolerance + deep_tolerance * deep_tolerance / max(
+                            _edge_distance(p, verts, i), 1e-300)
                 if length == 0.0:
                     continue
                 g = sub3(w, p)

@@ -348,8 +348,9 @@ class AnalyticProvider(DerivativeProvider):
             pair = contact_pair(m, data, info)
             reason = f"{pair} contact not reproduced"
             message = (f"a {pair} contact does not match the exact closest points of any of "
-                       "the height field's prisms (a sphere centre or capsule axis inside the "
-                       "field, a capsule parallel to a face or an edge, or nativeccd disabled)")
+                       "the height field's prisms (a capsule axis inside the field, EPA "
+                       "stopped by ccd_iterations, a capsule parallel to a face or an edge, or "
+                       "nativeccd disabled)")
         elif status == APPLIED_FORCES:
             reason = "xfrc_applied"
             message = "xfrc_applied is not covered by the analytic derivatives"

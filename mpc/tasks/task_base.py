@@ -22,7 +22,7 @@ import mujoco
 import numpy as np
 
 import robots
-from common.hfield_contacts import prune_contacts
+from common.hfield_contacts import CCD_ITERATIONS, prune_contacts
 from mpc import norms
 from mpc.norms.term_costs import term_costs
 from mpc.tasks.ground import GroundPlane, add_ground_body, ground_body, pose
@@ -118,11 +118,15 @@ class Task(ABC):
         on a body of its own (:func:`mpc.tasks.ground.add_ground_body`) that
         :meth:`pose_ground` moves; otherwise the floor is the robot model's, fixed at 0. A
         height field's sphere contacts are pruned to the deepest per direction
-        (:mod:`common.hfield_contacts`) if :attr:`prune_field_contacts`."""
+        (:mod:`common.hfield_contacts`) if :attr:`prune_field_contacts`; with a height field
+        MuJoCo's EPA runs up to :data:`common.hfield_contacts.CCD_ITERATIONS` iterations."""
         spec = robots.planning_spec(self.robot.name, overlay)
         if self.posable_ground:
             add_ground_body(spec, self.foot_floors)
         self.add_terrain(spec)
+        if spec.hfields:
+            # EPA converged for a foot sunk into the field (common.hfield_contacts)
+            spec.option.ccd_iterations = max(spec.option.ccd_iterations, CCD_ITERATIONS)
         spec.option.timestep = timestep
         if impratio is not None:
             spec.option.impratio = impratio

@@ -78,7 +78,12 @@ from mpc.tasks.map_window import WindowSpec
 from mpc.tasks.riser import HeldFeet, held_back
 from mpc.tasks.task_base import CostTerm, Task, base_yaw, weighted_terms
 from mpc.tasks.terrain_map import HeightMap
-from mpc.tasks.velocity import VELOCITY_MODE_RANGES, VelocityMode, VelocityReference
+from mpc.tasks.velocity import (
+    VELOCITY_MODE_RANGES,
+    VelocityMode,
+    VelocityReference,
+    clamp_distance,
+)
 from robots.info import RobotInfo
 from robots.statics import resting_site_heights
 
@@ -151,6 +156,7 @@ class LeggedTask(VelocityMode, Task):
         "map_clearance": {"min": 0.0, "max": 0.5},
         "map_edge": {"min": 0.0, "max": 0.5},
         "map_contacts": {"choices": ("pruned", "all")},
+        "travel_speed": {"min": 0.0, "max": 2.0},
         **VELOCITY_MODE_RANGES,
     }
     #: Terms whose affine part depends on :attr:`ground`: rebuilt when it changes.
@@ -176,7 +182,8 @@ class LeggedTask(VelocityMode, Task):
                  ground_below: float | None = None, foot_floors: bool = False,
                  map: str | None = None,
                  map_clearance: float = 0.05, map_edge: float = 0.0,
-                 map_contacts: str = "all", felt_offset: float = -0.015):
+                 map_contacts: str = "all", felt_offset: float = -0.015,
+                 travel_speed: float = 0.0, tread_centres: bool = False):
         """``gait``: a name of :attr:`GAITS`, its ``duty``, ``cadence`` (Hz) and
         ``step_height`` (m) replaced where given. ``goal``: [x, y] or waypoints [[x, y], ...];
         ``hold_time`` (s): hold the start position until then. ``height`` (m): the base over
@@ -204,7 +211,13 @@ class LeggedTask(VelocityMode, Task):
         then planned on as a given map (:mod:`mpc.tasks.felt_step`; the riser stands
         ``felt_offset`` m from where the foot touched it: −0.015 by default, the offset
         measured best, as a pressed foot sinks into its soft contact), the map settings as for
-        ``map``."""
+        ``map``. ``travel_speed`` (m/s; 0, the default: off): in goal mode the position
+        target is a point travelling toward the goal at that speed (:meth:`travel_target`,
+        kept within ``lead`` of the base) instead of the goal itself, and on a map the
+        footholds are aimed with that travel's velocity instead of the base's measured one
+        (:meth:`plan_footholds`). ``tread_centres`` (with ``map_edge``): a foothold on a
+        tread (a flat stretch with an edge on both sides, :meth:`MapGround.tread_centre`) is
+        moved to its middle."""
         super().__init__(robot)
         if ground not in ("level", "fit", "map", "felt"):
             raise ValueError(f"unknown ground {ground!r}; choose from level, fit, map, felt")
@@ -290,6 +303,16 @@ class LeggedTask(VelocityMode, Task):
         self.speed_gait = SpeedGait(cadence_gain, max_cadence, lift_gain, max_lift,
                                     stand_speed, hip_radius)
         self.reference = VelocityReference(lead)
+        self.travel_speed = float(travel_speed)
+        self.tread_centres = bool(tread_centres)
+        if self.travel_speed < 0.0:
+            raise ValueError(f"travel_speed must be >= 0, got {travel_speed}")
+        #: The goal-mode travel reference (``travel_speed`` > 0): its point at ``_travel_time``
+        #: (None before the first update), its unit direction and how far the goal is from it.
+        self._travel_from: np.ndarray | None = None
+        self._travel_time = 0.0
+        self._travel_dir = np.zeros(2)
+        self._travel_left = 0.0
         self._command = np.zeros(3)
         #: Actuators the planner drives (the robot's motors but those locked in planning).
         self.nu = len(robot.motor_joints) - len(robot.locked_joints)
@@ -663,11 +686,48 @@ class LeggedTask(VelocityMode, Task):
         return out
 
     def position_target(self, time: np.ndarray) -> np.ndarray:
-        """Target of the position term (..., 2) at times (...): the goal, or in velocity
-        mode the reference g(t) integrated from the command."""
+        """Target of the position term (..., 2) at times (...): the goal (with
+        ``travel_speed``, the travelling point :meth:`travel_target`), or in velocity mode
+        the reference g(t) integrated from the command."""
         if not self.velocity_mode:
+            if self.travel_speed > 0.0 and self._travel_from is not None:
+                return self.travel_target(time)
             return self.goal
         return self.reference.position(time)
+
+    def travel_target(self, time: np.ndarray) -> np.ndarray:
+        """The goal-mode travel reference (..., 2) at times (...) (``travel_speed`` v > 0):
+
+            g(t) = g₀ + u min(v (t − t_u), L)
+
+        with g₀ the point at the last :meth:`update` t_u, u the unit direction from it to the
+        goal and L its distance: a point walking to the goal at v and stopping there. At each
+        update g₀ ← g(t_u), moved to within ``lead`` of the base (a robot held back is pulled
+        by a bounded error, as the velocity mode's reference). The goal's pull alone is a push
+        of the same size wherever the goal is: at a riser the Go2 slowed to 0.05-0.1 m/s and
+        its footholds, aimed with that velocity, came to where its feet stood."""
+        t = np.asarray(time, dtype=float)[..., None]
+        ahead = np.minimum(self.travel_speed * np.maximum(t - self._travel_time, 0.0),
+                           self._travel_left)
+        return self._travel_from + self._travel_dir * ahead
+
+    def travel_velocity(self) -> np.ndarray:
+        """The travel reference's velocity (world xy) at the last update: u v, slowed to
+        L / (one gait cycle) within a cycle's travel of the goal (zero there)."""
+        period = 1.0 / self.timing[1]
+        speed = min(self.travel_speed, self._travel_left / period)
+        return self._travel_dir * speed
+
+    def _advance_travel(self, time: float, qpos: np.ndarray) -> None:
+        """Move the travel reference to plan time ``time`` toward the current goal."""
+        base = np.asarray(qpos[:2], dtype=float)
+        point = base.copy() if self._travel_from is None else self.travel_target(time)
+        point = clamp_distance(point, base, self.reference.lead)
+        offset = self.goal - point
+        left = float(np.linalg.norm(offset))
+        self._travel_from, self._travel_time = point, float(time)
+        self._travel_dir = offset / left if left > 1e-9 else np.zeros(2)
+        self._travel_left = left
 
     def heading_target(self, time: np.ndarray):
         """ψ of the heading term at times (...): the stage's heading or :attr:`heading`, or
@@ -810,7 +870,8 @@ class LeggedTask(VelocityMode, Task):
             self._committed = np.full_like(feet, np.nan)
         self._stance_xy[~swing[0]] = feet[~swing[0]]
         self._committed[~swing[0]] = np.nan  # a foot that stands commits at its next swing
-        v = np.asarray(qvel[0:2], dtype=float)
+        v = (self.travel_velocity() if self.travel_speed > 0.0 and not self.velocity_mode
+             else np.asarray(qvel[0:2], dtype=float))
         yaw = base_yaw(qpos)
         turn = np.array([[np.cos(yaw), -np.sin(yaw)], [np.sin(yaw), np.cos(yaw)]])
         direction = self._travel(v, turn[:, 0])
@@ -844,6 +905,9 @@ class LeggedTask(VelocityMode, Task):
                     lower = mg.within_climb(aim if target is None else target, direction,
                                             float(mg.map.height(*start)))
                     target = target if lower is None else lower
+                    if self.tread_centres:
+                        centre = mg.tread_centre(aim if target is None else target, direction)
+                        target = target if centre is None else centre
                 if k == 0 and swing[0, i]:  # a foothold moved in this swing stays chosen
                     if np.isfinite(self._committed[i, 0]):
                         target = self._committed[i]
@@ -955,14 +1019,15 @@ class LeggedTask(VelocityMode, Task):
 
     def update(self, time: float, qpos: np.ndarray, qvel: np.ndarray) -> None:
         """Once per plan: the velocity reference and gait timing (velocity mode), the gait
-        clock's cadence, and the stages (goal mode: made at the first call; each that is
-        done gives way to the next)."""
+        clock's cadence, the stages (goal mode: made at the first call; each that is done
+        gives way to the next) and the travel reference (``travel_speed``), then the ground
+        and the footholds (:meth:`update_ground`)."""
         if self.velocity_mode:
             self.reference.advance(time, qpos, self._command)
             self.timing = self.speed_gait.timing(self.gait, self._command)
         self.clock.set_cadence(self.timing[1], time)
-        self.update_ground(time, qpos, qvel)
         if self.velocity_mode:
+            self.update_ground(time, qpos, qvel)
             return
         if self.stages is None:
             self.stages = self.make_stages(time, qpos)
@@ -972,6 +1037,9 @@ class LeggedTask(VelocityMode, Task):
         while (self.stage_index < len(self.stages) - 1
                and self.stages[self.stage_index].done(time, qpos)):
             self._begin(self.stage_index + 1, qpos)
+        if self.travel_speed > 0.0:
+            self._advance_travel(time, qpos)
+        self.update_ground(time, qpos, qvel)  # after the travel: the footholds read it
 
 
 def add_frame_sensor(spec: mujoco.MjSpec, name: str, kind: str, site: str) -> None:

@@ -167,6 +167,9 @@ class LeggedTask(VelocityMode, Task):
     FOOTHOLD_LOOKAHEAD: ClassVar[float] = 1.5
     #: Swings per foot planned over a map within that lookahead.
     SWINGS_PLANNED: ClassVar[int] = 2
+    #: How far (m) a swinging foot may pass its foothold along the travel before the
+    #: overshoot row counts (:meth:`_overshoot_rows`).
+    OVERSHOOT_MARGIN: ClassVar[float] = 0.03
     #: Default weights of the stance and hold terms on a map (:meth:`stance_terms`).
     STANCE_WEIGHTS: ClassVar[tuple[float, float]] = (0.0, 0.0)
 
@@ -313,6 +316,8 @@ class LeggedTask(VelocityMode, Task):
         self._travel_time = 0.0
         self._travel_dir = np.zeros(2)
         self._travel_left = 0.0
+        #: The travel d footholds are moved along, at the last plan (:meth:`plan_footholds`).
+        self._travel_direction = np.array([1.0, 0.0])
         self._command = np.zeros(3)
         #: Actuators the planner drives (the robot's motors but those locked in planning).
         self.nu = len(robot.motor_joints) - len(robot.locked_joints)
@@ -332,7 +337,8 @@ class LeggedTask(VelocityMode, Task):
             return []
         nfeet, (stance, hold) = len(self.robot.feet), self.STANCE_WEIGHTS
         return [CostTerm("stance", nfeet, "smooth_abs", param=0.03, weight=stance),
-                CostTerm("hold", 2 * nfeet, "smooth_abs", param=0.03, weight=hold)]
+                CostTerm("hold", 2 * nfeet, "smooth_abs", param=0.03, weight=hold),
+                CostTerm("overshoot", nfeet, "smooth_abs", param=0.03, weight=0.0)]
 
     @property
     def rows(self) -> dict[str, slice]:
@@ -646,6 +652,9 @@ class LeggedTask(VelocityMode, Task):
         for i, foot in enumerate(self.robot.feet):
             G[2 * i : 2 * i + 2, _block(self.sensor(f"{foot}_pos"), 2)] = np.eye(2)
 
+    def affine_overshoot(self, model: mujoco.MjModel, G: np.ndarray, c: np.ndarray) -> None:
+        """Nothing affine: the rows are built at evaluation (:meth:`_overshoot_rows`)."""
+
     def affine_balance(self, model: mujoco.MjModel, G: np.ndarray, c: np.ndarray) -> None:
         fall_time = np.sqrt(2 * self.height / GRAVITY)
         G[:, _block(self.sensor("com_pos"), 2)] = np.eye(2)
@@ -760,7 +769,30 @@ class LeggedTask(VelocityMode, Task):
             r[..., rows["gait"]] = np.where(step > 0, gait - self.foot_height - lift,
                                             self._foothold_rows(sensordata, time))
         self._stance_rows(r, time)
+        if "overshoot" in rows:
+            r[..., rows["overshoot"]] = self._overshoot_rows(sensordata, time)[0]
         return r
+
+    def _overshoot_rows(self, s: np.ndarray, time: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The overshoot rows (..., nfeet) and where they are active: a swinging foot's
+        distance past its swing's foothold b along the travel d, less
+        :attr:`OVERSHOOT_MARGIN`, where positive: max(0, d · (f − b) − m); 0 elsewhere. In its
+        swing a foot's xy has no cost of its own, and on the stairs a foot aimed at a tread
+        swung on past it into the next riser."""
+        shape = np.broadcast_shapes(np.shape(s)[:-1], np.shape(time))
+        nfeet = len(self.robot.feet)
+        if self.swing_plan is None:
+            return np.zeros((*shape, nfeet)), np.zeros((*shape, nfeet), bool)
+        b = self.swing_plan.landing(time)
+        swing = (self.swing_targets(time) > 0.0) & np.isfinite(b[..., 0])
+        d = self._travel_direction
+        past = np.zeros((*shape, nfeet))
+        for i, foot in enumerate(self.robot.feet):
+            c = self.sensor(f"{foot}_pos").start
+            past[..., i] = ((s[..., c] - np.nan_to_num(b[..., i, 0])) * d[0]
+                            + (s[..., c + 1] - np.nan_to_num(b[..., i, 1])) * d[1])
+        on = swing & (past > self.OVERSHOOT_MARGIN)
+        return np.where(on, past - self.OVERSHOOT_MARGIN, 0.0), on
 
     def _stance_mask(self, time: np.ndarray) -> np.ndarray:
         """(..., nfeet): the support feet in their planned stance at ``time`` (...) on a
@@ -808,6 +840,16 @@ class LeggedTask(VelocityMode, Task):
                 stance = np.zeros_like(J[..., gait, :])
                 self._add_foothold_jacobian(np.broadcast_to(time, shape), stance)
                 J[..., gait, :] += np.where(swing[..., None], 0.0, stance)
+        if "overshoot" in self.rows:
+            rows = self.rows["overshoot"]
+            J[..., rows, :] = 0.0
+            on = self._overshoot_rows(np.broadcast_to(sensordata, (*shape, self.G.shape[1])),
+                                      time)[1]
+            d = self._travel_direction
+            for i, foot in enumerate(self.robot.feet):
+                c = self.sensor(f"{foot}_pos").start
+                J[..., rows.start + i, c] = np.where(on[..., i], d[0], 0.0)
+                J[..., rows.start + i, c + 1] = np.where(on[..., i], d[1], 0.0)
         if "stance" in self.rows or "hold" in self.rows:
             on = self._stance_mask(time)
             if "stance" in self.rows:
@@ -875,6 +917,7 @@ class LeggedTask(VelocityMode, Task):
         yaw = base_yaw(qpos)
         turn = np.array([[np.cos(yaw), -np.sin(yaw)], [np.sin(yaw), np.cos(yaw)]])
         direction = self._travel(v, turn[:, 0])
+        self._travel_direction = direction
         nfeet, most = len(self.robot.feet), self.SWINGS_PLANNED
         plan = FootholdPlan(np.full(nfeet, np.inf), np.full(nfeet, np.inf), np.zeros((nfeet, 2)),
                             np.zeros(nfeet, bool), direction)

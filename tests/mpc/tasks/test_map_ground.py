@@ -604,3 +604,39 @@ def test_with_tread_centres_every_moved_foothold_on_the_flight_is_a_treads_middl
                 assert c is not None and c == pytest.approx(xy, abs=0.011), xy
                 seen += 1
     assert seen > 10
+
+
+def test_a_swinging_foot_past_its_foothold_has_an_overshoot_row_with_an_exact_jacobian():
+    """overshoot: max(0, d · (f − b) − m) for a swinging foot, b its swing's foothold; 0 in
+    stance and for a foot short of its foothold."""
+    task = make_task("quadruped_flat", robots.info("go2"), ground="map", goal=[3.0, 0.0],
+                     gait="walk", map_edge=0.06, travel_speed=0.2,
+                     weights={"overshoot": 1.0})
+    task.set_map(STAIRS)
+    m = task.planning_model(0.01)
+    d = standing(task, m, 0.3)
+    task.update(0.5, d.qpos, d.qvel)
+    sp = task.swing_plan
+    times = np.linspace(0.5, 1.3, 9)
+    b = sp.landing(times)
+    swing = task.swing_targets(times) > 0
+    k, i = map(int, np.argwhere(swing & np.isfinite(b[..., 0]))[0])
+    s = np.broadcast_to(d.sensordata, (len(times), len(d.sensordata))).copy()
+    col = task.sensor(f"{task.robot.feet[i]}_pos").start
+    s[:, col] = b[k, i, 0] + 0.1  # 10 cm past its foothold
+    s[:, col + 1] = b[k, i, 1]
+    r = task.residual(s, times)[:, task.rows["overshoot"]]
+    assert r[k, i] == pytest.approx(0.1 - task.OVERSHOOT_MARGIN)
+    assert np.all(r[~swing] == 0.0)
+    s[:, col] = b[k, i, 0] - 0.1  # short of it
+    assert task.residual(s, times)[k, task.rows["overshoot"]][i] == 0.0
+    rng = np.random.default_rng(3)
+    S = s + 0.05 * rng.standard_normal(s.shape)
+    S[:, col] = b[k, i, 0] + 0.1
+    J = task.residual_jacobian(S, times)
+    assert np.abs(J[:, task.rows["overshoot"]]).max() > 0
+    for j in range(S.shape[1]):
+        e = np.zeros(S.shape[1])
+        e[j] = 1e-6
+        fd = (task.residual(S + e, times) - task.residual(S - e, times)) / 2e-6
+        assert np.abs(J[..., j] - fd).max() < 1e-6, j

@@ -26,6 +26,7 @@ velocity reference:
     gait      per foot in swing: f_z − (ρ + step(t)), else 0       (feet)
     stance    per foot in planned stance: f_z − (ρ + H(a(t))), else 0     (feet; map)
     hold      per foot in planned stance: f_xy − a(t), else 0      (2 feet; map)
+    overshoot per foot in swing: max(0, d · (f_xy − b) − m), else 0  (feet; map, if weighed)
     balance   c_xy + ċ_xy √(2h/g₀) − mean_S(f_xy)  (capture point)  (2)
     effort    σ τ                                                  (actuators)
     posture   γ ⊙ (q − q_home)                                     (actuators)
@@ -321,6 +322,8 @@ class LeggedTask(VelocityMode, Task):
         self._command = np.zeros(3)
         #: Actuators the planner drives (the robot's motors but those locked in planning).
         self.nu = len(robot.motor_joints) - len(robot.locked_joints)
+        #: The config's weights as given (the terms declared only when weighted read it).
+        self._weights_given = dict(weights or {})
         self.terms = weighted_terms(self.declare_terms(), weights, self.name)
 
     # --- terms -----------------------------------------------------------------------------
@@ -332,13 +335,17 @@ class LeggedTask(VelocityMode, Task):
 
     def stance_terms(self) -> list[CostTerm]:
         """On a map (``ground: map``) the stance and hold terms (:meth:`_stance_rows`), with
-        weights :attr:`STANCE_WEIGHTS`; elsewhere none."""
+        weights :attr:`STANCE_WEIGHTS`, and the overshoot term (:meth:`_overshoot_rows`) where
+        the weights name it; elsewhere none."""
         if self.ground_mode != "map":
             return []
         nfeet, (stance, hold) = len(self.robot.feet), self.STANCE_WEIGHTS
-        return [CostTerm("stance", nfeet, "smooth_abs", param=0.03, weight=stance),
-                CostTerm("hold", 2 * nfeet, "smooth_abs", param=0.03, weight=hold),
-                CostTerm("overshoot", nfeet, "smooth_abs", param=0.03, weight=0.0)]
+        terms = [CostTerm("stance", nfeet, "smooth_abs", param=0.03, weight=stance),
+                 CostTerm("hold", 2 * nfeet, "smooth_abs", param=0.03, weight=hold)]
+        if "overshoot" in self._weights_given:  # only where a config weighs it: the
+            # residual elsewhere stays as it was, row for row
+            terms.append(CostTerm("overshoot", nfeet, "smooth_abs", param=0.03, weight=0.0))
+        return terms
 
     @property
     def rows(self) -> dict[str, slice]:

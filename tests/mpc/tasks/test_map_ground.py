@@ -640,3 +640,13 @@ def test_a_swinging_foot_past_its_foothold_has_an_overshoot_row_with_an_exact_ja
         e[j] = 1e-6
         fd = (task.residual(S + e, times) - task.residual(S - e, times)) / 2e-6
         assert np.abs(J[..., j] - fd).max() < 1e-6, j
+
+
+def test_the_overshoot_term_is_declared_only_where_a_config_weighs_it():
+    """Unweighted, a map task's residual keeps the rows it had before the term."""
+    kw = dict(ground="map", goal=[3.0, 0.0], gait="walk", map_edge=0.06)
+    plain = make_task("quadruped_flat", robots.info("go2"), **kw)
+    assert "overshoot" not in plain.rows
+    weighed = make_task("quadruped_flat", robots.info("go2"), weights={"overshoot": 0.0}, **kw)
+    assert "overshoot" in weighed.rows
+    assert weighed.nresidual == plain.nresidual + len(plain.robot.feet)

@@ -392,7 +392,8 @@ class MapGround:
         return xy + (offsets[behind[-1] + 1] + offsets[ahead[0] - 1]) / 2 * np.asarray(
             direction, dtype=float)
 
-    def within_climb(self, xy, direction, ground: float) -> np.ndarray | None:
+    def within_climb(self, xy, direction, ground: float,
+                     descend: bool = False) -> np.ndarray | None:
         """Where a foot lifting off ``ground`` (m, the map's) and aimed at ``xy`` lands no more
         than :attr:`CLIMB` above it: None if the map there is not higher than that, else the
         nearest point back along ``direction`` (the travel), within :attr:`CLIMB_REACH`, that
@@ -400,14 +401,18 @@ class MapGround:
         none. A foot that stood short of a riser and is aimed two treads up would be asked to
         lift to the higher tread's height plus its lift within the first part of its swing:
         above the reach of a leg under a base at its standing height, so the plan lifts the
-        whole robot, its standing feet too, off the ground."""
+        whole robot, its standing feet too, off the ground. With ``descend`` a foothold more
+        than :attr:`CLIMB` below ``ground`` is moved back the same way (one tread down per
+        swing: the Go2 stepping from the landing two treads down fell)."""
         xy = np.asarray(xy, dtype=float)
-        if float(self.map.height(xy[0], xy[1])) <= ground + self.CLIMB:
+        here = float(self.map.height(xy[0], xy[1]))
+        if here <= ground + self.CLIMB and (not descend or here >= ground - self.CLIMB):
             return None
         step = self.map.resolution / 5
         shifts = np.arange(step, self.CLIMB_REACH + step / 2, step)
         points = xy - shifts[:, None] * np.asarray(direction, dtype=float)
-        ok = self.map.height(points[:, 0], points[:, 1]) <= ground + self.CLIMB
+        h = self.map.height(points[:, 0], points[:, 1])
+        ok = (h <= ground + self.CLIMB) & (h >= ground - self.CLIMB if descend else True)
         if self.edge_map is not None:
             ok &= self.edge_map.height(points[:, 0], points[:, 1]) <= self.EDGE_TOLERANCE
         return points[int(np.argmax(ok))] if ok.any() else None

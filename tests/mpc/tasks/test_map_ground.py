@@ -650,3 +650,19 @@ def test_the_overshoot_term_is_declared_only_where_a_config_weighs_it():
     weighed = make_task("quadruped_flat", robots.info("go2"), weights={"overshoot": 0.0}, **kw)
     assert "overshoot" in weighed.rows
     assert weighed.nresidual == plain.nresidual + len(plain.robot.feet)
+
+
+def test_with_descend_a_foothold_two_treads_down_is_moved_back_one_tread_down():
+    """within_climb(descend=True): from the landing (0.6 m) a foothold on the second tread down
+    (0.36 m) is moved back along the travel to the first (0.48 m), flat; one tread down stays;
+    without descend nothing moves down the flight."""
+    mg = MapGround(STAIRS, 0.1, edge=0.06)
+    top = float(STAIRS.height(2.5, 0.0))
+    two = [3.2, 0.0]
+    assert float(STAIRS.height(*two)) < top - mg.CLIMB
+    assert mg.within_climb(two, [1.0, 0.0], top) is None
+    moved = mg.within_climb(two, [1.0, 0.0], top, descend=True)
+    assert moved is not None and moved[0] < two[0]
+    assert abs(float(STAIRS.height(*moved)) - top) <= mg.CLIMB
+    assert float(mg.edge_map.height(*moved)) <= mg.EDGE_TOLERANCE
+    assert mg.within_climb([2.97, 0.0], [1.0, 0.0], top, descend=True) is None

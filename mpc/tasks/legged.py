@@ -26,6 +26,7 @@ velocity reference:
     gait      per foot in swing: f_z − (ρ + step(t)), else 0       (feet)
     stance    per foot in planned stance: f_z − (ρ + H(a(t))), else 0     (feet; map)
     hold      per foot in planned stance: f_xy − a(t), else 0      (2 feet; map)
+    overshoot per foot in swing: max(0, d · (f_xy − b) − m), else 0  (feet; map, if weighed)
     balance   c_xy + ċ_xy √(2h/g₀) − mean_S(f_xy)  (capture point)  (2)
     effort    σ τ                                                  (actuators)
     posture   γ ⊙ (q − q_home)                                     (actuators)
@@ -78,7 +79,12 @@ from mpc.tasks.map_window import WindowSpec
 from mpc.tasks.riser import HeldFeet, held_back
 from mpc.tasks.task_base import CostTerm, Task, base_yaw, weighted_terms
 from mpc.tasks.terrain_map import HeightMap
-from mpc.tasks.velocity import VELOCITY_MODE_RANGES, VelocityMode, VelocityReference
+from mpc.tasks.velocity import (
+    VELOCITY_MODE_RANGES,
+    VelocityMode,
+    VelocityReference,
+    clamp_distance,
+)
 from robots.info import RobotInfo
 from robots.statics import resting_site_heights
 
@@ -151,6 +157,7 @@ class LeggedTask(VelocityMode, Task):
         "map_clearance": {"min": 0.0, "max": 0.5},
         "map_edge": {"min": 0.0, "max": 0.5},
         "map_contacts": {"choices": ("pruned", "all")},
+        "travel_speed": {"min": 0.0, "max": 2.0},
         **VELOCITY_MODE_RANGES,
     }
     #: Terms whose affine part depends on :attr:`ground`: rebuilt when it changes.
@@ -161,6 +168,9 @@ class LeggedTask(VelocityMode, Task):
     FOOTHOLD_LOOKAHEAD: ClassVar[float] = 1.5
     #: Swings per foot planned over a map within that lookahead.
     SWINGS_PLANNED: ClassVar[int] = 2
+    #: How far (m) a swinging foot may pass its foothold along the travel before the
+    #: overshoot row counts (:meth:`_overshoot_rows`).
+    OVERSHOOT_MARGIN: ClassVar[float] = 0.03
     #: Default weights of the stance and hold terms on a map (:meth:`stance_terms`).
     STANCE_WEIGHTS: ClassVar[tuple[float, float]] = (0.0, 0.0)
 
@@ -176,7 +186,9 @@ class LeggedTask(VelocityMode, Task):
                  ground_below: float | None = None, foot_floors: bool = False,
                  map: str | None = None,
                  map_clearance: float = 0.05, map_edge: float = 0.0,
-                 map_contacts: str = "all", felt_offset: float = -0.015):
+                 map_contacts: str = "all", felt_offset: float = -0.015,
+                 travel_speed: float = 0.0, tread_centres: bool = False,
+                 tread_descent: bool = False):
         """``gait``: a name of :attr:`GAITS`, its ``duty``, ``cadence`` (Hz) and
         ``step_height`` (m) replaced where given. ``goal``: [x, y] or waypoints [[x, y], ...];
         ``hold_time`` (s): hold the start position until then. ``height`` (m): the base over
@@ -204,7 +216,15 @@ class LeggedTask(VelocityMode, Task):
         then planned on as a given map (:mod:`mpc.tasks.felt_step`; the riser stands
         ``felt_offset`` m from where the foot touched it: −0.015 by default, the offset
         measured best, as a pressed foot sinks into its soft contact), the map settings as for
-        ``map``."""
+        ``map``. ``travel_speed`` (m/s; 0, the default: off): in goal mode the position
+        target is a point travelling toward the goal at that speed (:meth:`travel_target`,
+        kept within ``lead`` of the base) instead of the goal itself, and on a map the
+        footholds are aimed with that travel's velocity instead of the base's measured one
+        (:meth:`plan_footholds`). ``tread_centres`` (with ``map_edge``): a foothold on a
+        tread (a flat stretch with an edge on both sides, :meth:`MapGround.tread_centre`) is
+        moved to its middle. ``tread_descent`` (with ``map_edge``): a foothold more than
+        :attr:`MapGround.CLIMB` below where the foot lifts off is moved back as a climb is
+        (:meth:`MapGround.within_climb`)."""
         super().__init__(robot)
         if ground not in ("level", "fit", "map", "felt"):
             raise ValueError(f"unknown ground {ground!r}; choose from level, fit, map, felt")
@@ -292,9 +312,24 @@ class LeggedTask(VelocityMode, Task):
         self.speed_gait = SpeedGait(cadence_gain, max_cadence, lift_gain, max_lift,
                                     stand_speed, hip_radius)
         self.reference = VelocityReference(lead)
+        self.travel_speed = float(travel_speed)
+        self.tread_centres = bool(tread_centres)
+        self.tread_descent = bool(tread_descent)
+        if self.travel_speed < 0.0:
+            raise ValueError(f"travel_speed must be >= 0, got {travel_speed}")
+        #: The goal-mode travel reference (``travel_speed`` > 0): its point at ``_travel_time``
+        #: (None before the first update), its unit direction and how far the goal is from it.
+        self._travel_from: np.ndarray | None = None
+        self._travel_time = 0.0
+        self._travel_dir = np.zeros(2)
+        self._travel_left = 0.0
+        #: The travel d footholds are moved along, at the last plan (:meth:`plan_footholds`).
+        self._travel_direction = np.array([1.0, 0.0])
         self._command = np.zeros(3)
         #: Actuators the planner drives (the robot's motors but those locked in planning).
         self.nu = len(robot.motor_joints) - len(robot.locked_joints)
+        #: The config's weights as given (the terms declared only when weighted read it).
+        self._weights_given = dict(weights or {})
         self.terms = weighted_terms(self.declare_terms(), weights, self.name)
 
     # --- terms -----------------------------------------------------------------------------
@@ -306,12 +341,17 @@ class LeggedTask(VelocityMode, Task):
 
     def stance_terms(self) -> list[CostTerm]:
         """On a map (``ground: map``) the stance and hold terms (:meth:`_stance_rows`), with
-        weights :attr:`STANCE_WEIGHTS`; elsewhere none."""
+        weights :attr:`STANCE_WEIGHTS`, and the overshoot term (:meth:`_overshoot_rows`) where
+        the weights name it; elsewhere none."""
         if self.ground_mode != "map":
             return []
         nfeet, (stance, hold) = len(self.robot.feet), self.STANCE_WEIGHTS
-        return [CostTerm("stance", nfeet, "smooth_abs", param=0.03, weight=stance),
-                CostTerm("hold", 2 * nfeet, "smooth_abs", param=0.03, weight=hold)]
+        terms = [CostTerm("stance", nfeet, "smooth_abs", param=0.03, weight=stance),
+                 CostTerm("hold", 2 * nfeet, "smooth_abs", param=0.03, weight=hold)]
+        if "overshoot" in self._weights_given:  # only where a config weighs it: the
+            # residual elsewhere stays as it was, row for row
+            terms.append(CostTerm("overshoot", nfeet, "smooth_abs", param=0.03, weight=0.0))
+        return terms
 
     @property
     def rows(self) -> dict[str, slice]:
@@ -625,6 +665,9 @@ class LeggedTask(VelocityMode, Task):
         for i, foot in enumerate(self.robot.feet):
             G[2 * i : 2 * i + 2, _block(self.sensor(f"{foot}_pos"), 2)] = np.eye(2)
 
+    def affine_overshoot(self, model: mujoco.MjModel, G: np.ndarray, c: np.ndarray) -> None:
+        """Nothing affine: the rows are built at evaluation (:meth:`_overshoot_rows`)."""
+
     def affine_balance(self, model: mujoco.MjModel, G: np.ndarray, c: np.ndarray) -> None:
         fall_time = np.sqrt(2 * self.height / GRAVITY)
         G[:, _block(self.sensor("com_pos"), 2)] = np.eye(2)
@@ -665,11 +708,48 @@ class LeggedTask(VelocityMode, Task):
         return out
 
     def position_target(self, time: np.ndarray) -> np.ndarray:
-        """Target of the position term (..., 2) at times (...): the goal, or in velocity
-        mode the reference g(t) integrated from the command."""
+        """Target of the position term (..., 2) at times (...): the goal (with
+        ``travel_speed``, the travelling point :meth:`travel_target`), or in velocity mode
+        the reference g(t) integrated from the command."""
         if not self.velocity_mode:
+            if self.travel_speed > 0.0 and self._travel_from is not None:
+                return self.travel_target(time)
             return self.goal
         return self.reference.position(time)
+
+    def travel_target(self, time: np.ndarray) -> np.ndarray:
+        """The goal-mode travel reference (..., 2) at times (...) (``travel_speed`` v > 0):
+
+            g(t) = g₀ + u min(v (t − t_u), L)
+
+        with g₀ the point at the last :meth:`update` t_u, u the unit direction from it to the
+        goal and L its distance: a point walking to the goal at v and stopping there. At each
+        update g₀ ← g(t_u), moved to within ``lead`` of the base (a robot held back is pulled
+        by a bounded error, as the velocity mode's reference). The goal's pull alone is a push
+        of the same size wherever the goal is: at a riser the Go2 slowed to 0.05-0.1 m/s and
+        its footholds, aimed with that velocity, came to where its feet stood."""
+        t = np.asarray(time, dtype=float)[..., None]
+        ahead = np.minimum(self.travel_speed * np.maximum(t - self._travel_time, 0.0),
+                           self._travel_left)
+        return self._travel_from + self._travel_dir * ahead
+
+    def travel_velocity(self) -> np.ndarray:
+        """The travel reference's velocity (world xy) at the last update: u v, slowed to
+        L / (one gait cycle) within a cycle's travel of the goal (zero there)."""
+        period = 1.0 / self.timing[1]
+        speed = min(self.travel_speed, self._travel_left / period)
+        return self._travel_dir * speed
+
+    def _advance_travel(self, time: float, qpos: np.ndarray) -> None:
+        """Move the travel reference to plan time ``time`` toward the current goal."""
+        base = np.asarray(qpos[:2], dtype=float)
+        point = base.copy() if self._travel_from is None else self.travel_target(time)
+        point = clamp_distance(point, base, self.reference.lead)
+        offset = self.goal - point
+        left = float(np.linalg.norm(offset))
+        self._travel_from, self._travel_time = point, float(time)
+        self._travel_dir = offset / left if left > 1e-9 else np.zeros(2)
+        self._travel_left = left
 
     def heading_target(self, time: np.ndarray):
         """ψ of the heading term at times (...): the stage's heading or :attr:`heading`, or
@@ -703,6 +783,8 @@ class LeggedTask(VelocityMode, Task):
             r[..., rows["gait"]] = np.where(step > 0, gait - self.foot_height - lift,
                                             self._foothold_rows(sensordata, at["foothold"]))
         self._stance_rows(r, at["stance"], at["anchor"])
+        if "overshoot" in rows:
+            r[..., rows["overshoot"]] = self._overshoot_rows(sensordata, time)[0]
         return r
 
     def _time_terms(self, time: np.ndarray) -> dict:
@@ -742,6 +824,27 @@ class LeggedTask(VelocityMode, Task):
                              else self._foothold_knots(time)),
                 "stance": self._stance_mask(time),
                 "anchor": (0.0, 0.0) if plan is None else plan.anchor(time)}
+
+    def _overshoot_rows(self, s: np.ndarray, time: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The overshoot rows (..., nfeet) and where they are active: a swinging foot's
+        distance past its swing's foothold b along the travel d, less
+        :attr:`OVERSHOOT_MARGIN`, where positive: max(0, d · (f − b) − m); 0 elsewhere. In its
+        swing a foot's xy has no cost of its own, and on the stairs a foot aimed at a tread
+        swung on past it into the next riser."""
+        shape = np.broadcast_shapes(np.shape(s)[:-1], np.shape(time))
+        nfeet = len(self.robot.feet)
+        if self.swing_plan is None:
+            return np.zeros((*shape, nfeet)), np.zeros((*shape, nfeet), bool)
+        b = self.swing_plan.landing(time)
+        swing = (self.swing_targets(time) > 0.0) & np.isfinite(b[..., 0])
+        d = self._travel_direction
+        past = np.zeros((*shape, nfeet))
+        for i, foot in enumerate(self.robot.feet):
+            c = self.sensor(f"{foot}_pos").start
+            past[..., i] = ((s[..., c] - np.nan_to_num(b[..., i, 0])) * d[0]
+                            + (s[..., c + 1] - np.nan_to_num(b[..., i, 1])) * d[1])
+        on = swing & (past > self.OVERSHOOT_MARGIN)
+        return np.where(on, past - self.OVERSHOOT_MARGIN, 0.0), on
 
     def _stance_mask(self, time: np.ndarray) -> np.ndarray:
         """(..., nfeet): the support feet in their planned stance at ``time`` (...) on a
@@ -787,6 +890,16 @@ class LeggedTask(VelocityMode, Task):
                 stance = np.zeros_like(J[..., gait, :])
                 self._add_foothold_jacobian(np.broadcast_to(time, shape), stance)
                 J[..., gait, :] += np.where(swing[..., None], 0.0, stance)
+        if "overshoot" in self.rows:
+            rows = self.rows["overshoot"]
+            J[..., rows, :] = 0.0
+            on = self._overshoot_rows(np.broadcast_to(sensordata, (*shape, self.G.shape[1])),
+                                      time)[1]
+            d = self._travel_direction
+            for i, foot in enumerate(self.robot.feet):
+                c = self.sensor(f"{foot}_pos").start
+                J[..., rows.start + i, c] = np.where(on[..., i], d[0], 0.0)
+                J[..., rows.start + i, c + 1] = np.where(on[..., i], d[1], 0.0)
         if "stance" in self.rows or "hold" in self.rows:
             on = self._stance_mask(time)
             if "stance" in self.rows:
@@ -850,10 +963,12 @@ class LeggedTask(VelocityMode, Task):
             self._committed = np.full_like(feet, np.nan)
         self._stance_xy[~swing[0]] = feet[~swing[0]]
         self._committed[~swing[0]] = np.nan  # a foot that stands commits at its next swing
-        v = np.asarray(qvel[0:2], dtype=float)
+        v = (self.travel_velocity() if self.travel_speed > 0.0 and not self.velocity_mode
+             else np.asarray(qvel[0:2], dtype=float))
         yaw = base_yaw(qpos)
         turn = np.array([[np.cos(yaw), -np.sin(yaw)], [np.sin(yaw), np.cos(yaw)]])
         direction = self._travel(v, turn[:, 0])
+        self._travel_direction = direction
         nfeet, most = len(self.robot.feet), self.SWINGS_PLANNED
         plan = FootholdPlan(np.full(nfeet, np.inf), np.full(nfeet, np.inf), np.zeros((nfeet, 2)),
                             np.zeros(nfeet, bool), direction)
@@ -882,8 +997,12 @@ class LeggedTask(VelocityMode, Task):
                 if mg.edge_map is not None:
                     target = mg.safe_foothold(aim, direction)
                     lower = mg.within_climb(aim if target is None else target, direction,
-                                            float(mg.map.height(*start)))
+                                            float(mg.map.height(*start)),
+                                            descend=self.tread_descent)
                     target = target if lower is None else lower
+                    if self.tread_centres:
+                        centre = mg.tread_centre(aim if target is None else target, direction)
+                        target = target if centre is None else centre
                 if k == 0 and swing[0, i]:  # a foothold moved in this swing stays chosen
                     if np.isfinite(self._committed[i, 0]):
                         target = self._committed[i]
@@ -995,14 +1114,15 @@ class LeggedTask(VelocityMode, Task):
 
     def update(self, time: float, qpos: np.ndarray, qvel: np.ndarray) -> None:
         """Once per plan: the velocity reference and gait timing (velocity mode), the gait
-        clock's cadence, and the stages (goal mode: made at the first call; each that is
-        done gives way to the next)."""
+        clock's cadence, the stages (goal mode: made at the first call; each that is done
+        gives way to the next) and the travel reference (``travel_speed``), then the ground
+        and the footholds (:meth:`update_ground`)."""
         if self.velocity_mode:
             self.reference.advance(time, qpos, self._command)
             self.timing = self.speed_gait.timing(self.gait, self._command)
         self.clock.set_cadence(self.timing[1], time)
-        self.update_ground(time, qpos, qvel)
         if self.velocity_mode:
+            self.update_ground(time, qpos, qvel)
             return
         if self.stages is None:
             self.stages = self.make_stages(time, qpos)
@@ -1012,6 +1132,9 @@ class LeggedTask(VelocityMode, Task):
         while (self.stage_index < len(self.stages) - 1
                and self.stages[self.stage_index].done(time, qpos)):
             self._begin(self.stage_index + 1, qpos)
+        if self.travel_speed > 0.0:
+            self._advance_travel(time, qpos)
+        self.update_ground(time, qpos, qvel)  # after the travel: the footholds read it
 
 
 def add_frame_sensor(spec: mujoco.MjSpec, name: str, kind: str, site: str) -> None:

@@ -90,6 +90,21 @@ class SwingPlan:
         return xy, z
 
 
+    def landing(self, time: np.ndarray) -> np.ndarray:
+        """The foothold (..., nfeet, 2) of the swing whose window holds each time (...), NaN
+        where a foot is in no planned swing then (or without :attr:`land_xy`)."""
+        t = np.asarray(time)[..., None]
+        nfeet = self.liftoff.shape[0]
+        out = np.full((*np.broadcast_shapes(t.shape, (nfeet,)), 2), np.nan)
+        if self.land_xy is None:
+            return out
+        for k in range(self.liftoff.shape[1]):
+            inside = ((t >= self.liftoff[:, k] - self.slack)
+                      & (t <= self.touchdown[:, k] + self.slack))
+            out = np.where(inside[..., None], self.land_xy[:, k], out)
+        return out
+
+
 def smoothstep(x: np.ndarray) -> np.ndarray:
     """3x² − 2x³ on [0, 1], 0 below and 1 above."""
     x = np.clip(x, 0.0, 1.0)

@@ -247,3 +247,50 @@ def test_clamp_distance_moves_a_point_toward_the_centre_to_the_radius(xy, radius
         np.testing.assert_array_equal(out, point)
     else:  # on the way from the centre to the point, at the radius
         np.testing.assert_allclose(out - center, d * radius / np.linalg.norm(d), atol=1e-12)
+
+
+# --- the goal-mode travel reference -------------------------------------------------------------
+def test_the_travel_target_walks_to_the_goal_at_the_travel_speed_and_stops_there():
+    """With ``travel_speed`` the position target is a point walking from the base to the goal
+    at that speed (the goal itself without it), kept within ``lead`` of the base."""
+    task = make_task("quadruped_flat", robots.info("a1"), goal=[1.0, 0.0], travel_speed=0.2)
+    task.update(0.0, qpos_at((0.0, 0.0)), np.zeros(18))
+    np.testing.assert_allclose(task.position_target(np.array([0.0, 0.5, 1.0, 10.0])),
+                               [[0.0, 0.0], [0.1, 0.0], [0.2, 0.0], [1.0, 0.0]])
+    np.testing.assert_allclose(task.travel_velocity(), [0.2, 0.0])
+    task.update(1.0, qpos_at((0.05, 0.0)), np.zeros(18))  # 0.15 behind the point: kept
+    np.testing.assert_allclose(task.position_target(np.asarray(1.0)), [0.2, 0.0])
+    task.update(2.0, qpos_at((0.05, 0.0)), np.zeros(18))  # 0.35 behind: pulled to the lead
+    np.testing.assert_allclose(task.position_target(np.asarray(2.0)), [0.25, 0.0])
+    task.update(9.0, qpos_at((0.95, 0.0)), np.zeros(18))
+    np.testing.assert_allclose(task.position_target(np.array([9.0, 20.0])), [[1.0, 0.0]] * 2)
+    np.testing.assert_allclose(task.travel_velocity(), [0.0, 0.0])  # at the goal: stopped
+    plain = make_task("quadruped_flat", robots.info("a1"), goal=[1.0, 0.0])
+    plain.update(0.0, qpos_at((0.0, 0.0)), np.zeros(18))
+    np.testing.assert_array_equal(plain.position_target(np.asarray(0.5)), [1.0, 0.0])
+
+
+def test_the_travel_target_turns_to_the_next_waypoint():
+    task = make_task("quadruped_flat", robots.info("a1"), goal=[[0.5, 0.0], [0.5, 1.0]],
+                     travel_speed=0.3)
+    task.update(0.0, qpos_at((0.45, 0.0)), np.zeros(18))  # within the tolerance of the first
+    assert task.stage.name == "waypoint 1"
+    u = (np.array([0.5, 1.0]) - [0.45, 0.0]) / np.hypot(0.05, 1.0)
+    np.testing.assert_allclose(task.position_target(np.asarray(1.0)), [0.45, 0.0] + 0.3 * u)
+
+
+def test_the_travel_target_leaves_the_residual_jacobian_exact(rng):
+    task = make_task("quadruped_flat", robots.info("a1"), gait="walk", goal=[2.0, 0.5],
+                     travel_speed=0.25)
+    model = task.planning_model(0.01)
+    data = mujoco.MjData(model)
+    mujoco.mj_resetDataKeyframe(model, data, model.key(task.robot.home_key).id)
+    mujoco.mj_forward(model, data)
+    task.update(0.0, data.qpos, data.qvel)
+    s = data.sensordata + 0.05 * rng.standard_normal((3, model.nsensordata))
+    t = np.array([0.05, 0.2, 0.31])
+    np.testing.assert_allclose(task.residual_jacobian(s, t), central_difference(task, s, t),
+                               atol=1e-7)
+    position = task.residual(s, t)[:, task.rows["position"]]
+    np.testing.assert_allclose(position, s[:, task.sensor("base_pos")][:, :2]
+                               - task.position_target(t))

@@ -603,3 +603,129 @@ def test_the_time_terms_are_computed_once_per_plan_and_are_the_same_values(go2_h
     walking_at(task, m, 0.4, 0.8)  # the next plan
     task.residual(S, batch)
     assert task._time_cache is not first
+
+
+def test_with_a_travel_speed_footholds_are_aimed_with_the_travel_not_the_measured_velocity():
+    """``travel_speed``: the Raibert aim reads the travel reference's velocity, so a sideways
+    or stalled measured velocity (the estimate's: −0.28 m/s along y put a foothold 36 cm
+    ahead) moves no foothold, and a base slowed at a riser still steps a stride ahead."""
+    task = make_task("quadruped_flat", robots.info("go2"), ground="map", goal=[3.0, 0.0],
+                     gait="walk", map_edge=0.06, travel_speed=0.2)
+    task.set_map(STAIRS)
+    m = task.planning_model(0.01)
+    landed = []
+    for v in ((0.0, 0.0), (0.05, -0.3)):
+        task._stance_xy = task._travel_from = None
+        d = standing(task, m, 0.0)
+        d.qvel[0:2] = v
+        task.update(0.5, d.qpos, d.qvel)
+        landed.append(task.swing_plan.land_xy.copy())
+    np.testing.assert_array_equal(landed[0], landed[1])
+    lands = landed[0][:, 0]
+    ok = np.isfinite(lands[:, 0])
+    assert ok.any()
+    home = task._home_feet[:, 0]
+    assert np.all(lands[ok, 0] > home[ok] + 0.05)  # a stride ahead of where they stand
+    assert np.allclose(lands[ok, 1], task._home_feet[ok, 1], atol=1e-9)  # and not sideways
+
+
+def test_a_foothold_on_a_tread_is_moved_to_its_middle(go2_footholds):
+    """tread_centre: any flat point of a tread goes to the middle of the tread's flat stretch
+    (the same point from either end of it, an edge's reach from either riser); a point on
+    the floor or the landing (flat beyond the reach) or on an edge stays."""
+    mg = go2_footholds[0].map_ground
+    for lo, hi in ((0.62, 0.82), (0.87, 1.07), (1.12, 1.32)):
+        flat = [x for x in np.arange(lo, hi, 0.01) if mg.edge_map.height(x, 0.1)
+                <= mg.EDGE_TOLERANCE]
+        assert len(flat) >= 3
+        middles = [mg.tread_centre([x, 0.1], [1.0, 0.0]) for x in flat]
+        for m in middles:
+            assert m[1] == pytest.approx(0.1)
+            assert m[0] == pytest.approx(middles[0][0], abs=1e-9)
+        assert middles[0][0] == pytest.approx((flat[0] + flat[-1]) / 2, abs=0.011)
+        rise = STAIRS.height(np.array([lo - 0.05, hi + 0.05]), np.array([0.1, 0.1]))
+        assert rise[1] > rise[0]  # a tread between two risers
+    assert mg.tread_centre([0.3, 0.0], [1.0, 0.0]) is None  # the floor
+    assert mg.tread_centre([2.0, 0.0], [1.0, 0.0]) is None  # the landing
+    assert mg.tread_centre([0.575, 0.0], [1.0, 0.0]) is None  # on the riser
+
+
+def test_with_tread_centres_every_moved_foothold_on_the_flight_is_a_treads_middle():
+    task = make_task("quadruped_flat", robots.info("go2"), ground="map", goal=[3.0, 0.0],
+                     gait="walk", map_edge=0.06, tread_centres=True, travel_speed=0.2)
+    task.set_map(STAIRS)
+    m = task.planning_model(0.01)
+    seen = 0
+    for x in np.arange(0.3, 1.3, 0.05):
+        task._stance_xy = task._travel_from = None
+        d = standing(task, m, x)
+        task.update(0.5, d.qpos, d.qvel)
+        sp = task.swing_plan
+        for xy in sp.land_xy.reshape(-1, 2):
+            if np.isfinite(xy[0]) and 0.62 < xy[0] < 1.6:
+                c = task.map_ground.tread_centre(xy, [1.0, 0.0])
+                assert c is not None and c == pytest.approx(xy, abs=0.011), xy
+                seen += 1
+    assert seen > 10
+
+
+def test_a_swinging_foot_past_its_foothold_has_an_overshoot_row_with_an_exact_jacobian():
+    """overshoot: max(0, d · (f − b) − m) for a swinging foot, b its swing's foothold; 0 in
+    stance and for a foot short of its foothold."""
+    task = make_task("quadruped_flat", robots.info("go2"), ground="map", goal=[3.0, 0.0],
+                     gait="walk", map_edge=0.06, travel_speed=0.2,
+                     weights={"overshoot": 1.0})
+    task.set_map(STAIRS)
+    m = task.planning_model(0.01)
+    d = standing(task, m, 0.3)
+    task.update(0.5, d.qpos, d.qvel)
+    sp = task.swing_plan
+    times = np.linspace(0.5, 1.3, 9)
+    b = sp.landing(times)
+    swing = task.swing_targets(times) > 0
+    k, i = map(int, np.argwhere(swing & np.isfinite(b[..., 0]))[0])
+    s = np.broadcast_to(d.sensordata, (len(times), len(d.sensordata))).copy()
+    col = task.sensor(f"{task.robot.feet[i]}_pos").start
+    s[:, col] = b[k, i, 0] + 0.1  # 10 cm past its foothold
+    s[:, col + 1] = b[k, i, 1]
+    r = task.residual(s, times)[:, task.rows["overshoot"]]
+    assert r[k, i] == pytest.approx(0.1 - task.OVERSHOOT_MARGIN)
+    assert np.all(r[~swing] == 0.0)
+    s[:, col] = b[k, i, 0] - 0.1  # short of it
+    assert task.residual(s, times)[k, task.rows["overshoot"]][i] == 0.0
+    rng = np.random.default_rng(3)
+    S = s + 0.05 * rng.standard_normal(s.shape)
+    S[:, col] = b[k, i, 0] + 0.1
+    J = task.residual_jacobian(S, times)
+    assert np.abs(J[:, task.rows["overshoot"]]).max() > 0
+    for j in range(S.shape[1]):
+        e = np.zeros(S.shape[1])
+        e[j] = 1e-6
+        fd = (task.residual(S + e, times) - task.residual(S - e, times)) / 2e-6
+        assert np.abs(J[..., j] - fd).max() < 1e-6, j
+
+
+def test_the_overshoot_term_is_declared_only_where_a_config_weighs_it():
+    """Unweighted, a map task's residual keeps the rows it had before the term."""
+    kw = dict(ground="map", goal=[3.0, 0.0], gait="walk", map_edge=0.06)
+    plain = make_task("quadruped_flat", robots.info("go2"), **kw)
+    assert "overshoot" not in plain.rows
+    weighed = make_task("quadruped_flat", robots.info("go2"), weights={"overshoot": 0.0}, **kw)
+    assert "overshoot" in weighed.rows
+    assert weighed.nresidual == plain.nresidual + len(plain.robot.feet)
+
+
+def test_with_descend_a_foothold_two_treads_down_is_moved_back_one_tread_down():
+    """within_climb(descend=True): from the landing (0.6 m) a foothold on the second tread down
+    (0.36 m) is moved back along the travel to the first (0.48 m), flat; one tread down stays;
+    without descend nothing moves down the flight."""
+    mg = MapGround(STAIRS, 0.1, edge=0.06)
+    top = float(STAIRS.height(2.5, 0.0))
+    two = [3.2, 0.0]
+    assert float(STAIRS.height(*two)) < top - mg.CLIMB
+    assert mg.within_climb(two, [1.0, 0.0], top) is None
+    moved = mg.within_climb(two, [1.0, 0.0], top, descend=True)
+    assert moved is not None and moved[0] < two[0]
+    assert abs(float(STAIRS.height(*moved)) - top) <= mg.CLIMB
+    assert float(mg.edge_map.height(*moved)) <= mg.EDGE_TOLERANCE
+    assert mg.within_climb([2.97, 0.0], [1.0, 0.0], top, descend=True) is None

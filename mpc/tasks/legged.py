@@ -187,8 +187,7 @@ class LeggedTask(VelocityMode, Task):
                  map: str | None = None,
                  map_clearance: float = 0.05, map_edge: float = 0.0,
                  map_contacts: str = "all", felt_offset: float = -0.015,
-                 travel_speed: float = 0.0, tread_centres: bool = False,
-                 tread_descent: bool = False):
+                 travel_speed: float = 0.0):
         """``gait``: a name of :attr:`GAITS`, its ``duty``, ``cadence`` (Hz) and
         ``step_height`` (m) replaced where given. ``goal``: [x, y] or waypoints [[x, y], ...];
         ``hold_time`` (s): hold the start position until then. ``height`` (m): the base over
@@ -220,11 +219,7 @@ class LeggedTask(VelocityMode, Task):
         target is a point travelling toward the goal at that speed (:meth:`travel_target`,
         kept within ``lead`` of the base) instead of the goal itself, and on a map the
         footholds are aimed with that travel's velocity instead of the base's measured one
-        (:meth:`plan_footholds`). ``tread_centres`` (with ``map_edge``): a foothold on a
-        tread (a flat stretch with an edge on both sides, :meth:`MapGround.tread_centre`) is
-        moved to its middle. ``tread_descent`` (with ``map_edge``): a foothold more than
-        :attr:`MapGround.CLIMB` below where the foot lifts off is moved back as a climb is
-        (:meth:`MapGround.within_climb`)."""
+        (:meth:`plan_footholds`)."""
         super().__init__(robot)
         if ground not in ("level", "fit", "map", "felt"):
             raise ValueError(f"unknown ground {ground!r}; choose from level, fit, map, felt")
@@ -313,8 +308,6 @@ class LeggedTask(VelocityMode, Task):
                                     stand_speed, hip_radius)
         self.reference = VelocityReference(lead)
         self.travel_speed = float(travel_speed)
-        self.tread_centres = bool(tread_centres)
-        self.tread_descent = bool(tread_descent)
         if self.travel_speed < 0.0:
             raise ValueError(f"travel_speed must be >= 0, got {travel_speed}")
         #: The goal-mode travel reference (``travel_speed`` > 0): its point at ``_travel_time``
@@ -997,12 +990,8 @@ class LeggedTask(VelocityMode, Task):
                 if mg.edge_map is not None:
                     target = mg.safe_foothold(aim, direction)
                     lower = mg.within_climb(aim if target is None else target, direction,
-                                            float(mg.map.height(*start)),
-                                            descend=self.tread_descent)
+                                            float(mg.map.height(*start)))
                     target = target if lower is None else lower
-                    if self.tread_centres:
-                        centre = mg.tread_centre(aim if target is None else target, direction)
-                        target = target if centre is None else centre
                 if k == 0 and swing[0, i]:  # a foothold moved in this swing stays chosen
                     if np.isfinite(self._committed[i, 0]):
                         target = self._committed[i]

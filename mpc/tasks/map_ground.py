@@ -110,8 +110,6 @@ class MapGround:
     EDGE_TOLERANCE: ClassVar[float] = 0.02
     #: How far (m) a foothold may be moved off an edge.
     SHIFT_REACH: ClassVar[float] = 0.2
-    #: How far (m) each way a tread's ends are looked for (:meth:`tread_centre`).
-    CENTRE_REACH: ClassVar[float] = 0.3
     #: Fraction of the standing feet's mean offset from the map taken into :attr:`shift` per
     #: plan.
     REGISTER_GAIN: ClassVar[float] = 0.3
@@ -373,30 +371,7 @@ class MapGround:
         safe = self.edge_map.height(points[:, 0], points[:, 1]) <= self.EDGE_TOLERANCE
         return points[int(np.argmax(safe))] if safe.any() else None
 
-    def tread_centre(self, xy, direction) -> np.ndarray | None:
-        """The middle of the flat stretch (the edge map at most :attr:`EDGE_TOLERANCE`) that
-        ``xy`` stands on along ``direction`` (the travel), if that stretch ends at an edge on
-        both sides within :attr:`CENTRE_REACH` of ``xy`` (a tread); None where ``xy`` is not
-        flat or the stretch runs on beyond that reach (a floor, a landing). A foothold moved
-        just off an edge (:meth:`safe_foothold`) lands a few centimetres from a tread's nosing,
-        and a hind foot set there slid back off it (the Go2 on the third tread)."""
-        xy = np.asarray(xy, dtype=float)
-        step = self.map.resolution / 5
-        n = round(self.CENTRE_REACH / step)
-        offsets = np.arange(-n, n + 1) * step
-        points = xy + offsets[:, None] * np.asarray(direction, dtype=float)
-        flat = self.edge_map.height(points[:, 0], points[:, 1]) <= self.EDGE_TOLERANCE
-        if not flat[n]:
-            return None
-        rough = np.flatnonzero(~flat)
-        behind, ahead = rough[rough < n], rough[rough > n]
-        if len(behind) == 0 or len(ahead) == 0:
-            return None
-        return xy + (offsets[behind[-1] + 1] + offsets[ahead[0] - 1]) / 2 * np.asarray(
-            direction, dtype=float)
-
-    def within_climb(self, xy, direction, ground: float,
-                     descend: bool = False) -> np.ndarray | None:
+    def within_climb(self, xy, direction, ground: float) -> np.ndarray | None:
         """Where a foot lifting off ``ground`` (m, the map's) and aimed at ``xy`` lands no more
         than :attr:`CLIMB` above it: None if the map there is not higher than that, else the
         nearest point back along ``direction`` (the travel), within :attr:`CLIMB_REACH`, that
@@ -404,18 +379,14 @@ class MapGround:
         none. A foot that stood short of a riser and is aimed two treads up would be asked to
         lift to the higher tread's height plus its lift within the first part of its swing:
         above the reach of a leg under a base at its standing height, so the plan lifts the
-        whole robot, its standing feet too, off the ground. With ``descend`` a foothold more
-        than :attr:`CLIMB` below ``ground`` is moved back the same way (one tread down per
-        swing: the Go2 stepping from the landing two treads down fell)."""
+        whole robot, its standing feet too, off the ground."""
         xy = np.asarray(xy, dtype=float)
-        here = float(self.map.height(xy[0], xy[1]))
-        if here <= ground + self.CLIMB and (not descend or here >= ground - self.CLIMB):
+        if float(self.map.height(xy[0], xy[1])) <= ground + self.CLIMB:
             return None
         step = self.map.resolution / 5
         shifts = np.arange(step, self.CLIMB_REACH + step / 2, step)
         points = xy - shifts[:, None] * np.asarray(direction, dtype=float)
-        h = self.map.height(points[:, 0], points[:, 1])
-        ok = (h <= ground + self.CLIMB) & (h >= ground - self.CLIMB if descend else True)
+        ok = self.map.height(points[:, 0], points[:, 1]) <= ground + self.CLIMB
         if self.edge_map is not None:
             ok &= self.edge_map.height(points[:, 0], points[:, 1]) <= self.EDGE_TOLERANCE
         return points[int(np.argmax(ok))] if ok.any() else None

@@ -89,7 +89,6 @@ class SwingPlan:
             xy = np.where(down[..., None], self.land_xy[:, k], xy)
         return xy, z
 
-
     def landing(self, time: np.ndarray) -> np.ndarray:
         """The foothold (..., nfeet, 2) of the swing whose window holds each time (...), NaN
         where a foot is in no planned swing then (or without :attr:`land_xy`)."""

@@ -629,46 +629,6 @@ def test_with_a_travel_speed_footholds_are_aimed_with_the_travel_not_the_measure
     assert np.allclose(lands[ok, 1], task._home_feet[ok, 1], atol=1e-9)  # and not sideways
 
 
-def test_a_foothold_on_a_tread_is_moved_to_its_middle(go2_footholds):
-    """tread_centre: any flat point of a tread goes to the middle of the tread's flat stretch
-    (the same point from either end of it, an edge's reach from either riser); a point on
-    the floor or the landing (flat beyond the reach) or on an edge stays."""
-    mg = go2_footholds[0].map_ground
-    for lo, hi in ((0.62, 0.82), (0.87, 1.07), (1.12, 1.32)):
-        flat = [x for x in np.arange(lo, hi, 0.01) if mg.edge_map.height(x, 0.1)
-                <= mg.EDGE_TOLERANCE]
-        assert len(flat) >= 3
-        middles = [mg.tread_centre([x, 0.1], [1.0, 0.0]) for x in flat]
-        for m in middles:
-            assert m[1] == pytest.approx(0.1)
-            assert m[0] == pytest.approx(middles[0][0], abs=1e-9)
-        assert middles[0][0] == pytest.approx((flat[0] + flat[-1]) / 2, abs=0.011)
-        rise = STAIRS.height(np.array([lo - 0.05, hi + 0.05]), np.array([0.1, 0.1]))
-        assert rise[1] > rise[0]  # a tread between two risers
-    assert mg.tread_centre([0.3, 0.0], [1.0, 0.0]) is None  # the floor
-    assert mg.tread_centre([2.0, 0.0], [1.0, 0.0]) is None  # the landing
-    assert mg.tread_centre([0.575, 0.0], [1.0, 0.0]) is None  # on the riser
-
-
-def test_with_tread_centres_every_moved_foothold_on_the_flight_is_a_treads_middle():
-    task = make_task("quadruped_flat", robots.info("go2"), ground="map", goal=[3.0, 0.0],
-                     gait="walk", map_edge=0.06, tread_centres=True, travel_speed=0.2)
-    task.set_map(STAIRS)
-    m = task.planning_model(0.01)
-    seen = 0
-    for x in np.arange(0.3, 1.3, 0.05):
-        task._stance_xy = task._travel_from = None
-        d = standing(task, m, x)
-        task.update(0.5, d.qpos, d.qvel)
-        sp = task.swing_plan
-        for xy in sp.land_xy.reshape(-1, 2):
-            if np.isfinite(xy[0]) and 0.62 < xy[0] < 1.6:
-                c = task.map_ground.tread_centre(xy, [1.0, 0.0])
-                assert c is not None and c == pytest.approx(xy, abs=0.011), xy
-                seen += 1
-    assert seen > 10
-
-
 def test_a_swinging_foot_past_its_foothold_has_an_overshoot_row_with_an_exact_jacobian():
     """overshoot: max(0, d · (f − b) − m) for a swinging foot, b its swing's foothold; 0 in
     stance and for a foot short of its foothold."""
@@ -715,17 +675,3 @@ def test_the_overshoot_term_is_declared_only_where_a_config_weighs_it():
     assert weighed.nresidual == plain.nresidual + len(plain.robot.feet)
 
 
-def test_with_descend_a_foothold_two_treads_down_is_moved_back_one_tread_down():
-    """within_climb(descend=True): from the landing (0.6 m) a foothold on the second tread down
-    (0.36 m) is moved back along the travel to the first (0.48 m), flat; one tread down stays;
-    without descend nothing moves down the flight."""
-    mg = MapGround(STAIRS, 0.1, edge=0.06)
-    top = float(STAIRS.height(2.5, 0.0))
-    two = [3.2, 0.0]
-    assert float(STAIRS.height(*two)) < top - mg.CLIMB
-    assert mg.within_climb(two, [1.0, 0.0], top) is None
-    moved = mg.within_climb(two, [1.0, 0.0], top, descend=True)
-    assert moved is not None and moved[0] < two[0]
-    assert abs(float(STAIRS.height(*moved)) - top) <= mg.CLIMB
-    assert float(mg.edge_map.height(*moved)) <= mg.EDGE_TOLERANCE
-    assert mg.within_climb([2.97, 0.0], [1.0, 0.0], top, descend=True) is None

@@ -777,7 +777,7 @@ class LeggedTask(VelocityMode, Task):
                                             self._foothold_rows(sensordata, at["foothold"]))
         self._stance_rows(r, at["stance"], at["anchor"])
         if "overshoot" in rows:
-            r[..., rows["overshoot"]] = self._overshoot_rows(sensordata, time)[0]
+            r[..., rows["overshoot"]] = self._overshoot_rows(sensordata, time, at["step"])[0]
         return r
 
     def _time_terms(self, time: np.ndarray) -> dict:
@@ -818,18 +818,20 @@ class LeggedTask(VelocityMode, Task):
                 "stance": self._stance_mask(time),
                 "anchor": (0.0, 0.0) if plan is None else plan.anchor(time)}
 
-    def _overshoot_rows(self, s: np.ndarray, time: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _overshoot_rows(self, s: np.ndarray, time: np.ndarray,
+                        step: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The overshoot rows (..., nfeet) and where they are active: a swinging foot's
         distance past its swing's foothold b along the travel d, less
-        :attr:`OVERSHOOT_MARGIN`, where positive: max(0, d · (f − b) − m); 0 elsewhere. In its
-        swing a foot's xy has no cost of its own, and on the stairs a foot aimed at a tread
-        swung on past it into the next riser."""
+        :attr:`OVERSHOOT_MARGIN`, where positive: max(0, d · (f − b) − m); 0 elsewhere
+        (``step``: :meth:`swing_targets` at ``time``, from :meth:`_time_terms`). In its swing
+        a foot's xy has no cost of its own, and on the stairs a foot aimed at a tread swung on
+        past it into the next riser."""
         shape = np.broadcast_shapes(np.shape(s)[:-1], np.shape(time))
         nfeet = len(self.robot.feet)
         if self.swing_plan is None:
             return np.zeros((*shape, nfeet)), np.zeros((*shape, nfeet), bool)
         b = self.swing_plan.landing(time)
-        swing = (self.swing_targets(time) > 0.0) & np.isfinite(b[..., 0])
+        swing = (step > 0.0) & np.isfinite(b[..., 0])
         d = self._travel_direction
         past = np.zeros((*shape, nfeet))
         for i, foot in enumerate(self.robot.feet):
@@ -875,9 +877,10 @@ class LeggedTask(VelocityMode, Task):
         J = np.broadcast_to(self.G, (*shape, *self.G.shape)).copy()
         if self.map_ground is not None:
             self._map_terms(np.broadcast_to(sensordata, (*shape, self.G.shape[1])), None, J)
+        at = self._time_terms(time)
         gait = self.rows.get("gait")
         if gait is not None:
-            swing = self.swing_targets(time) > 0
+            swing = at["step"] > 0
             J[..., gait, :] *= swing[..., None]
             if self.foothold_plan is not None:
                 stance = np.zeros_like(J[..., gait, :])
@@ -887,14 +890,14 @@ class LeggedTask(VelocityMode, Task):
             rows = self.rows["overshoot"]
             J[..., rows, :] = 0.0
             on = self._overshoot_rows(np.broadcast_to(sensordata, (*shape, self.G.shape[1])),
-                                      time)[1]
+                                      time, at["step"])[1]
             d = self._travel_direction
             for i, foot in enumerate(self.robot.feet):
                 c = self.sensor(f"{foot}_pos").start
                 J[..., rows.start + i, c] = np.where(on[..., i], d[0], 0.0)
                 J[..., rows.start + i, c + 1] = np.where(on[..., i], d[1], 0.0)
         if "stance" in self.rows or "hold" in self.rows:
-            on = self._stance_mask(time)
+            on = at["stance"]
             if "stance" in self.rows:
                 J[..., self.rows["stance"], :] *= on[..., None]
             if "hold" in self.rows:

@@ -401,9 +401,8 @@ def stairs(steps: int = 5, rise: float = 0.12, tread: float = 0.25, start: float
 @njit(cache=True)
 def _bilinear(h, ox, oy, res, x, y, out):  # pragma: no cover (compiled)
     """:meth:`HeightMap.height_and_gradient` at the points (x[k], y[k]) into out[:, k] (the
-    height and the two slopes), the
-    same operations in the same order as numpy's version of it had (identical results); a
-    point that is not finite gives NaN."""
+    height and the two slopes): the same operations in the same order as numpy's version of it
+    had (identical results); a point that is not finite gives NaN."""
     rows, cols = h.shape
     z, dx, dy = out[0], out[1], out[2]
     for k in range(x.shape[0]):

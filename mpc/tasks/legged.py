@@ -27,6 +27,7 @@ velocity reference:
     stance    per foot in planned stance: f_z − (ρ + H(a(t))), else 0     (feet; map)
     hold      per foot in planned stance: f_xy − a(t), else 0      (2 feet; map)
     overshoot per foot in swing: max(0, d · (f_xy − b) − m), else 0  (feet; map, if weighed)
+    path      per foot in swing: f_xy − (a + (b − a) P(s)), else 0  (2 feet; map, if weighed)
     balance   c_xy + ċ_xy √(2h/g₀) − mean_S(f_xy)  (capture point)  (2)
     effort    σ τ                                                  (actuators)
     posture   γ ⊙ (q − q_home)                                     (actuators)
@@ -341,9 +342,10 @@ class LeggedTask(VelocityMode, Task):
         nfeet, (stance, hold) = len(self.robot.feet), self.STANCE_WEIGHTS
         terms = [CostTerm("stance", nfeet, "smooth_abs", param=0.03, weight=stance),
                  CostTerm("hold", 2 * nfeet, "smooth_abs", param=0.03, weight=hold)]
-        if "overshoot" in self._weights_given:  # only where a config weighs it: the
-            # residual elsewhere stays as it was, row for row
-            terms.append(CostTerm("overshoot", nfeet, "smooth_abs", param=0.03, weight=0.0))
+        for name, dim in (("overshoot", nfeet), ("path", 2 * nfeet)):
+            if name in self._weights_given:  # only where a config weighs it: the residual
+                # elsewhere stays as it was, row for row
+                terms.append(CostTerm(name, dim, "smooth_abs", param=0.03, weight=0.0))
         return terms
 
     @property
@@ -658,6 +660,10 @@ class LeggedTask(VelocityMode, Task):
         for i, foot in enumerate(self.robot.feet):
             G[2 * i : 2 * i + 2, _block(self.sensor(f"{foot}_pos"), 2)] = np.eye(2)
 
+    def affine_path(self, model: mujoco.MjModel, G: np.ndarray, c: np.ndarray) -> None:
+        """f_xy of each foot (its swing path's point and the mask at evaluation)."""
+        self.affine_hold(model, G, c)
+
     def affine_overshoot(self, model: mujoco.MjModel, G: np.ndarray, c: np.ndarray) -> None:
         """Nothing affine: the rows are built at evaluation (:meth:`_overshoot_rows`)."""
 
@@ -778,6 +784,11 @@ class LeggedTask(VelocityMode, Task):
         self._stance_rows(r, at["stance"], at["anchor"])
         if "overshoot" in rows:
             r[..., rows["overshoot"]] = self._overshoot_rows(sensordata, time, at["step"])[0]
+        if "path" in rows:
+            where = at["path"]
+            on = np.repeat(np.isfinite(where[..., 0]), 2, axis=-1)
+            path = r[..., rows["path"]] - np.nan_to_num(where).reshape(*where.shape[:-2], -1)
+            r[..., rows["path"]] = np.where(on, path, 0.0)
         return r
 
     def _time_terms(self, time: np.ndarray) -> dict:
@@ -816,7 +827,20 @@ class LeggedTask(VelocityMode, Task):
                 "foothold": (None if self.foothold_plan is None
                              else self._foothold_knots(time)),
                 "stance": self._stance_mask(time),
-                "anchor": (0.0, 0.0) if plan is None else plan.anchor(time)}
+                "anchor": (0.0, 0.0) if plan is None else plan.anchor(time),
+                "path": self._swing_path(time)}
+
+    def _swing_path(self, time: np.ndarray) -> np.ndarray:
+        """The path rows' target (..., nfeet, 2) at times (...): each swinging foot's point
+        on its swing path (:meth:`SwingPlan.path`), NaN where the rows are 0 (a foot in
+        stance, no swing plan). A swinging foot's xy has no other cost of its own: on the
+        stairs feet met risers, hovered and came down short on the nosing."""
+        plan, nfeet = self.swing_plan, len(self.robot.feet)
+        if plan is None or "path" not in self.rows:
+            return np.full((*np.shape(time), nfeet, 2), np.nan)
+        phase = swing_phase(self.clock.phase(time), np.array(self.gait.offsets),
+                            self.timing[0])
+        return plan.path(time, phase)
 
     def _overshoot_rows(self, s: np.ndarray, time: np.ndarray,
                         step: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -896,6 +920,9 @@ class LeggedTask(VelocityMode, Task):
                 c = self.sensor(f"{foot}_pos").start
                 J[..., rows.start + i, c] = np.where(on[..., i], d[0], 0.0)
                 J[..., rows.start + i, c + 1] = np.where(on[..., i], d[1], 0.0)
+        if "path" in self.rows:
+            on = np.repeat(np.isfinite(at["path"][..., 0]), 2, axis=-1)
+            J[..., self.rows["path"], :] *= on[..., None]
         if "stance" in self.rows or "hold" in self.rows:
             on = at["stance"]
             if "stance" in self.rows:
@@ -971,7 +998,8 @@ class LeggedTask(VelocityMode, Task):
         stood = self._stance_xy.copy()
         swings = SwingPlan(*(np.full((nfeet, most), np.nan) for _ in range(5)), slack=grid,
                            land_xy=np.full((nfeet, most, 2), np.nan), stood_xy=stood,
-                           stood=mg.map.height(stood[:, 0], stood[:, 1]) + mg.shift)
+                           stood=mg.map.height(stood[:, 0], stood[:, 1]) + mg.shift,
+                           lift_xy=np.full((nfeet, most, 2), np.nan))
         spacing = mg.map.resolution / 4
         for i in range(nfeet):
             ups = np.flatnonzero(~swing[:-1, i] & swing[1:, i]) + 1
@@ -1013,6 +1041,7 @@ class LeggedTask(VelocityMode, Task):
                 swings.touchdown[i, k] = times[down]
                 swings.start[i, k], swings.top[i, k], swings.land[i, k] = h0, top, h1
                 swings.land_xy[i, k] = land
+                swings.lift_xy[i, k] = start
                 start, path = land, [land]
         self.foothold_plan = plan if mg.edge_map is not None else None
         self.swing_plan = swings

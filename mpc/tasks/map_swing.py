@@ -37,6 +37,9 @@ import numpy as np
 #: (0.3 was tried: with the true state the Go2 fell on the step at 2.5 s, 0.68 m, against
 #: 2.7 s, 0.85 m).
 RISE = 0.15
+#: How far (m) hₘ must stand above a swing's end for its path to be held back there
+#: (:func:`progress`).
+CLEAR = 0.01
 
 
 @dataclass
@@ -57,6 +60,8 @@ class SwingPlan:
     #: the ground under it (nfeet); None: not planned.
     stood_xy: np.ndarray | None = None
     stood: np.ndarray | None = None
+    #: Each swing's lift-off point (nfeet, K, 2: xy, NaN where none); None: not planned.
+    lift_xy: np.ndarray | None = None
 
     def ground(self, time: np.ndarray, phase: np.ndarray) -> np.ndarray:
         """B (..., nfeet) at times (...) with each foot's swing phase ``phase`` (..., nfeet;
@@ -102,6 +107,36 @@ class SwingPlan:
                       & (t <= self.touchdown[:, k] + self.slack))
             out = np.where(inside[..., None], self.land_xy[:, k], out)
         return out
+
+
+    def path(self, time: np.ndarray, phase: np.ndarray) -> np.ndarray:
+        """The swing path's point (..., nfeet, 2) at times (...) with each foot's swing phase
+        ``phase`` (..., nfeet; NaN in stance): a + (b − a) P(s) of the swing whose window
+        holds the time (:func:`progress`), NaN where a foot is in no planned swing then (or
+        without :attr:`lift_xy` and :attr:`land_xy`)."""
+        t = np.asarray(time)[..., None]
+        s = np.asarray(phase, dtype=float)
+        out = np.full((*np.broadcast_shapes(t.shape, s.shape), 2), np.nan)
+        if self.lift_xy is None or self.land_xy is None:
+            return out
+        for k in range(self.liftoff.shape[1]):
+            inside = ((t >= self.liftoff[:, k] - self.slack)
+                      & (t <= self.touchdown[:, k] + self.slack) & np.isfinite(s))
+            p = progress(np.nan_to_num(s), self.start[:, k], self.top[:, k], self.land[:, k])
+            a, b = self.lift_xy[:, k], self.land_xy[:, k]
+            out = np.where(inside[..., None], a + (b - a) * p[..., None], out)
+        return out
+
+
+def progress(s: np.ndarray, start, top, land) -> np.ndarray:
+    """P(s): how far along its path from lift-off a to foothold b a swing's foot is asked to
+    be at phase s, held back while its ground target B(s) rises to the highest ground hₘ
+    (the first :data:`RISE` of the swing, where hₘ is above the ground it leaves h₀) and
+    ahead of it while B comes down (the last RISE, where hₘ is above h₁): lift, move over,
+    set down. Between, a smoothstep from 0 to 1; on the level, over the whole swing."""
+    up = np.where(np.asarray(top) > np.asarray(start) + CLEAR, RISE, 0.0)
+    down = np.where(np.asarray(top) > np.asarray(land) + CLEAR, RISE, 0.0)
+    return smoothstep((np.asarray(s) - up) / (1.0 - up - down))
 
 
 def smoothstep(x: np.ndarray) -> np.ndarray:

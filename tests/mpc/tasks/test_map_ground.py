@@ -675,3 +675,47 @@ def test_the_overshoot_term_is_declared_only_where_a_config_weighs_it():
     assert weighed.nresidual == plain.nresidual + len(plain.robot.feet)
 
 
+
+
+def test_a_swinging_foot_has_a_path_row_toward_its_swing_path_with_an_exact_jacobian():
+    """path: f_xy − (a + (b − a) P(s)) for a swinging foot, a its lift-off point and b its
+    foothold; 0 in stance; the Jacobian the foot's xy where in swing (centred differences)."""
+    task = make_task("quadruped_flat", robots.info("go2"), ground="map", goal=[3.0, 0.0],
+                     gait="walk", map_edge=0.06, travel_speed=0.2, weights={"path": 1.0})
+    task.set_map(STAIRS)
+    m = task.planning_model(0.01)
+    d = standing(task, m, 0.3)
+    task.update(0.5, d.qpos, d.qvel)
+    times = np.linspace(0.5, 1.8, 27)
+    target = task._swing_path(times)
+    swing = task.swing_targets(times) > 0
+    on = np.isfinite(target[..., 0])
+    assert on.any() and np.all(swing[on]) and not np.all(on[swing] == False)  # noqa: E712
+    rows = task.rows["path"]
+    s = np.broadcast_to(d.sensordata, (len(times), len(d.sensordata))).copy()
+    r = task.residual(s, times)[:, rows].reshape(len(times), -1, 2)
+    for i, foot in enumerate(task.robot.feet):
+        c = task.sensor(f"{foot}_pos")
+        expect = np.where(on[:, i, None], s[:, c.start:c.start + 2] - np.nan_to_num(target[:, i]),
+                          0.0)
+        np.testing.assert_allclose(r[:, i], expect, atol=1e-12)
+    assert np.all(r[~on] == 0.0)
+    rng = np.random.default_rng(4)
+    S = s + 0.05 * rng.standard_normal(s.shape)
+    J = task.residual_jacobian(S, times)
+    assert np.abs(J[:, rows]).max() > 0
+    for j in range(S.shape[1]):
+        e = np.zeros(S.shape[1])
+        e[j] = 1e-6
+        fd = (task.residual(S + e, times) - task.residual(S - e, times)) / 2e-6
+        assert np.abs(J[..., j] - fd).max() < 1e-6, j
+
+
+def test_the_path_term_is_declared_only_where_a_config_weighs_it():
+    """Unweighted, a map task's residual keeps the rows it had before the term."""
+    kw = dict(ground="map", goal=[3.0, 0.0], gait="walk", map_edge=0.06)
+    plain = make_task("quadruped_flat", robots.info("go2"), **kw)
+    assert "path" not in plain.rows
+    weighed = make_task("quadruped_flat", robots.info("go2"), weights={"path": 0.0}, **kw)
+    assert weighed.rows["path"].stop - weighed.rows["path"].start == 2 * len(plain.robot.feet)
+    assert weighed.nresidual == plain.nresidual + 2 * len(plain.robot.feet)

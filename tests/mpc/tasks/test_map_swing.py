@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mpc.tasks.gait import swing_phase
-from mpc.tasks.map_swing import RISE, SwingPlan, path_points, profile
+from mpc.tasks.map_swing import RISE, SwingPlan, path_points, profile, progress
 
 heights = st.floats(0.0, 0.3)
 
@@ -71,3 +71,43 @@ def test_a_path_is_sampled_with_its_corners_and_no_wider_than_asked():
     assert pts[0].tolist() == [0.0, 0.0] and pts[-1].tolist() == pytest.approx([0.1, 0.05])
     assert any(np.allclose(p, [0.1, 0.0]) for p in pts)
     assert np.linalg.norm(np.diff(pts, axis=0), axis=1).max() <= 0.03 + 1e-12
+
+
+def test_a_swing_path_lifts_before_it_moves_over_a_riser_and_sets_down_after():
+    """P(s): 0 until the ground target reaches the highest ground (RISE) on a step up, 1 from
+    1 − RISE where it comes down to a lower foothold, rising in between; on the level the
+    whole swing moves over."""
+    s = np.linspace(0.0, 1.0, 201)
+    up = progress(s, 0.0, 0.12, 0.12)
+    assert np.all(up[s <= RISE] == 0.0) and up[-1] == 1.0
+    assert np.all(np.diff(up) >= 0.0) and 0.0 < up[100] < 1.0
+    down = progress(s, 0.12, 0.12, 0.0)
+    assert down[0] == 0.0 and np.all(down[s >= 1.0 - RISE] == 1.0)
+    over = progress(s, 0.0, 0.12, 0.0)  # over a bump: both
+    assert np.all(over[s <= RISE] == 0.0) and np.all(over[s >= 1.0 - RISE] == 1.0)
+    level = progress(s, 0.0, 0.0, 0.0)
+    assert level[0] == 0.0 and level[-1] == 1.0 and 0.0 < level[10] < level[190] < 1.0
+
+
+def test_a_swing_plan_gives_each_swinging_foot_its_point_on_its_path_by_time():
+    nan = np.nan
+    plan = SwingPlan(liftoff=np.array([[-np.inf, 1.0], [0.2, nan]]),
+                     touchdown=np.array([[0.3, 1.3], [0.5, nan]]),
+                     start=np.array([[0.0, 0.12], [0.0, nan]]),
+                     top=np.array([[0.12, 0.12], [0.0, nan]]),
+                     land=np.array([[0.12, 0.12], [0.0, nan]]), slack=0.01,
+                     land_xy=np.array([[[0.7, 0.1], [0.95, 0.1]], [[0.3, -0.1], [nan, nan]]]),
+                     lift_xy=np.array([[[0.5, 0.1], [0.7, 0.1]], [[0.1, -0.1], [nan, nan]]]))
+    time = np.array([0.15, 0.35, 1.15, 1.29])
+    phase = np.array([[0.1, nan], [nan, 0.5], [0.5, nan], [1.0, nan]])
+    p = plan.path(time, phase)
+    assert p[0, 0].tolist() == pytest.approx([0.5, 0.1])  # still lifting: at its lift-off
+    assert np.isnan(p[0, 1]).all() and np.isnan(p[1, 0]).all()  # in stance
+    assert p[1, 1].tolist() == pytest.approx([0.2, -0.1])  # half way on the level
+    assert p[2, 0].tolist() == pytest.approx([0.825, 0.1])  # the second swing, half way
+    assert p[3, 0].tolist() == pytest.approx([0.95, 0.1])  # at its foothold
+    assert np.isnan(SwingPlan(*plan_arrays(plan)).path(time, phase)).all()  # no lift_xy
+
+
+def plan_arrays(plan: SwingPlan) -> tuple:
+    return plan.liftoff, plan.touchdown, plan.start, plan.top, plan.land

@@ -75,7 +75,7 @@ from mpc.tasks.ground import (
     up_axis,
 )
 from mpc.tasks.map_ground import MapGround
-from mpc.tasks.map_swing import SwingPlan, path_points
+from mpc.tasks.map_swing import SwingPlan, path_points, step_down_pending
 from mpc.tasks.map_window import WindowSpec
 from mpc.tasks.riser import HeldFeet, held_back
 from mpc.tasks.task_base import CostTerm, Task, base_yaw, weighted_terms
@@ -159,6 +159,7 @@ class LeggedTask(VelocityMode, Task):
         "map_edge": {"min": 0.0, "max": 0.5},
         "map_contacts": {"choices": ("pruned", "all")},
         "travel_speed": {"min": 0.0, "max": 2.0},
+        "travel_hold": {"min": 0.0, "max": 0.5},
         **VELOCITY_MODE_RANGES,
     }
     #: Terms whose affine part depends on :attr:`ground`: rebuilt when it changes.
@@ -188,7 +189,7 @@ class LeggedTask(VelocityMode, Task):
                  map: str | None = None,
                  map_clearance: float = 0.05, map_edge: float = 0.0,
                  map_contacts: str = "all", felt_offset: float = -0.015,
-                 travel_speed: float = 0.0):
+                 travel_speed: float = 0.0, travel_hold: float = 0.0):
         """``gait``: a name of :attr:`GAITS`, its ``duty``, ``cadence`` (Hz) and
         ``step_height`` (m) replaced where given. ``goal``: [x, y] or waypoints [[x, y], ...];
         ``hold_time`` (s): hold the start position until then. ``height`` (m): the base over
@@ -220,7 +221,10 @@ class LeggedTask(VelocityMode, Task):
         target is a point travelling toward the goal at that speed (:meth:`travel_target`,
         kept within ``lead`` of the base) instead of the goal itself, and on a map the
         footholds are aimed with that travel's velocity instead of the base's measured one
-        (:meth:`plan_footholds`)."""
+        (:meth:`plan_footholds`). ``travel_hold`` (m; 0, the default: off): on a map, the
+        travel stands still while a front foot stands higher than the ground under its hip
+        and more than that far behind the hip (:func:`mpc.tasks.map_swing.step_down_pending`:
+        the hips walked past a front foot that has not stepped down yet)."""
         super().__init__(robot)
         if ground not in ("level", "fit", "map", "felt"):
             raise ValueError(f"unknown ground {ground!r}; choose from level, fit, map, felt")
@@ -317,6 +321,9 @@ class LeggedTask(VelocityMode, Task):
         self._travel_time = 0.0
         self._travel_dir = np.zeros(2)
         self._travel_left = 0.0
+        self.travel_hold = float(travel_hold)
+        #: Whether the travel stands still until the next update (``travel_hold``).
+        self.travel_held = False
         #: The travel d footholds are moved along, at the last plan (:meth:`plan_footholds`).
         self._travel_direction = np.array([1.0, 0.0])
         self._command = np.zeros(3)
@@ -728,7 +735,8 @@ class LeggedTask(VelocityMode, Task):
         of the same size wherever the goal is: at a riser the Go2 slowed to 0.05-0.1 m/s and
         its footholds, aimed with that velocity, came to where its feet stood."""
         t = np.asarray(time, dtype=float)[..., None]
-        ahead = np.minimum(self.travel_speed * np.maximum(t - self._travel_time, 0.0),
+        speed = 0.0 if self.travel_held else self.travel_speed
+        ahead = np.minimum(speed * np.maximum(t - self._travel_time, 0.0),
                            self._travel_left)
         return self._travel_from + self._travel_dir * ahead
 
@@ -736,6 +744,8 @@ class LeggedTask(VelocityMode, Task):
         """The travel reference's velocity (world xy) at the last update: u v, slowed to
         L / (one gait cycle) within a cycle's travel of the goal (zero there)."""
         period = 1.0 / self.timing[1]
+        if self.travel_held:
+            return np.zeros(2)
         speed = min(self.travel_speed, self._travel_left / period)
         return self._travel_dir * speed
 
@@ -749,6 +759,23 @@ class LeggedTask(VelocityMode, Task):
         self._travel_from, self._travel_time = point, float(time)
         self._travel_dir = offset / left if left > 1e-9 else np.zeros(2)
         self._travel_left = left
+
+    def _hold_travel(self, qpos: np.ndarray, qvel: np.ndarray) -> None:
+        """Hold the travel until the next update where a front foot has a step down pending
+        (``travel_hold`` > 0, on a map): at the top of the flight down the travel walked on
+        while a front foot still stood on the landing's edge, the hips passed it and the
+        robot pitched over forward."""
+        mg = self.map_ground
+        if self.travel_hold <= 0.0 or mg is None or self._home_feet is None:
+            self.travel_held = False
+            return
+        yaw = base_yaw(qpos)
+        turn = np.array([[np.cos(yaw), -np.sin(yaw)], [np.sin(yaw), np.cos(yaw)]])
+        front = self._home_feet[:, 0] > 0.0
+        hips = qpos[0:2] + self._home_feet[front] @ turn.T
+        feet = self.feet(qpos, qvel)[0][front, 0:2]
+        self.travel_held = step_down_pending(feet, hips, turn[:, 0], mg.map.height,
+                                             self.travel_hold)
 
     def heading_target(self, time: np.ndarray):
         """ψ of the heading term at times (...): the stage's heading or :attr:`heading`, or
@@ -1155,6 +1182,7 @@ class LeggedTask(VelocityMode, Task):
             self._begin(self.stage_index + 1, qpos)
         if self.travel_speed > 0.0:
             self._advance_travel(time, qpos)
+            self._hold_travel(qpos, qvel)
         self.update_ground(time, qpos, qvel)  # after the travel: the footholds read it
 
 

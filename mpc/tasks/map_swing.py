@@ -40,6 +40,9 @@ RISE = 0.15
 #: How far (m) hₘ must stand above a swing's end for its path to be held back there
 #: (:func:`progress`).
 CLEAR = 0.01
+#: How far (m) a foot must stand above the ground under its hip to have a step down pending
+#: (:func:`step_down_pending`).
+DROP = 0.05
 
 
 @dataclass
@@ -162,3 +165,15 @@ def path_points(points: np.ndarray, spacing: float) -> np.ndarray:
         f = np.arange(1, n + 1)[:, None] / n
         out.append(a + f * (b - a))
     return np.concatenate(out)
+
+
+def step_down_pending(feet: np.ndarray, hips: np.ndarray, heading: np.ndarray, height,
+                      lag: float, drop: float = DROP) -> bool:
+    """Whether a foot at ``feet`` (n, 2) stands more than ``drop`` (m) above the ground
+    under its hip (``hips``, n, 2; ``height(x, y)`` the map) and more than ``lag`` (m) behind
+    the hip along ``heading``: the hips have walked past a foot that has not stepped down."""
+    feet, hips = np.asarray(feet, dtype=float), np.asarray(hips, dtype=float)
+    behind = (hips - feet) @ np.asarray(heading, dtype=float)
+    above = (np.asarray(height(feet[:, 0], feet[:, 1]))
+             - np.asarray(height(hips[:, 0], hips[:, 1])))
+    return bool(np.any((behind > lag) & (above > drop)))

@@ -719,3 +719,31 @@ def test_the_path_term_is_declared_only_where_a_config_weighs_it():
     weighed = make_task("quadruped_flat", robots.info("go2"), weights={"path": 0.0}, **kw)
     assert weighed.rows["path"].stop - weighed.rows["path"].start == 2 * len(plain.robot.feet)
     assert weighed.nresidual == plain.nresidual + 2 * len(plain.robot.feet)
+
+
+def test_the_travel_holds_while_a_front_foot_has_a_step_down_pending(monkeypatch):
+    """``travel_hold``: at the top of the flight down (from x = 2.85 m) with a front foot still
+    on the landing and its hip over the first tread down, the travel target stands still and
+    the footholds are aimed with no travel velocity; with the foot under its hip it walks on.
+    Off by default."""
+    def run(lag, hold):
+        task = make_task("quadruped_flat", robots.info("go2"), ground="map", goal=[4.6, 0.0],
+                         gait="walk", map_edge=0.06, travel_speed=0.2, travel_hold=hold)
+        task.set_map(STAIRS)
+        m = task.planning_model(0.01)
+        d = standing(task, m, 2.75)
+        feet = task.feet(d.qpos, d.qvel)[0]
+        front = task._home_feet[:, 0] > 0
+        feet[front, 0] = 2.75 + task._home_feet[front, 0] - lag
+        monkeypatch.setattr(task, "feet", lambda q, v: (feet.copy(), np.zeros(4)))
+        task.update(0.5, d.qpos, d.qvel)
+        task.update(0.6, d.qpos, d.qvel)
+        return task
+    held = run(0.12, 0.08)
+    assert held.travel_held
+    assert held.travel_velocity() == pytest.approx([0.0, 0.0])
+    assert held.travel_target(1.0) == pytest.approx(held.travel_target(0.6))
+    assert not run(0.0, 0.08).travel_held
+    walking = run(0.12, 0.0)
+    assert not walking.travel_held
+    assert walking.travel_target(1.0)[0] > walking.travel_target(0.6)[0] + 0.05

@@ -11,7 +11,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mpc.tasks.gait import swing_phase
-from mpc.tasks.map_swing import RISE, SwingPlan, path_points, profile, progress
+from mpc.tasks.map_swing import (
+    RISE,
+    SwingPlan,
+    path_points,
+    profile,
+    progress,
+    step_down_pending,
+)
 
 heights = st.floats(0.0, 0.3)
 
@@ -111,3 +118,17 @@ def test_a_swing_plan_gives_each_swinging_foot_its_point_on_its_path_by_time():
 
 def plan_arrays(plan: SwingPlan) -> tuple:
     return plan.liftoff, plan.touchdown, plan.start, plan.top, plan.land
+
+
+def test_a_step_down_is_pending_while_the_hip_is_past_a_foot_on_higher_ground():
+    """At the top of a flight down (the ground 0.12 m lower from x = 1): a foot on the top
+    with its hip over the first tread down, more than the lag behind it, has a step down
+    pending; not with its hip still over the top, nor a foot already down."""
+    def height(x, y):
+        return np.where(np.asarray(x) < 1.0, 0.12, 0.0)
+    heading = np.array([1.0, 0.0])
+    assert step_down_pending([[0.95, 0.1]], [[1.1, 0.1]], heading, height, 0.08)
+    assert not step_down_pending([[0.95, 0.1]], [[0.99, 0.1]], heading, height, 0.08)
+    assert not step_down_pending([[0.95, 0.1]], [[1.1, 0.1]], heading, height, 0.2)
+    assert not step_down_pending([[1.05, 0.1]], [[1.2, 0.1]], heading, height, 0.08)
+    assert not step_down_pending([[0.95, 0.1]], [[1.1, 0.1]], -heading, height, 0.08)

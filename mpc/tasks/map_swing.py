@@ -23,6 +23,17 @@ is: a target read under the foot (H_c(f)) rose only once the foot was near the r
 planner, whose horizon covers less than a swing, moved the foot forward first, met the riser
 low, and held a foot that was to land just short of the riser hovering over the clearance
 map's skirt.
+
+Where a config weighs the ``path`` term (:meth:`mpc.tasks.legged.LeggedTask.stance_terms`),
+the swing also has a horizontal target, the point on the straight path from a to b
+
+    s_xy(s) = a + (b − a) P(s),  P(s) = S((s − u) / (1 − u − d))
+
+with u = r where hₘ is above h₀ (the foot first rises to hₘ) and d = r where hₘ is above h₁
+(it comes down over b at the end), each 0 otherwise: lift, move over, set down
+(:func:`progress`, :meth:`SwingPlan.path`). A swinging foot's xy has no other cost of its own
+(the gait term is its height): on the stairs feet met risers, hovered and came down short on
+the nosing, or swung on into the next riser.
 """
 
 from __future__ import annotations

@@ -414,21 +414,31 @@ class MapGround:
         return GroundPlane(z + self.shift - gx * float(xy[0]) - gy * float(xy[1]), gx, gy)
 
     @staticmethod
-    def subtract(which: HeightMap, r: np.ndarray, s: np.ndarray, row: int,
-                 cols: slice, scale: float = 1.0) -> None:
-        """r[..., row] −= scale · H(s[..., x], s[..., y]), (x, y) the first two columns of
-        ``cols``."""
-        x, y = s[..., cols.start], s[..., cols.start + 1]
-        r[..., row] -= scale * which.height(x, y)
+    def subtract_all(which: HeightMap, r: np.ndarray, s: np.ndarray, row: int,
+                     cols: list[slice], scales: list[float]) -> None:
+        """r[..., row] −= scale · H(s[..., x], s[..., y]) for each of ``cols`` ((x, y) its
+        first two columns) with its scale, in their order; the map read at all of them in one
+        call (the residual's map part read it once per point before, each call's overhead
+        more than its work; the same values)."""
+        z = which.height(*_points(s, cols))
+        for k, scale in enumerate(scales):
+            r[..., row] -= scale * z[k]
 
     @staticmethod
-    def differentiate(which: HeightMap, J: np.ndarray, s: np.ndarray, row: int,
-                      cols: slice, scale: float = 1.0) -> None:
-        """J[..., row, (x, y)] −= scale · ∇H at (s[..., x], s[..., y])."""
-        x, y = s[..., cols.start], s[..., cols.start + 1]
-        _, gx, gy = which.height_and_gradient(x, y)
-        J[..., row, cols.start] -= scale * gx
-        J[..., row, cols.start + 1] -= scale * gy
+    def differentiate_all(which: HeightMap, J: np.ndarray, s: np.ndarray, row: int,
+                          cols: list[slice], scales: list[float]) -> None:
+        """J[..., row, (x, y)] −= scale · ∇H at (s[..., x], s[..., y]) for each of ``cols``
+        with its scale, in their order; the map read at all of them in one call."""
+        _, gx, gy = which.height_and_gradient(*_points(s, cols))
+        for k, (c, scale) in enumerate(zip(cols, scales, strict=True)):
+            J[..., row, c.start] -= scale * gx[k]
+            J[..., row, c.start + 1] -= scale * gy[k]
+
+
+def _points(s: np.ndarray, cols: list[slice]) -> tuple[np.ndarray, np.ndarray]:
+    """x and y (len(cols), ...): the first two columns of each of ``cols`` in ``s``."""
+    return (np.stack([s[..., c.start] for c in cols]),
+            np.stack([s[..., c.start + 1] for c in cols]))
 
 
 def _move_floor(spec: mujoco.MjSpec, body: mujoco.MjsBody, z: float) -> None:

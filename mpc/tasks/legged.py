@@ -242,6 +242,8 @@ class LeggedTask(VelocityMode, Task):
         self._committed: np.ndarray | None = None
         #: (key, values) of the last :meth:`_time_terms`.
         self._time_cache: tuple[tuple, dict] | None = None
+        #: (terms, rows) of the last :attr:`rows`.
+        self._rows_cache: tuple[tuple, dict] | None = None
         #: The terrain map the task plans on (``ground: map``), else None.
         self.map_ground: MapGround | None = None
         self._model: mujoco.MjModel | None = None
@@ -348,8 +350,15 @@ class LeggedTask(VelocityMode, Task):
 
     @property
     def rows(self) -> dict[str, slice]:
-        """Rows of each term (by name) in the residual."""
-        return dict(zip([t.name for t in self.terms], self.term_slices, strict=True))
+        """Rows of each term (by name) in the residual (not to be written: built again only
+        when the terms change; the residual and its Jacobian read it a few dozen times per
+        plan)."""
+        terms = tuple(self.terms)
+        cached = self._rows_cache
+        if cached is None or cached[0] != terms:
+            rows = dict(zip([t.name for t in terms], self.term_slices, strict=True))
+            cached = self._rows_cache = (terms, rows)
+        return cached[1]
 
     @property
     def support_feet(self) -> tuple[int, ...]:

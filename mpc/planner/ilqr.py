@@ -9,7 +9,8 @@ One iteration from the measured state x₀ at time t₀:
    single warm-start candidate the provider's threads start during step 1, on each knot as
    soon as the rollout has recorded it. The calling thread computes the task's residual
    Jacobian (step 3's) while the provider's helper threads start, then joins them.
-3. Cost derivatives by Gauss-Newton on the task's residuals (:mod:`mpc.planner.cost`).
+3. Cost derivatives by Gauss-Newton on the task's residuals (:mod:`mpc.planner.cost`), the
+   horizon's two halves on two threads (the rollout pool's idle helper).
 4. Backward pass with box-QP control limits and regularization μ
    (:mod:`mpc.planner.kernels.riccati`); a non-positive-definite Q_uu raises μ and retries.
 5. Line search: rollouts of u = u* + α k + K (x ⊖ x*) for α ∈ {1…α_min, 0}; the cheapest
@@ -208,7 +209,7 @@ class ILQR(Planner):
 
         # 3. cost derivatives
         t0 = _time.perf_counter()
-        cd = gauss_newton(self.task, residual, Rs, lin.C, lin.D)
+        cd = gauss_newton(self.task, residual, Rs, lin.C, lin.D, self.pool.executor)
         timings["cost_derivatives"] = _ms(t0)
         if not (np.all(np.isfinite(lin.A)) and np.all(np.isfinite(lin.B))
                 and np.all(np.isfinite(cd.lxx)) and np.all(np.isfinite(cd.lx))):

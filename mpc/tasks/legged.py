@@ -240,8 +240,8 @@ class LeggedTask(VelocityMode, Task):
         self._stance_xy: np.ndarray | None = None
         #: The moved foothold (xy) each swinging foot is committed to, NaN where none.
         self._committed: np.ndarray | None = None
-        #: (key, values) of the last :meth:`_time_terms`.
-        self._time_cache: tuple[tuple, dict] | None = None
+        #: (key, values, their views by batch shape) of the last :meth:`_time_terms`.
+        self._time_cache: tuple[tuple, dict, dict] | None = None
         #: (terms, rows) of the last :attr:`rows`.
         self._rows_cache: tuple[tuple, dict] | None = None
         #: The terrain map the task plans on (``ground: map``), else None.
@@ -814,12 +814,14 @@ class LeggedTask(VelocityMode, Task):
                 for a in v if isinstance(v, tuple) else (v,):
                     if isinstance(a, np.ndarray):
                         a.flags.writeable = False
-            cached = self._time_cache = (key, values)
-        values = cached[1]
+            cached = self._time_cache = (key, values, {})
+        values, spread = cached[1], cached[2]
         if time.ndim == 1:
             return values
-        lead = time.shape
-        return {k: _spread(v, lead) for k, v in values.items()}
+        lead = time.shape  # the views for a batch's shape, made once per plan (read-only)
+        if lead not in spread:
+            spread[lead] = {k: _spread(v, lead) for k, v in values.items()}
+        return spread[lead]
 
     def _time_terms_at(self, time: np.ndarray) -> dict:
         """:meth:`_time_terms` computed at ``time``."""

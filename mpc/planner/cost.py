@@ -17,6 +17,7 @@ J̃ = √w Fᵀ r_x (and likewise for u) the second derivatives are plain produc
 
 from __future__ import annotations
 
+from concurrent.futures import Executor
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,18 +44,31 @@ def trajectory_costs(task: Task, sensordata: np.ndarray,
 
 
 def gauss_newton(task: Task, residual: np.ndarray, Rs: np.ndarray, C: np.ndarray,
-                 D: np.ndarray) -> CostDerivatives:
+                 D: np.ndarray, executor: Executor | None = None) -> CostDerivatives:
     """Derivatives of the mean stage cost from residuals (T, nr), their sensor Jacobians
     Rs (T, nr, ns) and the sensor Jacobians C (T, ns, nx), D (T, ns, nu): one compiled call
-    (:func:`mpc.norms.gauss_newton.gauss_newton_horizon`) with r_x = Rs C, r_u = Rs D."""
+    (:func:`mpc.norms.gauss_newton.gauss_newton_horizon`) with r_x = Rs C, r_u = Rs D. With
+    an ``executor`` (a thread of it idle) the knots are split in two halves, the later one
+    on the executor's thread (the kernel releases the GIL; each knot's derivatives are its
+    own: the same values)."""
     T, nx, nu = residual.shape[0], C.shape[2], D.shape[2]
     out = CostDerivatives(np.empty((T, nx)), np.empty((T, nu)), np.empty((T, nx, nx)),
                           np.empty((T, nu, nu)), np.empty((T, nu, nx)))
     starts, dims, codes, params, weights = term_table(task.terms)
-    gauss_newton_horizon(
-        np.ascontiguousarray(residual, dtype=np.float64),
-        np.ascontiguousarray(Rs, dtype=np.float64), np.ascontiguousarray(C, dtype=np.float64),
-        np.ascontiguousarray(D, dtype=np.float64), starts, dims, codes, params, weights / T,
-        out.lx, out.lu, out.lxx, out.luu, out.lux)
+    arrays = [np.ascontiguousarray(a, dtype=np.float64) for a in (residual, Rs, C, D)]
+    weights = weights / T
+
+    def knots(a: int, b: int) -> None:
+        gauss_newton_horizon(*(x[a:b] for x in arrays), starts, dims, codes, params, weights,
+                             out.lx[a:b], out.lu[a:b], out.lxx[a:b], out.luu[a:b],
+                             out.lux[a:b])
+
+    if executor is None or T < 2:
+        knots(0, T)
+        return out
+    half = T // 2
+    later = executor.submit(knots, half, T)
+    knots(0, half)
+    later.result()
     return out
 

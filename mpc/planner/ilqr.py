@@ -7,8 +7,10 @@ One iteration from the measured state x₀ at time t₀:
 2. Model derivatives A_t, B_t and sensor Jacobians C_t, D_t from the provider (every
    ``derivative_skip``-th knot and the last two, linearly interpolated in between). With a
    single warm-start candidate the provider's threads start during step 1, on each knot as
-   soon as the rollout has recorded it.
-3. Cost derivatives by Gauss-Newton on the task's residuals (:mod:`mpc.planner.cost`).
+   soon as the rollout has recorded it. The calling thread computes the task's residual
+   Jacobian (step 3's) while the provider's helper threads start, then joins them.
+3. Cost derivatives by Gauss-Newton on the task's residuals (:mod:`mpc.planner.cost`), the
+   horizon's two halves on two threads (the rollout pool's idle helper).
 4. Backward pass with box-QP control limits and regularization μ
    (:mod:`mpc.planner.kernels.riccati`); a non-positive-definite Q_uu raises μ and retries.
 5. Line search: rollouts of u = u* + α k + K (x ⊖ x*) for α ∈ {1…α_min, 0}; the cheapest
@@ -193,20 +195,21 @@ class ILQR(Planner):
         stats.term_costs = term_costs
         stats.stage_cost = float(term_costs.sum())
 
-        # 2. model derivatives (what is left of them after step 1)
+        # 2. model derivatives (what is left of them after step 1), and meanwhile on this
+        #    thread the residual Jacobian (the task's, step 3's, which needs no derivative):
+        #    the provider's helper threads start at once, this thread joins them after it
         t0 = _time.perf_counter()
         if finish is None:
-            self.provider.horizon(nominal, self.knots, lin)
-        else:
-            finish()
+            finish = self.provider.stream(nominal, self.knots, lin, new_progress(self.T))
+        Rs = self.task.residual_jacobian(nominal.sensordata, nominal.time)
+        finish()
         lin.interpolate(self.knots)
         stats.simulations = self.provider.last_simulations
         timings["derivatives"] = _ms(t0)
 
         # 3. cost derivatives
         t0 = _time.perf_counter()
-        Rs = self.task.residual_jacobian(nominal.sensordata, nominal.time)
-        cd = gauss_newton(self.task, residual, Rs, lin.C, lin.D)
+        cd = gauss_newton(self.task, residual, Rs, lin.C, lin.D, self.pool.executor)
         timings["cost_derivatives"] = _ms(t0)
         if not (np.all(np.isfinite(lin.A)) and np.all(np.isfinite(lin.B))
                 and np.all(np.isfinite(cd.lxx)) and np.all(np.isfinite(cd.lx))):

@@ -34,6 +34,12 @@ class RolloutPool:
         helpers = len(self.datas) - 1
         self._executor = ThreadPoolExecutor(helpers) if helpers > 0 else None
 
+    @property
+    def executor(self) -> ThreadPoolExecutor | None:
+        """The helper threads' executor (None with one thread), idle between :meth:`run`
+        calls: the planner lends it other work of its own."""
+        return self._executor
+
     def close(self) -> None:
         if self._executor is not None:
             self._executor.shutdown(wait=True)

@@ -245,8 +245,10 @@ class LeggedTask(VelocityMode, Task):
         self._stance_xy: np.ndarray | None = None
         #: The moved foothold (xy) each swinging foot is committed to, NaN where none.
         self._committed: np.ndarray | None = None
-        #: (key, values) of the last :meth:`_time_terms`.
-        self._time_cache: tuple[tuple, dict] | None = None
+        #: (key, values, their views by batch shape) of the last :meth:`_time_terms`.
+        self._time_cache: tuple[tuple, dict, dict] | None = None
+        #: (terms, rows) of the last :attr:`rows`.
+        self._rows_cache: tuple[tuple, dict] | None = None
         #: The terrain map the task plans on (``ground: map``), else None.
         self.map_ground: MapGround | None = None
         self._model: mujoco.MjModel | None = None
@@ -357,8 +359,15 @@ class LeggedTask(VelocityMode, Task):
 
     @property
     def rows(self) -> dict[str, slice]:
-        """Rows of each term (by name) in the residual."""
-        return dict(zip([t.name for t in self.terms], self.term_slices, strict=True))
+        """Rows of each term (by name) in the residual (not to be written: built again only
+        when the terms change; the residual and its Jacobian read it a few dozen times per
+        plan)."""
+        terms = tuple(self.terms)
+        cached = self._rows_cache
+        if cached is None or cached[0] != terms:
+            rows = dict(zip([t.name for t in terms], self.term_slices, strict=True))
+            cached = self._rows_cache = (terms, rows)
+        return cached[1]
 
     @property
     def support_feet(self) -> tuple[int, ...]:
@@ -810,7 +819,8 @@ class LeggedTask(VelocityMode, Task):
                                             self._foothold_rows(sensordata, at["foothold"]))
         self._stance_rows(r, at["stance"], at["anchor"])
         if "overshoot" in rows:
-            r[..., rows["overshoot"]] = self._overshoot_rows(sensordata, time, at["step"])[0]
+            r[..., rows["overshoot"]] = self._overshoot_rows(sensordata, time, at["step"],
+                                                             at["landing"])[0]
         if "path" in rows:
             where = at["path"]
             on = np.repeat(np.isfinite(where[..., 0]), 2, axis=-1)
@@ -822,10 +832,12 @@ class LeggedTask(VelocityMode, Task):
         """What the residual takes from the times (...) alone, at each: ``step``
         (:meth:`swing_targets`), ``ground`` (:meth:`swing_ground`), ``foothold``
         (:meth:`_foothold_knots`, None without a foothold plan), ``stance``
-        (:meth:`_stance_mask`) and ``anchor`` (:meth:`SwingPlan.anchor`, (0, 0) without a
-        swing plan). The rollouts of one plan share their knots' times, so times whose rows
-        all repeat one row are computed for that row once per plan (the plans, the gait's
-        clock and timing the same) and broadcast: the same values, elementwise."""
+        (:meth:`_stance_mask`), ``anchor`` (:meth:`SwingPlan.anchor`, (0, 0) without a
+        swing plan) and ``landing`` (:meth:`SwingPlan.landing`: where it is finite, and
+        the footholds with NaN as 0, for :meth:`_overshoot_rows`; None without a swing
+        plan). The rollouts of one plan share their knots' times, so times whose rows all
+        repeat one row are computed for that row once per plan (the plans, the gait's clock
+        and timing the same) and broadcast: the same values, elementwise."""
         time = np.asarray(time)
         if time.ndim == 0 or (time.ndim > 1 and not np.all(time == time.reshape(
                 -1, time.shape[-1])[:1].reshape(time.shape[-1]))):
@@ -840,21 +852,28 @@ class LeggedTask(VelocityMode, Task):
                 for a in v if isinstance(v, tuple) else (v,):
                     if isinstance(a, np.ndarray):
                         a.flags.writeable = False
-            cached = self._time_cache = (key, values)
-        values = cached[1]
+            cached = self._time_cache = (key, values, {})
+        values, spread = cached[1], cached[2]
         if time.ndim == 1:
             return values
-        lead = time.shape
-        return {k: _spread(v, lead) for k, v in values.items()}
+        lead = time.shape  # the views for a batch's shape, made once per plan (read-only)
+        if lead not in spread:
+            spread[lead] = {k: _spread(v, lead) for k, v in values.items()}
+        return spread[lead]
 
     def _time_terms_at(self, time: np.ndarray) -> dict:
         """:meth:`_time_terms` computed at ``time``."""
         plan = self.swing_plan
+        landing = None
+        if plan is not None:
+            b = plan.landing(time)
+            landing = (np.isfinite(b[..., 0]), np.nan_to_num(b))
         return {"step": self.swing_targets(time), "ground": self.swing_ground(time),
                 "foothold": (None if self.foothold_plan is None
                              else self._foothold_knots(time)),
                 "stance": self._stance_mask(time),
                 "anchor": (0.0, 0.0) if plan is None else plan.anchor(time),
+                "landing": landing,
                 "path": self._swing_path(time)}
 
     def _swing_path(self, time: np.ndarray) -> np.ndarray:
@@ -869,26 +888,26 @@ class LeggedTask(VelocityMode, Task):
                             self.timing[0])
         return plan.path(time, phase)
 
-    def _overshoot_rows(self, s: np.ndarray, time: np.ndarray,
-                        step: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _overshoot_rows(self, s: np.ndarray, time: np.ndarray, step: np.ndarray,
+                        landing: tuple | None) -> tuple[np.ndarray, np.ndarray]:
         """The overshoot rows (..., nfeet) and where they are active: a swinging foot's
         distance past its swing's foothold b along the travel d, less
         :attr:`OVERSHOOT_MARGIN`, where positive: max(0, d · (f − b) − m); 0 elsewhere
-        (``step``: :meth:`swing_targets` at ``time``, from :meth:`_time_terms`). In its swing
-        a foot's xy has no cost of its own, and on the stairs a foot aimed at a tread swung on
-        past it into the next riser."""
+        (``step``, ``landing``: :meth:`swing_targets` and the footholds at ``time``, from
+        :meth:`_time_terms`). In its swing a foot's xy has no cost of its own, and on the
+        stairs a foot aimed at a tread swung on past it into the next riser."""
         shape = np.broadcast_shapes(np.shape(s)[:-1], np.shape(time))
         nfeet = len(self.robot.feet)
         if self.swing_plan is None:
             return np.zeros((*shape, nfeet)), np.zeros((*shape, nfeet), bool)
-        b = self.swing_plan.landing(time)
-        swing = (step > 0.0) & np.isfinite(b[..., 0])
+        finite, b = landing
+        swing = (step > 0.0) & finite
         d = self._travel_direction
         past = np.zeros((*shape, nfeet))
         for i, foot in enumerate(self.robot.feet):
             c = self.sensor(f"{foot}_pos").start
-            past[..., i] = ((s[..., c] - np.nan_to_num(b[..., i, 0])) * d[0]
-                            + (s[..., c + 1] - np.nan_to_num(b[..., i, 1])) * d[1])
+            past[..., i] = ((s[..., c] - b[..., i, 0]) * d[0]
+                            + (s[..., c + 1] - b[..., i, 1]) * d[1])
         on = swing & (past > self.OVERSHOOT_MARGIN)
         return np.where(on, past - self.OVERSHOOT_MARGIN, 0.0), on
 
@@ -941,7 +960,7 @@ class LeggedTask(VelocityMode, Task):
             rows = self.rows["overshoot"]
             J[..., rows, :] = 0.0
             on = self._overshoot_rows(np.broadcast_to(sensordata, (*shape, self.G.shape[1])),
-                                      time, at["step"])[1]
+                                      time, at["step"], at["landing"])[1]
             d = self._travel_direction
             for i, foot in enumerate(self.robot.feet):
                 c = self.sensor(f"{foot}_pos").start
@@ -1097,15 +1116,13 @@ class LeggedTask(VelocityMode, Task):
         feet) from ``r``, or add its derivative to ``J``. (The gait rows' ground, B(t) of
         :meth:`swing_ground`, depends on time alone.)"""
         mg, rows = self.map_ground, self.rows
-        apply = mg.subtract if J is None else mg.differentiate
-        out = r if J is None else J
         if "height" in rows:
-            row = rows["height"].start
-            apply(mg.body_map, out, s, row, self.sensor("base_pos"))
             feet = self.support_feet
-            for i in feet:
-                apply(mg.body_map, out, s, row, self.sensor(f"{self.robot.feet[i]}_pos"),
-                      -1.0 / len(feet))
+            cols = [self.sensor("base_pos"),
+                    *(self.sensor(f"{self.robot.feet[i]}_pos") for i in feet)]
+            scales = [1.0, *(-1.0 / len(feet) for _ in feet)]
+            apply = mg.subtract_all if J is None else mg.differentiate_all
+            apply(mg.body_map, r if J is None else J, s, rows["height"].start, cols, scales)
 
     # --- goals and stages ------------------------------------------------------------------
     def make_stages(self, time: float, qpos: np.ndarray) -> list[Stage]:

@@ -75,10 +75,11 @@ from typing import ClassVar
 
 import mujoco
 import numpy as np
+from numba import njit
 
 from mpc.tasks.ground import GroundPlane, foot_geoms
 from mpc.tasks.map_window import MapWindow, WindowSpec
-from mpc.tasks.terrain_map import HeightMap, MapError, floor_contact, floor_plane, load
+from mpc.tasks.terrain_map import HeightMap, MapError, _bilinear, floor_contact, floor_plane, load
 
 #: The map geom's name in the planning model.
 MAP_GEOM = "terrain_map"
@@ -399,14 +400,10 @@ class MapGround:
         beyond them: a foothold short of the next riser lifted the swing over that riser's
         tread (a Go2 foot landing on the second tread 10 cm short of the third riser was
         asked to be over the third tread, 12 cm higher than where it landed)."""
-        path = np.asarray(path, dtype=float)
-        top = float(np.max(self.map.height(path[:, 0], path[:, 1])))
-        inner = ((np.linalg.norm(path - path[0], axis=1) > self.clearance)
-                 & (np.linalg.norm(path - path[-1], axis=1) > self.clearance))
-        if inner.any():
-            p = path[inner]
-            top = max(top, float(np.max(self.clearance_map.height(p[:, 0], p[:, 1]))))
-        return top
+        path = np.ascontiguousarray(path, dtype=float)
+        m, c = self.map, self.clearance_map
+        return float(_highest_along(m.heights, *m.origin, m.resolution, c.heights, *c.origin,
+                                    c.resolution, path, self.clearance))
 
     def plane_under(self, xy) -> GroundPlane:
         """The body map's tangent plane at ``xy`` (raised by :attr:`shift`)."""
@@ -414,21 +411,71 @@ class MapGround:
         return GroundPlane(z + self.shift - gx * float(xy[0]) - gy * float(xy[1]), gx, gy)
 
     @staticmethod
-    def subtract(which: HeightMap, r: np.ndarray, s: np.ndarray, row: int,
-                 cols: slice, scale: float = 1.0) -> None:
-        """r[..., row] −= scale · H(s[..., x], s[..., y]), (x, y) the first two columns of
-        ``cols``."""
-        x, y = s[..., cols.start], s[..., cols.start + 1]
-        r[..., row] -= scale * which.height(x, y)
+    def subtract_all(which: HeightMap, r: np.ndarray, s: np.ndarray, row: int,
+                     cols: list[slice], scales: list[float]) -> None:
+        """r[..., row] −= scale · H(s[..., x], s[..., y]) for each of ``cols`` ((x, y) its
+        first two columns) with its scale, in their order; the map read at all of them in one
+        call (the residual's map part read it once per point before, each call's overhead
+        more than its work; the same values)."""
+        z = which.height(*_points(s, cols))
+        for k, scale in enumerate(scales):
+            r[..., row] -= scale * z[k]
 
     @staticmethod
-    def differentiate(which: HeightMap, J: np.ndarray, s: np.ndarray, row: int,
-                      cols: slice, scale: float = 1.0) -> None:
-        """J[..., row, (x, y)] −= scale · ∇H at (s[..., x], s[..., y])."""
-        x, y = s[..., cols.start], s[..., cols.start + 1]
-        _, gx, gy = which.height_and_gradient(x, y)
-        J[..., row, cols.start] -= scale * gx
-        J[..., row, cols.start + 1] -= scale * gy
+    def differentiate_all(which: HeightMap, J: np.ndarray, s: np.ndarray, row: int,
+                          cols: list[slice], scales: list[float]) -> None:
+        """J[..., row, (x, y)] −= scale · ∇H at (s[..., x], s[..., y]) for each of ``cols``
+        with its scale, in their order; the map read at all of them in one call."""
+        _, gx, gy = which.height_and_gradient(*_points(s, cols))
+        for k, (c, scale) in enumerate(zip(cols, scales, strict=True)):
+            J[..., row, c.start] -= scale * gx[k]
+            J[..., row, c.start + 1] -= scale * gy[k]
+
+
+@njit(cache=True)
+def _highest_along(h, ox, oy, res, ch, cox, coy, cres, path, clearance):  # pragma: no cover
+    """:meth:`MapGround.highest_along` compiled (once per swing and plan, its numpy version's
+    calls cost more than their work): the map ``h`` (origin, resolution) and the clearance map
+    ``ch`` read as :meth:`HeightMap.height` reads them, the distances as numpy's norm along
+    an axis computes them (√(Δx² + Δy²)), the maxima as ``np.max`` and Python's ``max``
+    take them (a NaN height propagates): the same value."""
+    n = path.shape[0]
+    out = np.empty((3, n))
+    _bilinear(h, ox, oy, res, path[:, 0].copy(), path[:, 1].copy(), out)
+    top = out[0, 0]
+    for k in range(1, n):
+        if np.isnan(top):
+            break
+        v = out[0, k]
+        if np.isnan(v) or v > top:
+            top = v
+    inner = np.empty(n, dtype=np.bool_)
+    count = 0
+    for k in range(n):
+        dx0, dy0 = path[k, 0] - path[0, 0], path[k, 1] - path[0, 1]
+        dx1, dy1 = path[k, 0] - path[n - 1, 0], path[k, 1] - path[n - 1, 1]
+        inner[k] = (np.sqrt(dx0 * dx0 + dy0 * dy0) > clearance
+                    and np.sqrt(dx1 * dx1 + dy1 * dy1) > clearance)
+        count += inner[k]
+    if count == 0:
+        return top
+    x, y = path[inner, 0].copy(), path[inner, 1].copy()
+    cout = np.empty((3, count))
+    _bilinear(ch, cox, coy, cres, x, y, cout)
+    high = cout[0, 0]
+    for k in range(1, count):
+        if np.isnan(high):
+            break
+        v = cout[0, k]
+        if np.isnan(v) or v > high:
+            high = v
+    return high if high > top else top
+
+
+def _points(s: np.ndarray, cols: list[slice]) -> tuple[np.ndarray, np.ndarray]:
+    """x and y (len(cols), ...): the first two columns of each of ``cols`` in ``s``."""
+    return (np.stack([s[..., c.start] for c in cols]),
+            np.stack([s[..., c.start + 1] for c in cols]))
 
 
 def _move_floor(spec: mujoco.MjSpec, body: mujoco.MjsBody, z: float) -> None:

@@ -1,5 +1,6 @@
 """Gauss-Newton cost derivatives."""
 
+from concurrent.futures import ThreadPoolExecutor
 from types import SimpleNamespace
 
 import numpy as np
@@ -22,6 +23,24 @@ def test_compiled_kernel_equals_the_numpy_reference(a1_task, rng):
     b = gauss_newton_reference(task, r, Rs @ C, Rs @ D)
     for k in ("lx", "lu", "lxx", "luu", "lux"):
         np.testing.assert_allclose(getattr(a, k), getattr(b, k), atol=1e-12)
+
+
+@pytest.mark.parametrize("T", [1, 2, 7, 36])
+def test_the_horizon_split_over_two_threads_is_the_same_to_the_bit(a1_task, rng, T):
+    """With an executor the later half of the knots is computed on its thread: every
+    derivative is the one of the single call, bit for bit (the planner relies on it: a plan
+    does not depend on the threads)."""
+    task, _ = a1_task
+    nr, ns = task.nresidual, 20
+    r = 0.2 * rng.standard_normal((T, nr))
+    Rs = rng.standard_normal((T, nr, ns)) * (rng.random((T, nr, ns)) < 0.3)
+    C = rng.standard_normal((T, ns, 36))
+    D = rng.standard_normal((T, ns, 12))
+    a = gauss_newton(task, r, Rs, C, D)
+    with ThreadPoolExecutor(1) as pool:
+        b = gauss_newton(task, r, Rs, C, D, pool)
+    for k in ("lx", "lu", "lxx", "luu", "lux"):
+        assert np.array_equal(getattr(a, k), getattr(b, k)), k
 
 
 def test_gradient_is_the_derivative_of_the_mean_stage_cost(a1_task, rng):

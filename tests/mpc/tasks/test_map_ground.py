@@ -752,3 +752,29 @@ def test_the_travel_holds_while_a_front_foot_has_a_step_down_pending(monkeypatch
     walking = run(0.12, 0.0)
     assert not walking.travel_held
     assert walking.travel_target(1.0)[0] > walking.travel_target(0.6)[0] + 0.05
+
+def _highest_along_numpy(mg: MapGround, path: np.ndarray) -> float:
+    """MapGround.highest_along as numpy computed it before it was compiled."""
+    top = float(np.max(mg.map.height(path[:, 0], path[:, 1])))
+    inner = ((np.linalg.norm(path - path[0], axis=1) > mg.clearance)
+             & (np.linalg.norm(path - path[-1], axis=1) > mg.clearance))
+    if inner.any():
+        p = path[inner]
+        top = max(top, float(np.max(mg.clearance_map.height(p[:, 0], p[:, 1]))))
+    return top
+
+
+def test_the_compiled_highest_along_is_numpys_to_the_bit(rng):
+    """highest_along, compiled, gives numpy's value to the bit on random swings over the
+    stairs (on the flight, off the map's border, short and long, one point, a NaN point)."""
+    mg = MapGround(STAIRS, clearance=0.1, edge=0.06)
+    paths = [np.array([[0.7, 0.0]]), np.array([[0.5, 0.0], [0.5, 0.0]]),
+             np.array([[0.3, 0.1], [np.nan, 0.0], [1.0, 0.0]])]
+    for _ in range(300):
+        a = rng.uniform([-0.5, -1.0], [3.5, 1.0])
+        b = a + rng.normal(0.0, 0.3, 2)
+        paths.append(path_points(np.array([a, (a + b) / 2 + rng.normal(0.0, 0.05, 2), b]),
+                                 rng.uniform(0.005, 0.05)))
+    for path in paths:
+        got, want = mg.highest_along(path), _highest_along_numpy(mg, path)
+        assert got == want or (np.isnan(got) and np.isnan(want)), path

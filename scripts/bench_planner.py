@@ -6,7 +6,7 @@ per config the median milliseconds per phase, the ratio of the median iteration 
 variant's, and the closed-loop outcome. A variant ``NAME@REV:...`` runs the code of git
 revision REV (checked out once as a worktree under the system's temporary directory, with its
 own configs and numba cache), so a change is measured against the commit it started from in
-the same run. Example:
+the same run; each repetition starts at the next variant, so none always runs first. Example:
 
     python scripts/bench_planner.py configs/a1_trot.yaml configs/go1_trot.yaml \\
         --variant "before@main:" --variant "now:" --duration 3 --repeats 3
@@ -81,6 +81,14 @@ def run_once(root: Path, config: str, overrides: list[str], duration: float) -> 
         return {"timings": r["timings"], "summary": json.loads(str(r["summary"]))}
 
 
+def rotated(variants: list, rep: int) -> list:
+    """The variants in the order repetition ``rep`` runs them: each repetition starts at the
+    next one (on a loaded machine the first run of a repetition was the slower one, whichever
+    variant it was)."""
+    k = rep % len(variants)
+    return variants[k:] + variants[:k]
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("configs", nargs="+", help="configs, relative to the repository root")
@@ -96,7 +104,7 @@ def main() -> None:
     outcomes: dict[tuple[str, str], list] = {}
     for rep in range(args.repeats):
         for config in args.configs:
-            for name, rev, overrides in variants:
+            for name, rev, overrides in rotated(variants, rep):
                 root = roots[rev] if rev else ROOT
                 r = run_once(root, config, overrides, args.duration)
                 timings.setdefault((config, name), []).append(r["timings"])

@@ -36,3 +36,9 @@ def test_a_variant_runs_on_the_layout_of_its_revision(tmp_path, module):
     assert r["summary"] == {"fell": False, "goal_distance_end_m": 0.5, "config": "configs/x.yaml"}
     # the first iteration (the compiled kernels' warm-up) is left out; three overrides in all
     np.testing.assert_array_equal(r["timings"], [np.arange(6.0, 12.0) + 3])
+
+
+def test_each_repetition_starts_at_the_next_variant():
+    v = ["a", "b", "c"]
+    assert [bench_planner.rotated(v, r)[0] for r in range(4)] == ["a", "b", "c", "a"]
+    assert all(sorted(bench_planner.rotated(v, r)) == v for r in range(4))

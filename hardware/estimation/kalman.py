@@ -58,6 +58,12 @@ Where the ground is, by the option ``ground``:
   terrain config settles 0.06 s; the Go1's and Go2's feet rise and sink back within the
   belief (no net rise: 0, the default), where a settling time would keep the sinking half
   only and carry the height up.
+  With ``foot_roll`` a standing foot rolls on the ground's slope: the point that stays put is
+  ``roll_radius`` (default the foot radius) along the ground's normal n (from the cue's
+  slope), not below the centre, so the velocity rows take that point, and a held foot's
+  centre moves along the ground at w_foot x r n (on a 10° slope that has a vertical part,
+  down going down: a centre held still reads the base as rising, up going up). Off by
+  default and ignored on the level floor.
 
 Contact belief c_i in [c_min, 1]: the product of
 - a kinematic cue: the foot is within ``stance_band`` of the lowest foot (world-aligned; with

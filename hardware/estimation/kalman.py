@@ -46,7 +46,8 @@ Where the ground is, by the option ``ground``:
   height cue, which needs the slope). Down a 10° ramp the footholds' plane locked the uphill
   feet out (their footholds stayed on the plateau, the slope too shallow, the feet too high, so
   never believed down again); the chords keep them (docs/terrain.md, "The carried height"),
-  but changed walking outcomes elsewhere both ways, so only the Go1's terrain config takes them.
+  but changed walking outcomes elsewhere both ways: the Go1's terrain config takes them, and
+  the Go2's with the rolling foot and looser footholds (below; docs/terrain.md).
   A foot that has just come down is left to settle for ``settle_time``: its height is not
   held (its p_i,z takes process noise settle_noise^2 dt, so it follows the legs) and its
   vertical velocity row is left out; after that it holds the base. A landing compresses the

@@ -46,7 +46,8 @@ Where the ground is, by the option ``ground``:
   height cue, which needs the slope). Down a 10° ramp the footholds' plane locked the uphill
   feet out (their footholds stayed on the plateau, the slope too shallow, the feet too high, so
   never believed down again); the chords keep them (docs/terrain.md, "The carried height"),
-  but changed walking outcomes elsewhere both ways, so only the Go1's terrain config takes them.
+  but changed walking outcomes elsewhere both ways: the Go1's terrain config takes them, and
+  the Go2's with the rolling foot and looser footholds (below; docs/terrain.md).
   A foot that has just come down is left to settle for ``settle_time``: its height is not
   held (its p_i,z takes process noise settle_noise^2 dt, so it follows the legs) and its
   vertical velocity row is left out; after that it holds the base. A landing compresses the
@@ -58,6 +59,12 @@ Where the ground is, by the option ``ground``:
   terrain config settles 0.06 s; the Go1's and Go2's feet rise and sink back within the
   belief (no net rise: 0, the default), where a settling time would keep the sinking half
   only and carry the height up.
+  With ``foot_roll`` a standing foot rolls on the ground's slope: the point that stays put is
+  ``roll_radius`` (default the foot radius) along the ground's normal n (from the cue's
+  slope), not below the centre, so the velocity rows take that point, and a held foot's
+  centre moves along the ground at w_foot x r n (on a 10° slope that has a vertical part,
+  down going down: a centre held still reads the base as rising, up going up). Off by
+  default and ignored on the level floor.
 
 Contact belief c_i in [c_min, 1]: the product of
 - a kinematic cue: the foot is within ``stance_band`` of the lowest foot (world-aligned; with
@@ -122,6 +129,8 @@ class LegKalman(BaseStateSource):
         "ground": {"choices": GROUNDS},
         "cue_slope": {"choices": CUE_SLOPES},
         "settle_time": {"min": 0.0, "max": 0.5},
+        "foot_roll": {"choices": (False, True)},
+        "roll_radius": {"min": 0.0, "max": 0.2},
     }
     #: Process noise (m/sqrt(s)) of a settling foot's height: free to follow the legs.
     SETTLE_NOISE: ClassVar[float] = 1.0
@@ -134,7 +143,8 @@ class LegKalman(BaseStateSource):
                  contact_min: float = 1e-4, innovation_gate: float = 0.3,
                  foot_height: float | None = None, zero_yaw: bool = True,
                  initial_xy: list[float] | None = None, ground: str = "level",
-                 settle_time: float = 0.0, cue_slope: str = "footholds"):
+                 settle_time: float = 0.0, cue_slope: str = "footholds",
+                 foot_roll: bool = False, roll_radius: float | None = None):
         if ground not in GROUNDS:
             raise ValueError(f"unknown ground {ground!r}; choose from {', '.join(GROUNDS)}")
         if cue_slope not in CUE_SLOPES:
@@ -146,6 +156,7 @@ class LegKalman(BaseStateSource):
         if min(self.sites) < 0:
             raise ValueError(f"{robot.name}: planning model lacks foot sites {robot.feet}")
         self.foot_bodies = model.site_bodyid[self.sites]
+        self.roll_radius = robot.foot_radius if roll_radius is None else float(roll_radius)
         self.contact_offset = np.array([0.0, 0.0, robot.foot_radius])
         jnt = model.actuator_trnid[:, 0]
         self.qadr, self.vadr = model.jnt_qposadr[jnt], model.jnt_dofadr[jnt]
@@ -180,6 +191,9 @@ class LegKalman(BaseStateSource):
         #: long a foot that has come down is left to settle (module docstring).
         self.stance_time = np.zeros(n)
         self.settle_time = float(settle_time)
+        #: ``ground: carried``: a standing foot rolls on the ground's normal (module docstring).
+        self.foot_roll = bool(foot_roll) and not self.level
+        self.roll_vel = np.zeros((n, 3))
         self.implied: np.ndarray | None = None
         self.unexplained = np.zeros((n, 3))
         self.accel_world = np.zeros(3)
@@ -224,12 +238,21 @@ class LegKalman(BaseStateSource):
         mujoco.mj_comPos(m, d)
         rel = d.site_xpos[self.sites].copy()
         vel = np.empty((self.n, 3))
+        offset = self.contact_offset
+        if self.foot_roll:  # the ground's normal, from the slope the contact cue uses
+            slope = (self.stance_slope.slope if self.stance_slope is not None
+                     else self.ground.plane.slope)
+            normal = np.array([-slope[0], -slope[1], 1.0])
+            offset = self.roll_radius * normal / math.sqrt(normal @ normal)
         for i in range(self.n):
             # The point that stays put is where the foot touches, a radius below its centre
             # (a round foot rolls: its centre moves at w_foot x r while it stands).
-            point = rel[i] - self.contact_offset
+            point = rel[i] - offset
             mujoco.mj_jac(m, d, self.jac, None, point, self.foot_bodies[i])
             vel[i] = self.jac @ d.qvel
+            if self.foot_roll:  # the centre's velocity over the ground: w_foot x r n
+                mujoco.mj_jac(m, d, self.jac, None, rel[i], self.foot_bodies[i])
+                self.roll_vel[i] = self.jac @ d.qvel - vel[i]
         return rel, vel
 
     def _force_contact(self, dt: float) -> np.ndarray | None:
@@ -271,6 +294,9 @@ class LegKalman(BaseStateSource):
         P[0:3, :] += dt * P[3:6, :]
         P[:, 0:3] += dt * P[:, 3:6]
         c = self._contact(rel, rel_vel, dt)
+        if self.foot_roll:  # a standing foot's centre rolls along the ground
+            held = c > 0.5
+            x[6:].reshape(n, 3)[held] += self.roll_vel[held] * dt
         q_diag = np.empty(self.dim)
         q_diag[0:3] = 1e-8 + (self.sigma_a * dt) ** 2 * dt
         q_diag[3:6] = self.sigma_a ** 2 * dt

@@ -10,7 +10,9 @@ on :class:`hardware.fake.motor_plant.FakeMotorPlant` with MuJoCo Menagerie's des
 in force 20 ms late (scripts/eval_terrain.py's settings, seed 0). Kept per estimator update
 (single precision): every input of the base-state source (IMU, encoders, foot forces, planned
 stance), the true base position (``true_pos``) and, per foot, whether it truly stood still
-(``true_still``: its normal force above 20 N and its foot site slower than 0.05 m/s).
+(``true_still``: its normal force above 20 N and its foot site slower than 0.05 m/s). The
+committed file was made when the config's filter was ``ground: carried`` alone (before it
+took the chords, the rolling foot and foot_drift 0.03); the tests give the filter's options.
 """
 
 from __future__ import annotations

@@ -101,17 +101,19 @@ class FeltStep:
         self.confirmed = True
         return True
 
-    def lower(self, points: np.ndarray) -> bool:
-        """Before a foot has stood on top, a foot over it (its centre past the riser in the
-        model) lower than the assumed top shows the step is lower: the top
-        comes down to that foot's ground point (``points`` in the map's frame), never below
-        :attr:`LOWEST` over the ground. A foot cannot be inside the step, and in the planning
-        model it would be: a Go2 foot that came down on a 5 cm step assumed 8 cm high was 3 cm
-        inside the model's riser, whose contact threw the plan (and the robot) up. Returns
-        whether the map changed."""
+    def lower(self, points: np.ndarray, stance: np.ndarray) -> bool:
+        """Before a foot has stood on top, a foot in its planned stance over it (its centre
+        past the riser in the model) lower than the assumed top shows the step is lower: the
+        top comes down to that foot's ground point (``points`` in the map's frame; ``stance``
+        which feet are in their planned stance), never below :attr:`LOWEST` over the ground.
+        A foot cannot be inside the step, and in the planning model it would be: a Go2 foot
+        that came down on a 5 cm step assumed 8 cm high was 3 cm inside the model's riser,
+        whose contact threw the plan (and the robot) up. A swinging foot there is not taken:
+        pressed into a 10 cm riser's face (soft contact) the Go2's held foot stood as far past
+        the model's riser, 4 cm under the top. Returns whether the map changed."""
         if self.face is None or self.confirmed:
             return False
-        over = points[:, 0] >= self.riser
+        over = np.asarray(stance, bool) & (points[:, 0] >= self.riser)
         low = over & (points[:, 2] < self.top - self.BELOW)
         if not low.any():
             return False

@@ -62,26 +62,29 @@ def test_a_riser_is_assumed_climbable_until_a_foot_stands_on_top():
 
 def test_a_foot_over_the_top_lower_than_it_lowers_the_assumed_top():
     felt = FeltStep(R, -0.015)
-    assert not felt.lower(np.zeros((4, 3)))  # no riser yet
+    stance = np.ones(4, bool)
+    assert not felt.lower(np.zeros((4, 3)), stance)  # no riser yet
     felt.meet(np.array([0.478, 0.0, 0.01]), 0.0)
     assert felt.top == pytest.approx(felt.RISE)
     riser = felt.riser
     feet = np.array([[riser - 0.002, 0.1, 0.03],   # before the riser in the model: at its face
                      [riser + 0.05, -0.1, felt.RISE - 0.5 * felt.BELOW],  # within the band
                      [riser - 0.3, 0.1, 0.0], [riser - 0.5, -0.1, 0.0]])
-    assert not felt.lower(feet)
+    assert not felt.lower(feet, stance)
     assert felt.top == pytest.approx(felt.RISE)
     feet[1, 2] = 0.05  # a 5 cm step: the foot is 3 cm inside the one assumed
-    assert felt.lower(feet)
+    swinging = np.array([True, False, True, True])  # pressed into a higher riser's face
+    assert not felt.lower(feet, swinging) and felt.top == pytest.approx(felt.RISE)
+    assert felt.lower(feet, stance)
     assert felt.top == pytest.approx(0.05)
     assert felt.grid().height(riser + 0.05, 0.0) == pytest.approx(0.05)
     feet[1, 2] = -0.01  # never below the lowest top over the ground before it
-    assert felt.lower(feet)
+    assert felt.lower(feet, stance)
     assert felt.top == pytest.approx(felt.LOWEST)
     feet[1, 2] = 0.06  # a foot standing on top measures it, and then it stays
     assert felt.confirm(feet, np.ones(4, bool)) and felt.top == pytest.approx(0.06)
     feet[1, 2] = 0.03
-    assert not felt.lower(feet) and felt.top == pytest.approx(0.06)
+    assert not felt.lower(feet, stance) and felt.top == pytest.approx(0.06)
 
 
 def ray_down(m: mujoco.MjModel, d: mujoco.MjData, x: float, y: float = 0.0) -> float:

@@ -21,7 +21,8 @@ inside the box; the targets read the step with its first raised sample at the fa
 **The step's height** is not known blind: until a foot stands on top it is assumed
 max(g + :attr:`FeltStep.RISE`, z_f + :attr:`FeltStep.MARGIN`) (g the ground the held foot lifted
 off, z_f its ground point when held); the first foothold on top (its centre a foot radius past
-the face) sets it.
+the face) sets it. Before that, a foot over the top lower than it lowers it
+(:meth:`FeltStep.lower`): a foot cannot be inside the step.
 
 Limits: one riser, perpendicular to the map's x axis (the travel of the goal-mode configs, the
 riser met along +x); the ground before it the level plane of the map mode (not fitted).
@@ -47,6 +48,10 @@ class FeltStep:
     RISE: ClassVar[float] = 0.08
     #: A riser's top is at least this (m) over the held foot's ground point.
     MARGIN: ClassVar[float] = 0.03
+    #: A foot over the top found more than this (m) below the assumed top lowers it.
+    BELOW: ClassVar[float] = 0.01
+    #: The lowest top (m over the ground before the riser) a foot over it can lower it to.
+    LOWEST: ClassVar[float] = 0.02
     #: The field's elevation range (m): the highest top it can be rewritten to.
     SPAN: ClassVar[float] = 0.4
 
@@ -94,6 +99,25 @@ class FeltStep:
             return False
         self.top = float(np.mean(points[on, 2]))
         self.confirmed = True
+        return True
+
+    def lower(self, points: np.ndarray, stance: np.ndarray) -> bool:
+        """Before a foot has stood on top, a foot in its planned stance over it (its centre
+        past the riser in the model) lower than the assumed top shows the step is lower: the
+        top comes down to that foot's ground point (``points`` in the map's frame; ``stance``
+        which feet are in their planned stance), never below :attr:`LOWEST` over the ground.
+        A foot cannot be inside the step, and in the planning model it would be: a Go2 foot
+        that came down on a 5 cm step assumed 8 cm high was 3 cm inside the model's riser,
+        whose contact threw the plan (and the robot) up. A swinging foot there is not taken:
+        pressed into a 10 cm riser's face (soft contact) the Go2's held foot stood as far past
+        the model's riser, 4 cm under the top. Returns whether the map changed."""
+        if self.face is None or self.confirmed:
+            return False
+        over = np.asarray(stance, bool) & (points[:, 0] >= self.riser)
+        low = over & (points[:, 2] < self.top - self.BELOW)
+        if not low.any():
+            return False
+        self.top = max(float(points[low, 2].min()), self.ground + self.LOWEST)
         return True
 
     @property

@@ -597,6 +597,7 @@ class LeggedTask(VelocityMode, Task):
             for i in np.flatnonzero(held):
                 lifted = float(mg.map.height(*self._stance_xy[i]))
                 changed |= felt.meet(local[i], lifted)
+        changed |= felt.lower(local, self.swing_targets(np.asarray(time)) <= 0.0)
         changed |= felt.confirm(local, standing)
         if changed:
             mg.reveal(felt.grid(), felt.riser, felt.top)

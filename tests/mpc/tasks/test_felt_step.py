@@ -60,6 +60,33 @@ def test_a_riser_is_assumed_climbable_until_a_foot_stands_on_top():
     assert felt.grid().height(face + 0.05, 0.0) == pytest.approx(0.12)
 
 
+def test_a_foot_over_the_top_lower_than_it_lowers_the_assumed_top():
+    felt = FeltStep(R, -0.015)
+    stance = np.ones(4, bool)
+    assert not felt.lower(np.zeros((4, 3)), stance)  # no riser yet
+    felt.meet(np.array([0.478, 0.0, 0.01]), 0.0)
+    assert felt.top == pytest.approx(felt.RISE)
+    riser = felt.riser
+    feet = np.array([[riser - 0.002, 0.1, 0.03],   # before the riser in the model: at its face
+                     [riser + 0.05, -0.1, felt.RISE - 0.5 * felt.BELOW],  # within the band
+                     [riser - 0.3, 0.1, 0.0], [riser - 0.5, -0.1, 0.0]])
+    assert not felt.lower(feet, stance)
+    assert felt.top == pytest.approx(felt.RISE)
+    feet[1, 2] = 0.05  # a 5 cm step: the foot is 3 cm inside the one assumed
+    swinging = np.array([True, False, True, True])  # pressed into a higher riser's face
+    assert not felt.lower(feet, swinging) and felt.top == pytest.approx(felt.RISE)
+    assert felt.lower(feet, stance)
+    assert felt.top == pytest.approx(0.05)
+    assert felt.grid().height(riser + 0.05, 0.0) == pytest.approx(0.05)
+    feet[1, 2] = -0.01  # never below the lowest top over the ground before it
+    assert felt.lower(feet, stance)
+    assert felt.top == pytest.approx(felt.LOWEST)
+    feet[1, 2] = 0.06  # a foot standing on top measures it, and then it stays
+    assert felt.confirm(feet, np.ones(4, bool)) and felt.top == pytest.approx(0.06)
+    feet[1, 2] = 0.03
+    assert not felt.lower(feet, stance) and felt.top == pytest.approx(0.06)
+
+
 def ray_down(m: mujoco.MjModel, d: mujoco.MjData, x: float, y: float = 0.0) -> float:
     """Height of the planning model's ground at (x, y): a ray cast down onto it."""
     geomid = np.zeros(1, np.int32)
@@ -130,6 +157,33 @@ def test_a_foot_held_mid_swing_reveals_the_step_at_its_face_in_the_model_and_the
     # the targets read the same map
     assert float(task.map_ground.map.height(face + 0.001, 0.0)) == pytest.approx(top)
     assert float(task.map_ground.clearance_map.height(face - 0.01, 0.0)) > 0.5 * top
+
+
+def test_the_task_lowers_the_top_when_a_foot_is_found_over_it_lower(felt_go2):
+    """The task asks the felt step at every plan (``LeggedTask._feel``): a Go2 foot that came
+    down on a 5 cm step assumed 8 cm high stood 3 cm inside the planning model's riser."""
+    task, m = felt_go2
+    d = mujoco.MjData(m)
+    mujoco.mj_resetDataKeyframe(m, d, m.key(task.robot.home_key).id)
+    task.update(0.0, d.qpos, d.qvel)
+    felt = task.felt
+    felt.meet(np.array([0.478, 0.0, 0.01]), 0.0)
+    task.map_ground.reveal(felt.grid(), felt.riser, felt.top)
+    assert felt.top == pytest.approx(FeltStep.RISE)
+    mujoco.mj_kinematics(m, d)
+    fl = float(d.site_xpos[m.site("FL_foot").id, 0])
+    d.qpos[0] += felt.riser + 0.03 - fl  # FL 3 cm past the riser, every foot 5 cm up
+    d.qpos[2] += 0.05
+    d.qvel[0] = 0.5  # walking on: no foot stands, so no foothold confirms the top
+    mujoco.mj_kinematics(m, d)
+    ground = d.site_xpos[m.site("FL_foot").id, 2] - task.foot_height - task.map_ground.shift
+    assert ground < FeltStep.RISE - FeltStep.BELOW
+    task.update(0.1, d.qpos, d.qvel)
+    assert felt.top == pytest.approx(ground, abs=1e-9)
+    task.pose_ground(m)
+    mujoco.mj_kinematics(m, d)
+    at = felt.riser + 0.05
+    assert ray_down(m, d, at) == pytest.approx(felt.top + task.map_ground.shift, abs=1e-4)
 
 
 def test_a_revealed_map_keeps_the_grid_and_fits_the_field(felt_go2):

@@ -442,13 +442,7 @@ def _highest_along(h, ox, oy, res, ch, cox, coy, cres, path, clearance):  # prag
     n = path.shape[0]
     out = np.empty((3, n))
     _bilinear(h, ox, oy, res, path[:, 0].copy(), path[:, 1].copy(), out)
-    top = out[0, 0]
-    for k in range(1, n):
-        if np.isnan(top):
-            break
-        v = out[0, k]
-        if np.isnan(v) or v > top:
-            top = v
+    top = _max_nan(out[0])
     inner = np.empty(n, dtype=np.bool_)
     count = 0
     for k in range(n):
@@ -462,14 +456,20 @@ def _highest_along(h, ox, oy, res, ch, cox, coy, cres, path, clearance):  # prag
     x, y = path[inner, 0].copy(), path[inner, 1].copy()
     cout = np.empty((3, count))
     _bilinear(ch, cox, coy, cres, x, y, cout)
-    high = cout[0, 0]
-    for k in range(1, count):
-        if np.isnan(high):
-            break
-        v = cout[0, k]
-        if np.isnan(v) or v > high:
-            high = v
+    high = _max_nan(cout[0])
     return high if high > top else top
+
+
+@njit(cache=True)
+def _max_nan(v):  # pragma: no cover
+    """The largest of ``v`` (1-D, not empty) as ``np.max`` takes it: NaN if any is NaN."""
+    top = v[0]
+    for k in range(1, v.shape[0]):
+        if np.isnan(top):
+            break
+        if np.isnan(v[k]) or v[k] > top:
+            top = v[k]
+    return top
 
 
 def _points(s: np.ndarray, cols: list[slice]) -> tuple[np.ndarray, np.ndarray]:

@@ -24,7 +24,8 @@ planner. A hardware plant therefore sets the switch interval to ``SWITCH_INTERVA
 What the link refuses is dropped and counted by reason (:attr:`UnitreeBridge.refused`, in
 :meth:`UnitreeBridge.stats` and a warning at most once a second): a bad checksum
 (``bad_checksum``), any other malformed packet (``bad_packets``), a packet from another sender
-than the robot (``refused_packets``: another UDP address, another DDS writer of rt/lowstate),
+than the robot (``refused_packets``: another DDS writer of rt/lowstate; the UDP link's
+connected socket leaves other addresses to the kernel, which drops them unread),
 and a state whose tick is not newer than the last accepted one (``duplicate``,
 ``out_of_order``; :func:`hardware.refusals.tick_order`). Only accepted states reset the
 stale-state watchdog, so a robot whose tick stands still trips it like a silent one, and its

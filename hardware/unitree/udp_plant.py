@@ -83,7 +83,7 @@ class UdpBridge(UnitreeBridge):
         self.fmt = legacy_packets.FORMATS[robot.name]
         safety = common.get("safety")
         self.dry_run = bool(safety and safety.dry_run)
-        self.link = UdpLink(robot_ip, robot_port, local_port, local_ip)
+        self.link = UdpLink(robot_ip, robot_port, local_port, local_ip, only_peer=True)
         try:
             super().__init__(robot, servo_family="legacy", send_while_connecting=True, **common)
         except Exception:
@@ -101,16 +101,8 @@ class UdpBridge(UnitreeBridge):
         self.link.send(packet)
 
     def _receive(self, timeout: float) -> list[bytes]:
-        """The datagrams the robot sent; any other sender's are refused and counted (anyone
-        on the network could otherwise feed the controller and the trips a state)."""
-        out = []
-        for data, sender in self.link.receive(timeout):
-            if sender == self.link.peer:
-                out.append(data)
-            else:
-                self.refused.refuse("refused_packets", f"from {sender[0]}:{sender[1]}, not the "
-                                    f"robot at {self.link.peer[0]}:{self.link.peer[1]}")
-        return out
+        """The datagrams the robot sent: the link's connected socket is given no one else's."""
+        return [data for data, _ in self.link.receive(timeout)]
 
     def _decode(self, raw: bytes) -> LowState:
         return legacy_packets.decode_low_state(self.fmt, raw)

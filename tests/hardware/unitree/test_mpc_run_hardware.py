@@ -96,7 +96,7 @@ def test_unreachable_robot_network_is_one_line(tmp_path):
         ["unshare", "--net", *MPC_RUN, "configs/go1_hw.yaml", "--quiet", "--out",
          str(tmp_path / "run")], cwd=ROOT, text=True, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE))
-    assert "cannot send to 192.168.123.10:8007: Network is unreachable" in line
+    assert "cannot reach 192.168.123.10:8007: Network is unreachable" in line
 
 
 def test_fake_robot_bad_input_is_one_line():

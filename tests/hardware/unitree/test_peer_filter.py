@@ -1,8 +1,8 @@
 """Only the controller commands the robot, only the robot feeds the controller: a second
 process on the host sends valid, checksummed commands to the fake robot and states to the
-bridge; the fake robot (told its controller's address) and the bridge (which knows the
-robot's) refuse every one and count them, and neither the motors nor the trips see them; the
-link process's rate-limited warning about them reaches the controller's log."""
+bridge; the fake robot (told its controller's address) refuses every one and counts them, the
+bridge's connected socket is given none of them (the kernel drops them), and neither the
+motors nor the trips see them."""
 
 from __future__ import annotations
 
@@ -42,8 +42,7 @@ for _ in range(n):
 SENT = 200
 
 
-def test_commands_and_states_from_a_second_process_are_refused_and_counted(fake_robot,
-                                                                            caplog):
+def test_commands_and_states_from_a_second_process_are_refused(fake_robot):
     local_port = free_udp_port()
     fake = fake_robot("a1", controller=("127.0.0.1", local_port), start="standing",
                       gantry=True)  # hanging: it holds still, whatever the wait
@@ -69,10 +68,8 @@ def test_commands_and_states_from_a_second_process_are_refused_and_counted(fake_
     finally:
         plant.close()
     assert fake.counts["refused"] == SENT
-    assert plant.stats()["refused_packets"] == SENT
-    assert plant.stats()["damping_reason"] == "run ended"
-    # the link process's warnings reach this process's log (the run's events), one a second
-    warnings = [r.getMessage() for r in caplog.records
-                if "refused a message (refused_packets" in r.getMessage()]
-    assert 1 <= len(warnings) <= 1 + SENT * 0.004 + 2, warnings
+    stats = plant.stats()
+    refusals = ("refused_packets", "bad_packets", "bad_checksum", "duplicate", "out_of_order")
+    assert all(stats[k] == 0 for k in refusals), stats  # the intruder's states: never read
+    assert stats["damping_reason"] == "run ended"
     assert math.isfinite(fake.summary()["command_rate_hz"])

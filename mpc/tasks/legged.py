@@ -41,11 +41,12 @@ when there is a heading term. The order they are added in is the order of ``sens
 the columns of G.
 
 **Goals, stages and modes.** In ``goal`` mode the task walks through ``waypoints`` (a goal or a
-list of them) in :class:`Stage` s: by default an optional hold (``hold_time`` seconds at the
-start position), then one stage per waypoint, each over when the base is within
-``waypoint_tolerance`` of it. A task sequences other behaviour by returning its own stages from
-:meth:`make_stages`. In ``velocity`` mode it tracks a body-frame command ĉ with the reference
-of :mod:`mpc.tasks.velocity` and the speed-adapted gait of :class:`mpc.tasks.gait.SpeedGait`.
+list of them) in stages (:mod:`mpc.tasks.goal_mode`): by default an optional hold
+(``hold_time`` seconds at the start position), then one stage per waypoint, each over when the
+base is within ``waypoint_tolerance`` of it. A task sequences other behaviour by returning its
+own stages from :meth:`make_stages`. In ``velocity`` mode it tracks a body-frame command ĉ with
+the reference of :mod:`mpc.tasks.velocity` and the speed-adapted gait of
+:class:`mpc.tasks.gait.SpeedGait`.
 
 **Options.** The keyword arguments of :meth:`LeggedTask.__init__`, bounded in :attr:`RANGES`.
 A subclass takes ``**options`` and passes them on: the config check
@@ -57,7 +58,6 @@ changes.
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -66,6 +66,7 @@ import numpy as np
 
 from mpc.tasks.felt_step import FeltStep
 from mpc.tasks.gait import Gait, GaitClock, SpeedGait, step_height, swing_phase
+from mpc.tasks.goal_mode import GoalMode, Stage, as_waypoints
 from mpc.tasks.ground import (
     GroundFit,
     GroundPlane,
@@ -98,23 +99,6 @@ FRAME_SENSORS = {"pos": mujoco.mjtSensor.mjSENS_FRAMEPOS,
 
 
 @dataclass
-class Stage:
-    """A stretch of a goal-mode plan: the base goes to ``goal`` (world xy; None: stays where
-    it was when the stage began) facing ``heading`` (radians, for a task with a heading term;
-    None: the task's own :attr:`LeggedTask.heading`) until ``done(time, qpos)`` holds (None:
-    the stage never ends). Only the last stage may never end."""
-
-    name: str
-    goal: np.ndarray | None = None
-    heading: float | None = None
-    done: Callable[[float, np.ndarray], bool] | None = None
-
-    def __post_init__(self) -> None:
-        if self.goal is not None and not isinstance(self.goal, np.ndarray):
-            self.goal = np.array(self.goal, dtype=float)  # an array (a view stays a view)
-
-
-@dataclass
 class FootholdPlan:
     """Each foot's next stance from ``touchdown`` to ``liftoff`` (s; inf: none ahead) and,
     where ``moved``, the foothold ``target`` (world xy) it is led to along ``direction``."""
@@ -126,7 +110,7 @@ class FootholdPlan:
     direction: np.ndarray
 
 
-class LeggedTask(VelocityMode, Task):
+class LeggedTask(GoalMode, VelocityMode, Task):
     """Base of the legged tasks (see the module docstring)."""
 
     #: Gaits by name, feet in the robot's foot order (their count is the feet the task needs).
@@ -1125,59 +1109,6 @@ class LeggedTask(VelocityMode, Task):
             apply = mg.subtract_all if J is None else mg.differentiate_all
             apply(mg.body_map, r if J is None else J, s, rows["height"].start, cols, scales)
 
-    # --- goals and stages ------------------------------------------------------------------
-    def make_stages(self, time: float, qpos: np.ndarray) -> list[Stage]:
-        """The goal-mode plan, made at the first update (``qpos`` the start): hold the start
-        position until ``hold_time`` if it is positive, then one stage per waypoint, each
-        over when the base is within ``waypoint_tolerance`` of it (the last: never)."""
-        stages = []
-        if self.hold_time > 0.0:
-            stages.append(Stage("hold", done=lambda t, q: t >= self.hold_time))
-        last = len(self.waypoints) - 1
-        for i, goal in enumerate(self.waypoints):  # views: set_goal moves them
-            stages.append(Stage(f"waypoint {i}", goal,
-                                done=None if i == last else self.reached(goal)))
-        return stages
-
-    def reached(self, goal: np.ndarray) -> Callable[[float, np.ndarray], bool]:
-        """A stage end: the base within ``waypoint_tolerance`` of ``goal`` (xy)."""
-        return lambda t, q: bool(np.linalg.norm(q[:2] - goal) < self.waypoint_tolerance)
-
-    @property
-    def stage(self) -> Stage | None:
-        """The current goal-mode stage (None before the first update and in velocity mode)."""
-        return None if self.stages is None else self.stages[self.stage_index]
-
-    def _begin(self, index: int, qpos: np.ndarray) -> None:
-        self.stage_index = index
-        self.stage_start = np.array(qpos[:2], dtype=float)
-
-    @property
-    def goal(self) -> np.ndarray | None:
-        if self.velocity_mode:
-            return None
-        stage = self.stage
-        if stage is None:
-            return self.waypoints[0]
-        return self.stage_start if stage.goal is None else stage.goal
-
-    def set_goal(self, xy) -> None:
-        """Move the goal (the viewer's drag): the stages before the first one at or after the
-        current one that has a goal end now, and that goal moves to ``xy``."""
-        if self.velocity_mode:
-            raise NotImplementedError("velocity mode has no goal")
-        xy = np.asarray(xy, dtype=float)[:2]
-        if self.stages is None:
-            self.waypoints[0] = xy
-            return
-        later = [i for i in range(self.stage_index, len(self.stages))
-                 if self.stages[i].goal is not None]
-        if later:
-            self.stage_index = later[0]
-            self.stages[later[0]].goal[:] = xy
-        else:
-            self.stages[self.stage_index].goal = xy.copy()
-
     def update(self, time: float, qpos: np.ndarray, qvel: np.ndarray) -> None:
         """Once per plan: the velocity reference and gait timing (velocity mode), the gait
         clock's cadence, the stages (goal mode: made at the first call; each that is done
@@ -1190,14 +1121,7 @@ class LeggedTask(VelocityMode, Task):
         if self.velocity_mode:
             self.update_ground(time, qpos, qvel)
             return
-        if self.stages is None:
-            self.stages = self.make_stages(time, qpos)
-            if not self.stages or self.stages[-1].done is not None:
-                raise ValueError(f"{self.name}: the last stage must never end")
-            self._begin(0, qpos)
-        while (self.stage_index < len(self.stages) - 1
-               and self.stages[self.stage_index].done(time, qpos)):
-            self._begin(self.stage_index + 1, qpos)
+        self.advance_stages(time, qpos)
         if self.travel_speed > 0.0:
             self._advance_travel(time, qpos)
             self._hold_travel(qpos, qvel)
@@ -1210,16 +1134,6 @@ def add_frame_sensor(spec: mujoco.MjSpec, name: str, kind: str, site: str) -> No
     if name not in [s.name for s in spec.sensors]:
         spec.add_sensor(name=name, type=FRAME_SENSORS[kind], objtype=mujoco.mjtObj.mjOBJ_SITE,
                         objname=site)
-
-
-def as_waypoints(goal) -> np.ndarray:
-    """A goal [x, y] or a list of waypoints [[x, y], ...] as an (n, 2) array."""
-    a = np.asarray(goal, dtype=float)
-    if a.ndim == 1:
-        a = a[None, :]
-    if a.ndim != 2 or a.shape[1] != 2 or a.shape[0] == 0:
-        raise ValueError(f"goal must be [x, y] or a list of [x, y] waypoints, got {goal!r}")
-    return a.copy()
 
 
 def _same_key(a: tuple, b: tuple) -> bool:

@@ -15,7 +15,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from mpc.tasks.legged import Stage
+from mpc.tasks.goal_mode import Stage
 from mpc.tasks.quadruped import QuadrupedFlat
 from mpc.tasks.task_base import CostTerm, base_yaw, wrap_angle
 from robots.info import RobotInfo

@@ -1,6 +1,6 @@
 """The legged-task base: options and ranges inherited through the config check, declared
-waypoints, stages, the terms' builders, exact Jacobians of every registered task, and the
-angle helpers."""
+waypoints (the stages: test_goal_mode.py), the terms' builders, exact Jacobians of every
+registered task, the goal-mode travel reference, and the angle helpers."""
 
 from __future__ import annotations
 
@@ -13,13 +13,13 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from task_helpers import qpos_at
 
 import robots
 from mpc.app.config import load_config
 from mpc.app.schema import ConfigError, check_kwargs, keyword_options, option_ranges
 from mpc.tasks import TASKS, make_task
 from mpc.tasks.humanoid import HumanoidFlat
-from mpc.tasks.legged import Stage
 from mpc.tasks.quadruped import QuadrupedFlat
 from mpc.tasks.quadruped_biped import QuadrupedBiped
 from mpc.tasks.task_base import CostTerm, Task, wrap_angle
@@ -95,7 +95,7 @@ def test_weights_of_terms_the_task_does_not_have_are_rejected():
     assert {t.name: t.weight for t in task.terms}["heading"] == 3.0
 
 
-# --- waypoints and stages ---------------------------------------------------------------------
+# --- waypoints -----------------------------------------------------------------------------------
 class Bare(Task):
     name = "bare"
 
@@ -113,69 +113,6 @@ def test_waypoints_are_declared_by_every_task():
     assert Bare(robots.info("a1")).waypoints.shape == (0, 2)
     task = make_task("quadruped_flat", robots.info("a1"), goal=[[1, 0], [1, 1]])
     np.testing.assert_array_equal(task.waypoints, [[1, 0], [1, 1]])
-
-
-def qpos_at(xy, yaw=0.0, nq=19) -> np.ndarray:
-    q = np.zeros(nq)
-    q[:2] = xy
-    q[3:7] = (math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2))
-    return q
-
-
-def test_default_stages_hold_then_visit_the_waypoints():
-    task = make_task("quadruped_flat", robots.info("a1"), goal=[[1, 0], [1, 1]], hold_time=1.0)
-    task.update(0.0, qpos_at((0.2, 0.1)), np.zeros(18))
-    assert [s.name for s in task.stages] == ["hold", "waypoint 0", "waypoint 1"]
-    np.testing.assert_array_equal(task.goal, [0.2, 0.1])      # held where it started
-    task.update(0.5, qpos_at((0.9, 0.0)), np.zeros(18))      # near waypoint 0, still holding
-    assert task.stage.name == "hold"
-    task.update(1.0, qpos_at((0.9, 0.0)), np.zeros(18))      # hold over, waypoint 0 reached
-    assert task.stage.name == "waypoint 1"
-    np.testing.assert_array_equal(task.goal, [1, 1])
-    task.update(9.0, qpos_at((1.0, 1.0)), np.zeros(18))      # the last stage never ends
-    assert task.stage.name == "waypoint 1"
-
-
-class Sequence(QuadrupedFlat):
-    """Face left holding position until t = 1, then face back and go to the goal."""
-
-    def declare_terms(self) -> list[CostTerm]:
-        return [*super().declare_terms(), CostTerm("heading", 2, "smooth_abs", 0.1, 1.0)]
-
-    def make_stages(self, time, qpos):
-        return [Stage("turn", heading=math.pi / 2, done=lambda t, q: t >= 1.0),
-                Stage("go", goal=np.array([2.0, 0.0]), heading=0.0)]
-
-
-def test_stages_set_the_goal_and_heading_targets():
-    task = Sequence(robots.info("a1"))
-    task.planning_model(0.01)
-    task.update(0.0, qpos_at((0.3, 0.0)), np.zeros(18))
-    t = np.array([0.0, 0.1])
-    np.testing.assert_allclose(task.targets(t)["heading"], [0.0, 1.0], atol=1e-15)
-    np.testing.assert_array_equal(task.targets(t)["position"], [0.3, 0.0])
-    task.update(1.0, qpos_at((0.3, 0.0)), np.zeros(18))
-    np.testing.assert_array_equal(task.targets(t)["heading"], [1.0, 0.0])
-    np.testing.assert_array_equal(task.goal, [2.0, 0.0])
-
-
-def test_the_last_stage_must_never_end():
-    class Ends(QuadrupedFlat):
-        def make_stages(self, time, qpos):
-            return [Stage("once", done=lambda t, q: True)]
-
-    task = Ends(robots.info("a1"))
-    with pytest.raises(ValueError, match="the last stage must never end"):
-        task.update(0.0, qpos_at((0, 0)), np.zeros(18))
-
-
-def test_moving_the_goal_ends_a_hold_and_moves_the_next_goal():
-    task = make_task("humanoid_flat", robots.info("h1"), goal=[[1, 0], [2, 0]], hold_time=5.0)
-    task.update(0.0, qpos_at((0, 0), nq=17), np.zeros(16))
-    task.set_goal([0.0, 2.0])
-    assert task.stage.name == "waypoint 0"
-    np.testing.assert_array_equal(task.goal, [0.0, 2.0])
-    np.testing.assert_array_equal(task.waypoints, [[0, 2], [2, 0]])
 
 
 # --- terms -------------------------------------------------------------------------------------

@@ -137,7 +137,9 @@ def signature(m: mujoco.MjModel, d: mujoco.MjData) -> tuple:
     mujoco.mj_forward(m, scratch)
     scratch.qacc_warmstart[:] = scratch.qacc
     mujoco.mj_forward(m, scratch)
-    jar = scratch.efc_J.reshape(scratch.nefc, m.nv) @ scratch.qacc - scratch.efc_aref
+    jar = np.zeros(scratch.nefc)
+    mujoco.mj_mulJacVec(m, scratch, jar, scratch.qacc)  # dense or sparse efc_J
+    jar -= scratch.efc_aref
     mujoco.mj_constraintUpdate(m, scratch, jar, None, 0)
     geoms = tuple(tuple(int(g) for g in scratch.contact[i].geom) for i in range(scratch.ncon))
     return geoms, tuple(int(s) for s in scratch.efc_state)

@@ -61,8 +61,6 @@ def unsupported_features(m: mujoco.MjModel) -> list[str]:
     out += [name for name, n in counts.items() if n]
     if m.opt.noslip_iterations > 0:
         out.append("noslip solver")
-    if mujoco.mj_isSparse(m):
-        out.append("sparse constraint Jacobian")
     for flag in (mujoco.mjtEnableBit.mjENBL_SLEEP, mujoco.mjtEnableBit.mjENBL_DIAGEXACT,
                  mujoco.mjtEnableBit.mjENBL_IPC, mujoco.mjtEnableBit.mjENBL_SPECULATIVE):
         if _enabled(m, flag):

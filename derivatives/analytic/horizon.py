@@ -12,7 +12,9 @@ A forward pass reallocates the constraint rows and contacts in the arena: their 
 addresses are read from the ``mjData`` struct at the offsets of :mod:`.layout`, wrapped as
 arrays without copying (``numba.carray``) and put into the data bundle's arena fields. The
 contact fields are strided views (one ``mjContact`` per row), exactly as the bindings present
-them.
+them. A model with the sparse constraint Jacobian has ``efc_J``'s nonzeros row by row; the
+kernel scatters them into a dense (nefc, nv) array of its own (:func:`_dense_jacobian`), as
+the linearization reads dense rows.
 """
 
 from __future__ import annotations
@@ -34,12 +36,16 @@ from derivatives.analytic.layout import (
     EFC_D,
     EFC_ID,
     EFC_J,
+    EFC_J_COLIND,
+    EFC_J_ROWADR,
+    EFC_J_ROWNNZ,
     EFC_KBIP,
     EFC_MARGIN,
     EFC_POS,
     EFC_TYPE,
     NCON,
     NEFC,
+    SPARSE,
     TIME,
 )
 
@@ -60,6 +66,22 @@ def _rows(d_ptr, layout, field, shape, dtype):
 
 
 @njit(cache=True, nogil=True)
+def _dense_jacobian(d_ptr, layout, nefc, nv):
+    """The sparse ``efc_J`` (row r: ``rownnz[r]`` values from ``rowadr[r]``, in the columns
+    ``colind`` gives) as a dense (nefc, nv) array."""
+    rownnz = _rows(d_ptr, layout, EFC_J_ROWNNZ, nefc, np.int32)
+    rowadr = _rows(d_ptr, layout, EFC_J_ROWADR, nefc, np.int32)
+    nnz = 0 if nefc == 0 else rowadr[nefc - 1] + rownnz[nefc - 1]
+    colind = _rows(d_ptr, layout, EFC_J_COLIND, nnz, np.int32)
+    values = _rows(d_ptr, layout, EFC_J, nnz, np.float64)
+    dense = np.zeros((nefc, nv))
+    for r in range(nefc):
+        for k in range(rowadr[r], rowadr[r] + rownnz[r]):
+            dense[r, colind[k]] = values[k]
+    return dense
+
+
+@njit(cache=True, nogil=True)
 def _point_at_arena(d_ptr, layout, d):
     """Point the arena fields of the data bundle ``d`` at the last forward pass's constraint
     rows and contacts."""
@@ -68,7 +90,10 @@ def _point_at_arena(d_ptr, layout, d):
     nefc = _field(d_ptr, layout[NEFC], np.int32)[0]
     d.efc_type = _rows(d_ptr, layout, EFC_TYPE, nefc, np.int32)
     d.efc_id = _rows(d_ptr, layout, EFC_ID, nefc, np.int32)
-    d.efc_J = _rows(d_ptr, layout, EFC_J, (nefc, nv), np.float64)
+    if layout[SPARSE]:
+        d.efc_J = _dense_jacobian(d_ptr, layout, nefc, nv)
+    else:
+        d.efc_J = _rows(d_ptr, layout, EFC_J, (nefc, nv), np.float64)
     d.efc_pos = _rows(d_ptr, layout, EFC_POS, nefc, np.float64)
     d.efc_margin = _rows(d_ptr, layout, EFC_MARGIN, nefc, np.float64)
     d.efc_D = _rows(d_ptr, layout, EFC_D, nefc, np.float64)

@@ -12,7 +12,10 @@ with the platform's C rules. They are then checked against the bindings on real 
 own, and a sphere resting on a plane so that there are contacts and constraint rows): every
 pointer field that is set and that the bindings show as a non-empty array must hold that
 array's address, every counter and the time must equal the bindings' values, and the contact
-fields must sit where the bindings' strided contact views say. :func:`data_layout` returns
+fields must sit where the bindings' strided contact views say. A model with MuJoCo's sparse
+constraint Jacobian (``opt.jacobian`` sparse) keeps ``efc_J`` row by row, its nonzeros only
+(``efc_J_rownnz``, ``efc_J_rowadr``, ``efc_J_colind``); the layout says so (entry ``SPARSE``)
+and holds those fields' offsets too, checked on a sparse sphere. :func:`data_layout` returns
 ``None`` if anything disagrees, and the provider then linearizes by finite differences (with a
 warning) rather than read memory it does not understand.
 """
@@ -34,9 +37,12 @@ except ImportError:  # pragma: no cover - bindings without introspection data
 NCON, NEFC, TIME = 0, 1, 2
 CONTACT, EFC_TYPE, EFC_ID, EFC_J, EFC_POS, EFC_MARGIN, EFC_D, EFC_KBIP, EFC_AREF = range(3, 12)
 CONTACT_SIZE, CONTACT_GEOM, CONTACT_POS, CONTACT_FRAME, CONTACT_FRICTION = range(12, 17)
+#: The sparse Jacobian's row counts, row starts and columns, and whether the model has it (1).
+EFC_J_ROWNNZ, EFC_J_ROWADR, EFC_J_COLIND, SPARSE = range(17, 21)
 
 _DATA_FIELDS = ("ncon", "nefc", "time", "contact", "efc_type", "efc_id", "efc_J", "efc_pos",
                 "efc_margin", "efc_D", "efc_KBIP", "efc_aref")
+_SPARSE_FIELDS = ("efc_J_rownnz", "efc_J_rowadr", "efc_J_colind")
 _CONTACT_FIELDS = ("geom", "pos", "frame", "friction")
 _COUNTERS = ("ncon", "ne", "nf", "nl", "nefc", "nJ", "nisland")
 
@@ -102,17 +108,19 @@ def _data_check(d: mujoco.MjData, offsets: dict[str, int]) -> set[str]:
     return agreed
 
 
-def _contact_check(offsets: dict[str, int]) -> bool:
-    """On a sphere resting on a plane (one contact, a few constraint rows): every field the
-    kernel reads agrees with the bindings, and mjContact's fields sit where the bindings'
-    strided contact views say."""
+def _contact_check(offsets: dict[str, int], sparse: bool = False) -> bool:
+    """On a sphere resting on a plane (one contact, a few constraint rows; with ``sparse``
+    MuJoCo's sparse Jacobian): every field the kernel reads agrees with the bindings, and
+    mjContact's fields sit where the bindings' strided contact views say."""
+    jacobian = "sparse" if sparse else "dense"
     m = mujoco.MjModel.from_xml_string(
-        '<mujoco><worldbody><geom type="plane" size="1 1 .1"/><body pos="0 0 .09">'
-        '<freejoint/><geom size=".1"/></body></worldbody></mujoco>')
+        f'<mujoco><option jacobian="{jacobian}"/><worldbody><geom type="plane" size="1 1 .1"/>'
+        '<body pos="0 0 .09"><freejoint/><geom size=".1"/></body></worldbody></mujoco>')
     d = mujoco.MjData(m)
     d.time = 0.375
     mujoco.mj_forward(m, d)
-    if d.ncon != 1 or not set(_DATA_FIELDS) <= _data_check(d, offsets):
+    fields = {*_DATA_FIELDS, *(_SPARSE_FIELDS if sparse else ())}
+    if d.ncon != 1 or not fields <= _data_check(d, offsets):
         return False
     contact = _struct("mjContact")
     base = d.contact.dist.ctypes.data
@@ -140,8 +148,10 @@ def data_layout(m: mujoco.MjModel) -> np.ndarray | None:
         mujoco.mj_resetDataKeyframe(m, d, 0)
     d.time = 0.125
     mujoco.mj_forward(m, d)
-    if not (_contact_check(offsets) and _data_check(d, offsets)):
+    sparse = bool(mujoco.mj_isSparse(m))
+    if not (_contact_check(offsets, sparse) and _data_check(d, offsets)):
         return None
     layout = [offsets[f] for f in _DATA_FIELDS]
     layout += [ctypes.sizeof(contact)] + [getattr(contact, f).offset for f in _CONTACT_FIELDS]
+    layout += [offsets[f] for f in _SPARSE_FIELDS] + [int(sparse)]
     return np.array(layout, dtype=np.int64)

@@ -35,7 +35,7 @@ def build_planner(cfg: Config, task: Task) -> Planner:
     if cfg.map_input.source:  # maps received while running: a window moving with the robot
         task.set_map_window(cfg.map_input.window())
     model = task.planning_model(settings.timestep, settings.self_collision,
-                               settings.impratio, cfg.robot_overlay)
+                               settings.impratio, cfg.robot_overlay, settings.jacobian)
     if getattr(task, "open_loop", False):
         return ScriptedPlanner(task, model)
     backend = cfg.derivatives["backend"]

@@ -73,6 +73,9 @@ class ILQRSettings:
                                      "planning model (none: the robot model's own); the "
                                      "quadrupeds' 100 makes a step cost about twice what 1 "
                                      "does")
+    jacobian: str = setting("auto", choices=("auto", "dense", "sparse"),
+                            help="the planning model's constraint Jacobian (MuJoCo's "
+                            "opt.jacobian; auto: dense below 60 dofs, every robot here)")
 
     @property
     def knots(self) -> int:

@@ -29,6 +29,10 @@ from mpc.tasks.ground import GroundPlane, add_ground_body, ground_body, pose
 from robots.collision import ground_contacts_only
 from robots.info import RobotInfo
 
+#: MuJoCo's constraint Jacobian by its name in the planner's settings.
+JACOBIAN = {"auto": mujoco.mjtJacobian.mjJAC_AUTO, "dense": mujoco.mjtJacobian.mjJAC_DENSE,
+            "sparse": mujoco.mjtJacobian.mjJAC_SPARSE}
+
 
 @dataclass(frozen=True)
 class CostTerm:
@@ -109,13 +113,15 @@ class Task(ABC):
 
     def planning_model(self, timestep: float, self_collision: bool = False,
                        impratio: float | None = None,
-                       overlay: robots.Overlay | None = None) -> mujoco.MjModel:
+                       overlay: robots.Overlay | None = None,
+                       jacobian: str = "auto") -> mujoco.MjModel:
         """The robot's planning model (H1: legs only) with this task's sensors, stepping at
         ``timestep``; without contacts between the robot's own bodies unless
         ``self_collision``; with the robot model's friction impedance ratio unless
         ``impratio`` is given; with the robot's model ``overlay`` (:mod:`robots.overlay`)
-        applied. If the task estimates the ground (:attr:`posable_ground`), its floor plane sits
-        on a body of its own (:func:`mpc.tasks.ground.add_ground_body`) that
+        applied; with MuJoCo's ``jacobian`` option (auto, dense or sparse constraint rows).
+        If the task estimates the ground (:attr:`posable_ground`), its floor plane sits on a
+        body of its own (:func:`mpc.tasks.ground.add_ground_body`) that
         :meth:`pose_ground` moves; otherwise the floor is the robot model's, fixed at 0. A
         height field's sphere contacts are pruned to the deepest per direction
         (:mod:`common.hfield_contacts`) if :attr:`prune_field_contacts`; with a height field
@@ -130,6 +136,7 @@ class Task(ABC):
         spec.option.timestep = timestep
         if impratio is not None:
             spec.option.impratio = impratio
+        spec.option.jacobian = JACOBIAN[jacobian]
         self.add_sensors(spec)
         model = spec.compile()
         if not self_collision:

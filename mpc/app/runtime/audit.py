@@ -304,7 +304,8 @@ def load_state(path: str | Path) -> tuple[mujoco.MjModel, mujoco.MjData, dict]:
     overlay = meta.get("overlay")  # the planning model's overlay, as a mapping
     m = task.planning_model(meta["timestep"], meta["self_collision"], meta["impratio"],
                             None if overlay is None else
-                            robots.Overlay.from_mapping(overlay, str(path), robots.ROBOTS))
+                            robots.Overlay.from_mapping(overlay, str(path), robots.ROBOTS),
+                            meta.get("jacobian", "auto"))
     d = mujoco.MjData(m)
     d.time = float(saved["time"])
     d.qpos[:], d.qvel[:], d.act[:], d.ctrl[:] = (saved["qpos"], saved["qvel"], saved["act"],

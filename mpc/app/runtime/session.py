@@ -174,6 +174,7 @@ class Session:
             self.audit = DerivativeAudit(self.planner.model, self.run_dir, audit, {
                 "robot": cfg.robot, "task": dict(cfg.task), "timestep": p.timestep,
                 "self_collision": p.self_collision, "impratio": p.impratio,
+                "jacobian": p.jacobian,
                 "overlay": None if cfg.robot_overlay is None else
                 cfg.robot_overlay.to_mapping(),
                 "model": self.planner.model.names.split(b"\0", 1)[0].decode()},

@@ -49,7 +49,6 @@ UNSUPPORTED = {
                         "reference frame"),
     "noslip": ({"option": 'noslip_iterations="3"'}, "noslip"),
     "fluid": ({"option": 'density="1.2"'}, "fluid"),
-    "sparse": ({"option": 'jacobian="sparse"'}, "sparse"),
     "muscle": ({"joint": 'range="-1 1"',
                 "extra": '<actuator><muscle joint="hinge" lengthrange="-1 1"/></actuator>'},
                "mjDYN_MUSCLE"),

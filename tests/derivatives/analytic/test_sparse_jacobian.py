@@ -8,6 +8,7 @@ from __future__ import annotations
 import warnings
 
 import analytic_verify as verify
+import hfield_models as hm
 import mujoco
 from analytic_oracles import analytic_vs_oracle
 
@@ -51,3 +52,24 @@ def test_a_sparse_model_is_linearized_as_its_dense_twin(rng):
         assert verify.relative_error(As, A) < 1e-9 and verify.relative_error(Bs, B) < 1e-9
         errors = analytic_vs_oracle(sparse, ds, 1e-6)
         assert max(errors) < 1e-5, errors
+
+
+def test_a_switch_to_sparse_after_construction_is_followed_on_a_height_field():
+    """The Go2's planning model on a height field (bumps, a slope, a step; the stairs configs'
+    case): its provider made dense, then the model switched to sparse rows; the next
+    linearizations read the sparse rows (the layout is made again) and stay exact."""
+    m = hm.robot_model("go2")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", AnalyticFallbackWarning)
+        provider = derivatives.make_provider("analytic", m, threads=1)
+    states = [hm.robot_state(m, robots.info("go2").feet, seed) for seed in (0, 1)]
+    m.opt.jacobian = mujoco.mjtJacobian.mjJAC_SPARSE  # the states were found on dense rows
+    for d in states:
+        mujoco.mj_forward(m, d)
+        assert d.nJ < d.nefc * m.nv
+        before = derivatives.fd_evaluations()
+        A, B = provider.transition(d)
+        assert derivatives.fd_evaluations() == before and not provider.fallback
+        A_ref, B_ref = verify.centered_fd(m, d, 1e-7)
+        errors = verify.relative_error(A, A_ref), verify.relative_error(B, B_ref)
+        assert max(errors) < 1e-6, errors

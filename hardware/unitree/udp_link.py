@@ -6,12 +6,11 @@ it a command, so the client binds a fixed local port (8080 by convention) and se
 A client's link (``only_peer=True``) is a connected socket: the kernel delivers it the robot's
 datagrams only (what was queued before the connect is dropped), and drops anyone else's
 before they take room in its receive queue; so no one else on the network can feed the
-controller and the trips a state. Without
-that a flood from another address fills the queue, the robot's states are dropped with the
-rest, and the stale-state watchdog damps a robot that is streaming (it did, on a loaded CI
-machine). A connected socket also hears the network's "port unreachable" for a robot not yet
-listening, as a refused send or receive: counted, never fatal (the stale-state watchdog judges
-a silent robot).
+controller and the trips a state. Without that a flood from another address fills the queue,
+the robot's states are dropped with the rest, and the stale-state watchdog damps a robot that
+is streaming (it did, in CI's flood test). A connected socket also hears the network's "port
+unreachable" for a robot not yet listening, as a refused send or receive: counted, never fatal
+(the stale-state watchdog judges a silent robot).
 
 One :meth:`UdpLink.receive` returns at most ``max_batch`` datagrams: a flood the kernel lets
 through (from the robot's own address; any address for the fake robot, which answers whoever

@@ -145,6 +145,7 @@ class LeggedTask(GoalMode, VelocityMode, Task):
         "map_contacts": {"choices": ("pruned", "all", "floors")},
         "travel_speed": {"min": 0.0, "max": 2.0},
         "travel_hold": {"min": 0.0, "max": 0.5},
+        "descent_margin": {"min": 0.0, "max": 0.2},
         **VELOCITY_MODE_RANGES,
     }
     #: Terms whose affine part depends on :attr:`ground`: rebuilt when it changes.
@@ -174,7 +175,8 @@ class LeggedTask(GoalMode, VelocityMode, Task):
                  map: str | None = None,
                  map_clearance: float = 0.05, map_edge: float = 0.0,
                  map_contacts: str = "all", felt_offset: float = -0.015,
-                 travel_speed: float = 0.0, travel_hold: float = 0.0):
+                 travel_speed: float = 0.0, travel_hold: float = 0.0,
+                 descent_margin: float = 0.0):
         """``gait``: a name of :attr:`GAITS`, its ``duty``, ``cadence`` (Hz) and
         ``step_height`` (m) replaced where given. ``goal``: [x, y] or waypoints [[x, y], ...];
         ``hold_time`` (s): hold the start position until then. ``height`` (m): the base over
@@ -209,7 +211,9 @@ class LeggedTask(GoalMode, VelocityMode, Task):
         (:meth:`plan_footholds`). ``travel_hold`` (m; 0, the default: off): on a map, the
         travel stands still while a front foot stands higher than the ground under its hip
         and more than that far behind the hip (:func:`mpc.tasks.map_swing.step_down_pending`:
-        the hips walked past a front foot that has not stepped down yet)."""
+        the hips walked past a front foot that has not stepped down yet). ``descent_margin``
+        (m; 0, the default: off): on a map, a foothold of a step down is moved forward until
+        it lies that far past the nosing behind it (:meth:`MapGround.past_nosing`)."""
         super().__init__(robot)
         if ground not in ("level", "fit", "map", "felt"):
             raise ValueError(f"unknown ground {ground!r}; choose from level, fit, map, felt")
@@ -222,6 +226,10 @@ class LeggedTask(GoalMode, VelocityMode, Task):
             raise ValueError(f"unknown map_contacts {map_contacts!r}; choose pruned, all or "
                              f"floors")
         self.prune_field_contacts = map_contacts == "pruned"
+        if map_contacts == "floors" and ground != "map":
+            # felt mode's riser box must touch the feet: with floors of their own they pass it
+            raise ValueError(f"map_contacts: floors needs ground: map, the task's ground is "
+                             f"{ground!r}")
         self.map_floors = map_contacts == "floors"
         #: ``map_contacts: floors``: each foot's floor (height, and the xy it is drawn from).
         self._map_floor_z: np.ndarray | None = None
@@ -314,6 +322,7 @@ class LeggedTask(GoalMode, VelocityMode, Task):
         self._travel_dir = np.zeros(2)
         self._travel_left = 0.0
         self.travel_hold = float(travel_hold)
+        self.descent_margin = float(descent_margin)
         #: Whether the travel stands still until the next update (``travel_hold``).
         self.travel_held = False
         #: The travel d footholds are moved along, at the last plan (:meth:`plan_footholds`).
@@ -442,7 +451,7 @@ class LeggedTask(GoalMode, VelocityMode, Task):
                     raise ValueError(f"foot_floors needs a sphere on every foot and a floor "
                                      f"plane; {self.robot.name}'s planning model has not")
                 self._foot_floor_bodies = foot_floor_bodies(model)
-        if self._map_floors_on:
+        if self.map_floors:
             if not split_foot_contacts(model, self._foot_sites):
                 raise ValueError(f"map_contacts: floors needs a sphere on every foot; "
                                  f"{self.robot.name}'s planning model has not")
@@ -462,11 +471,8 @@ class LeggedTask(GoalMode, VelocityMode, Task):
     @property
     def foot_floors(self) -> int:
         """With ``foot_floors`` set, a floor per foot in the planning model."""
-        return len(self.robot.feet) if self.split_floors or self._map_floors_on else 0
+        return len(self.robot.feet) if self.split_floors or self.map_floors else 0
 
-    @property
-    def _map_floors_on(self) -> bool:
-        return self.map_floors and self.ground_mode in ("map", "felt")
 
     def foot_floor(self, i: int) -> GroundPlane:
         """Foot i's floor in the planning model (``foot_floors``): while it stands (its
@@ -520,7 +526,7 @@ class LeggedTask(GoalMode, VelocityMode, Task):
             if self.map_ground is None:
                 raise ValueError("ground: map needs a map (task.map, or set_map)")
             self.map_ground.add_to(spec)
-            if self._map_floors_on:
+            if self.map_floors:
                 floor = next(g for g in spec.geoms if g.type == mujoco.mjtGeom.mjGEOM_PLANE)
                 add_foot_floors(spec, floor, len(self.robot.feet))
 
@@ -571,7 +577,7 @@ class LeggedTask(GoalMode, VelocityMode, Task):
             self.ground = self.map_ground.plane_under(qpos[:2])
             self._rebuild(("upright",))
             self.plan_footholds(time, qpos, qvel)
-            if self._map_floors_on:
+            if self.map_floors:
                 self._place_map_floors(points, standing)
             return
         if self.ground_fit is None:
@@ -651,7 +657,7 @@ class LeggedTask(GoalMode, VelocityMode, Task):
         """The planning model's floor on :attr:`ground`; on a map, the map raised by its
         registration (:meth:`MapGround.register`)."""
         super().pose_ground(model)
-        if self._map_floors_on:
+        if self.map_floors:
             if self._map_floor_z is not None:
                 for i, body in enumerate(self._foot_floor_bodies):
                     pose(model, body, GroundPlane(float(self._map_floor_z[i]), 0.0, 0.0),
@@ -1094,6 +1100,11 @@ class LeggedTask(GoalMode, VelocityMode, Task):
                     lower = mg.within_climb(aim if target is None else target, direction,
                                             float(mg.map.height(*start)))
                     target = target if lower is None else lower
+                    if self.descent_margin > 0.0:
+                        past = mg.past_nosing(aim if target is None else target, direction,
+                                              float(mg.map.height(*start)),
+                                              self.descent_margin)
+                        target = target if past is None else past
                 if k == 0 and swing[0, i]:  # a foothold moved in this swing stays chosen
                     if np.isfinite(self._committed[i, 0]):
                         target = self._committed[i]

@@ -109,11 +109,13 @@ def test_a_foot_off_the_ground_has_its_floor_at_the_lowest_ground_of_its_swing()
     np.testing.assert_array_equal(task._map_floor_z[others], points[others, 2])
 
 
-def test_floors_need_a_map_ground_and_name_the_choices():
+def test_floors_need_ground_map_and_a_wrong_choice_names_the_choices():
     with pytest.raises(ValueError, match="choose pruned, all or floors"):
         make_task("quadruped_flat", robots.info("go2"), ground="map", map_contacts="planes")
-    level = make_task("quadruped_flat", robots.info("go2"), map_contacts="floors")
-    assert level.foot_floors == 0  # off a map the option does nothing
+    for ground in ("level", "fit", "felt"):  # felt: its riser box must touch the feet
+        with pytest.raises(ValueError, match="floors needs ground: map"):
+            make_task("quadruped_flat", robots.info("go2"), ground=ground,
+                      map_contacts="floors")
 
 
 def test_a_model_standing_on_its_floors_is_linearized_exactly():

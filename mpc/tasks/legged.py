@@ -145,7 +145,6 @@ class LeggedTask(GoalMode, VelocityMode, Task):
         "map_contacts": {"choices": ("pruned", "all", "floors")},
         "travel_speed": {"min": 0.0, "max": 2.0},
         "travel_hold": {"min": 0.0, "max": 0.5},
-        "descent_margin": {"min": 0.0, "max": 0.2},
         **VELOCITY_MODE_RANGES,
     }
     #: Terms whose affine part depends on :attr:`ground`: rebuilt when it changes.
@@ -175,8 +174,7 @@ class LeggedTask(GoalMode, VelocityMode, Task):
                  map: str | None = None,
                  map_clearance: float = 0.05, map_edge: float = 0.0,
                  map_contacts: str = "all", felt_offset: float = -0.015,
-                 travel_speed: float = 0.0, travel_hold: float = 0.0,
-                 descent_margin: float = 0.0):
+                 travel_speed: float = 0.0, travel_hold: float = 0.0):
         """``gait``: a name of :attr:`GAITS`, its ``duty``, ``cadence`` (Hz) and
         ``step_height`` (m) replaced where given. ``goal``: [x, y] or waypoints [[x, y], ...];
         ``hold_time`` (s): hold the start position until then. ``height`` (m): the base over
@@ -211,9 +209,7 @@ class LeggedTask(GoalMode, VelocityMode, Task):
         (:meth:`plan_footholds`). ``travel_hold`` (m; 0, the default: off): on a map, the
         travel stands still while a front foot stands higher than the ground under its hip
         and more than that far behind the hip (:func:`mpc.tasks.map_swing.step_down_pending`:
-        the hips walked past a front foot that has not stepped down yet). ``descent_margin``
-        (m; 0, the default: off): on a map, a foothold of a step down is moved forward until
-        it lies that far past the nosing behind it (:meth:`MapGround.past_nosing`)."""
+        the hips walked past a front foot that has not stepped down yet)."""
         super().__init__(robot)
         if ground not in ("level", "fit", "map", "felt"):
             raise ValueError(f"unknown ground {ground!r}; choose from level, fit, map, felt")
@@ -322,7 +318,6 @@ class LeggedTask(GoalMode, VelocityMode, Task):
         self._travel_dir = np.zeros(2)
         self._travel_left = 0.0
         self.travel_hold = float(travel_hold)
-        self.descent_margin = float(descent_margin)
         #: Whether the travel stands still until the next update (``travel_hold``).
         self.travel_held = False
         #: The travel d footholds are moved along, at the last plan (:meth:`plan_footholds`).
@@ -1100,11 +1095,6 @@ class LeggedTask(GoalMode, VelocityMode, Task):
                     lower = mg.within_climb(aim if target is None else target, direction,
                                             float(mg.map.height(*start)))
                     target = target if lower is None else lower
-                    if self.descent_margin > 0.0:
-                        past = mg.past_nosing(aim if target is None else target, direction,
-                                              float(mg.map.height(*start)),
-                                              self.descent_margin)
-                        target = target if past is None else past
                 if k == 0 and swing[0, i]:  # a foothold moved in this swing stays chosen
                     if np.isfinite(self._committed[i, 0]):
                         target = self._committed[i]

@@ -111,10 +111,6 @@ class MapGround:
     EDGE_TOLERANCE: ClassVar[float] = 0.02
     #: How far (m) a foothold may be moved off an edge.
     SHIFT_REACH: ClassVar[float] = 0.2
-    #: How far (m) below the ground a swing leaves its foothold must be to be a step down
-    #: (:meth:`past_nosing`), and how much higher (m) ground behind it counts as a nosing.
-    DOWN: ClassVar[float] = 0.05
-    CLEAR: ClassVar[float] = 0.02
     #: Fraction of the standing feet's mean offset from the map taken into :attr:`shift` per
     #: plan.
     REGISTER_GAIN: ClassVar[float] = 0.3
@@ -395,35 +391,6 @@ class MapGround:
         if self.edge_map is not None:
             ok &= self.edge_map.height(points[:, 0], points[:, 1]) <= self.EDGE_TOLERANCE
         return points[int(np.argmax(ok))] if ok.any() else None
-
-    def past_nosing(self, xy, direction, ground: float, margin: float) -> np.ndarray | None:
-        """Where a foot lifting off ``ground`` (m, the map's) and aimed at ``xy`` on lower
-        ground (a step down: the map there more than :attr:`DOWN` below ``ground``) lands at
-        least ``margin`` past the nosing behind it: None if no ground within ``margin`` back
-        along ``direction`` (the travel) is higher than where it lands (or it is no step
-        down), else the nearest point forward, within :attr:`SHIFT_REACH`, where none is and
-        the map is flat (the edge map at most :attr:`EDGE_TOLERANCE`), or None if there is
-        none. The edge map keeps a foothold ``edge`` from an edge; stepping down, a foot that
-        landed 2-3 cm short of one 5 cm past the nosing stood on its edge and slid off it."""
-        xy = np.asarray(xy, dtype=float)
-        d = np.asarray(direction, dtype=float)
-        level = float(self.map.height(xy[0], xy[1]))
-        if level >= ground - self.DOWN:
-            return None
-        back = np.linspace(0.0, margin, 9)
-        step = self.map.resolution / 5
-        for shift in np.arange(0.0, self.SHIFT_REACH + step / 2, step):
-            p = xy + shift * d
-            behind = p - back[:, None] * d
-            here = float(self.map.height(p[0], p[1]))
-            clear = (self.map.height(behind[:, 0], behind[:, 1]) <= here + self.CLEAR).all()
-            if clear:
-                if shift == 0.0:
-                    return None
-                if self.edge_map is None or (float(self.edge_map.height(p[0], p[1]))
-                                             <= self.EDGE_TOLERANCE):
-                    return p
-        return None
 
     def highest_along(self, path: np.ndarray) -> float:
         """The highest ground a swing along ``path`` (n, 2 points, lift-off first, touchdown

@@ -478,47 +478,6 @@ def test_a_foothold_more_than_a_climb_above_the_lift_off_is_moved_back():
     assert mg.within_climb([1.0, 0.0], [1.0, 0.0], 0.12) is None
 
 
-def test_a_foothold_stepping_down_is_moved_a_margin_past_the_nosing():
-    """past_nosing: from the landing (0.6 m) a foothold aimed 5 cm past the first nosing down
-    (the map falls to 0.48 from 2.80 to 2.85 m) moves forward until no higher ground lies
-    within the margin behind it; one that is already that far, one that is no step down, and
-    one on the level (walking up) stay (None)."""
-    mg = MapGround(STAIRS, clearance=0.1, edge=0.06)
-    moved = mg.past_nosing([2.90, 0.1], [1.0, 0.0], 0.6, 0.10)
-    assert moved is not None and moved[1] == pytest.approx(0.1)
-    assert 2.95 - 1e-9 <= moved[0] < 3.0
-    assert float(mg.map.height(*moved)) == pytest.approx(0.48)
-    behind = moved[0] - np.linspace(0.0, 0.10, 11)
-    assert mg.map.height(behind, np.full(11, 0.1)).max() <= 0.48 + mg.CLEAR
-    assert mg.past_nosing([3.0, 0.1], [1.0, 0.0], 0.6, 0.10) is None  # far enough already
-    assert mg.past_nosing([2.90, 0.1], [1.0, 0.0], 0.5, 0.10) is None  # 2 cm down: no step
-    assert mg.past_nosing([0.7, 0.0], [1.0, 0.0], 0.0, 0.10) is None  # up the flight
-    # with a margin of 8 cm, 2 cm less far
-    assert mg.past_nosing([2.90, 0.1], [1.0, 0.0], 0.6, 0.08)[0] == pytest.approx(2.93)
-
-
-def test_with_a_descent_margin_the_swings_down_the_flight_land_clear_of_the_nosings():
-    """``descent_margin``: walking off the landing (base at 2.6 m), swings the planner lands
-    5-9 cm past a nosing down (2.85, 3.10 m) without it land at least 9 cm past with 10 cm
-    (footholds are moved in steps of a fifth of the map's 5 cm cells)."""
-    nosings = np.array([2.85, 3.10])
-    near = {}
-    for margin in (0.0, 0.1):
-        task = make_task("quadruped_flat", robots.info("go2"), ground="map", goal=[5.0, 0.0],
-                         gait="walk", map_edge=0.06, descent_margin=margin)
-        task.set_map(STAIRS)
-        m = task.planning_model(0.01)
-        d = standing(task, m, 2.6)
-        d.qvel[0] = 0.3
-        task.update(0.0, d.qpos, d.qvel)
-        x = task.swing_plan.land_xy[..., 0]
-        x = x[np.isfinite(x)]
-        past = x[:, None] - nosings[None, :]
-        near[margin] = np.sort(past[(past > 0.0) & (past < 0.09)])
-    assert len(near[0.0]) and near[0.0].min() < 0.06
-    assert len(near[0.1]) == 0
-
-
 def test_walking_up_the_flight_no_swing_climbs_two_treads_or_tops_out_over_a_third():
     """The Go2's walk driven up the flight at 0.3 m/s (the stairs config's map settings): a
     foot standing short of a riser was aimed two treads up (0.24 m in one swing, its apex over

@@ -197,7 +197,9 @@ class LeggedTask(GoalMode, VelocityMode, Task):
         none) the reach of its edge map: a foot whose next foothold is within that reach of
         an edge is led off it (:meth:`plan_footholds`), ``map_contacts`` the feet's contacts
         with the map's field in the planning model: ``all`` (MuJoCo's, one per prism; the
-        default) or ``pruned`` (the deepest per direction, :mod:`common.hfield_contacts`).
+        default), ``pruned`` (the deepest per direction, :mod:`common.hfield_contacts`) or
+        ``floors`` (none: each foot stands on a level floor of its own,
+        :meth:`_place_map_floors`; ``ground: map`` only).
         ``ground: felt``: blind, a step up found by a swing foot held back at its riser and
         then planned on as a given map (:mod:`mpc.tasks.felt_step`; the riser stands
         ``felt_offset`` m from where the foot touched it: −0.015 by default, the offset

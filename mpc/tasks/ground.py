@@ -172,22 +172,34 @@ def add_ground_body(spec: mujoco.MjSpec, foot_floors: int = 0) -> None:
         return
     floor = floors[0]
     name = floor.name
-    attrs = {a: getattr(floor, a) for a in (
-        "size", "material", "rgba", "friction", "solref", "solimp", "solmix", "priority",
-        "condim", "margin", "gap", "contype", "conaffinity", "group")}
+    attrs = _plane_attributes(floor)
     body = spec.worldbody.add_body(name=GROUND_BODY, pos=list(floor.pos), quat=list(floor.quat))
     spec.delete(floor)
     geom = body.add_geom(name=name, type=mujoco.mjtGeom.mjGEOM_PLANE)
     for attr, value in attrs.items():
         setattr(geom, attr, value)
-    for i in range(foot_floors):
-        body = spec.worldbody.add_body(name=f"{FOOT_FLOOR}{i}", pos=list(floor.pos),
-                                       quat=list(floor.quat))
+    add_foot_floors(spec, geom, foot_floors)
+
+
+def add_foot_floors(spec: mujoco.MjSpec, floor, n: int) -> None:
+    """n static bodies ``foot_floor0`` ... with a copy of the plane geom ``floor`` each,
+    colliding with nothing until :func:`split_foot_contacts` gives foot i its own floor
+    (:func:`pose` places them)."""
+    attrs = _plane_attributes(floor)
+    for i in range(n):
+        body = spec.worldbody.add_body(name=f"{FOOT_FLOOR}{i}")
         geom = body.add_geom(name=f"{FOOT_FLOOR}{i}", type=mujoco.mjtGeom.mjGEOM_PLANE)
         for attr, value in attrs.items():
             setattr(geom, attr, value)
         geom.contype = geom.conaffinity = 0
         geom.rgba = [0, 0, 0, 0]
+
+
+def _plane_attributes(floor) -> dict:
+    """What a copy of the plane geom ``floor`` takes from it."""
+    return {a: getattr(floor, a) for a in (
+        "size", "material", "rgba", "friction", "solref", "solimp", "solmix", "priority",
+        "condim", "margin", "gap", "contype", "conaffinity", "group")}
 
 
 def foot_floor_bodies(model: mujoco.MjModel) -> list[int]:

@@ -70,6 +70,7 @@ from mpc.tasks.goal_mode import GoalMode, Stage, as_waypoints
 from mpc.tasks.ground import (
     GroundFit,
     GroundPlane,
+    add_foot_floors,
     foot_floor_bodies,
     pose,
     split_foot_contacts,
@@ -141,7 +142,7 @@ class LeggedTask(GoalMode, VelocityMode, Task):
         "felt_offset": {"min": -0.1, "max": 0.1},
         "map_clearance": {"min": 0.0, "max": 0.5},
         "map_edge": {"min": 0.0, "max": 0.5},
-        "map_contacts": {"choices": ("pruned", "all")},
+        "map_contacts": {"choices": ("pruned", "all", "floors")},
         "travel_speed": {"min": 0.0, "max": 2.0},
         "travel_hold": {"min": 0.0, "max": 0.5},
         **VELOCITY_MODE_RANGES,
@@ -196,7 +197,9 @@ class LeggedTask(GoalMode, VelocityMode, Task):
         none) the reach of its edge map: a foot whose next foothold is within that reach of
         an edge is led off it (:meth:`plan_footholds`), ``map_contacts`` the feet's contacts
         with the map's field in the planning model: ``all`` (MuJoCo's, one per prism; the
-        default) or ``pruned`` (the deepest per direction, :mod:`common.hfield_contacts`).
+        default), ``pruned`` (the deepest per direction, :mod:`common.hfield_contacts`) or
+        ``floors`` (none: each foot stands on a level floor of its own,
+        :meth:`_place_map_floors`; ``ground: map`` only).
         ``ground: felt``: blind, a step up found by a swing foot held back at its riser and
         then planned on as a given map (:mod:`mpc.tasks.felt_step`; the riser stands
         ``felt_offset`` m from where the foot touched it: −0.015 by default, the offset
@@ -217,9 +220,18 @@ class LeggedTask(GoalMode, VelocityMode, Task):
         self.ground_mode = ground
         self.map_clearance = float(map_clearance)
         self.map_edge = float(map_edge)
-        if map_contacts not in ("pruned", "all"):
-            raise ValueError(f"unknown map_contacts {map_contacts!r}; choose pruned or all")
+        if map_contacts not in ("pruned", "all", "floors"):
+            raise ValueError(f"unknown map_contacts {map_contacts!r}; choose pruned, all or "
+                             f"floors")
         self.prune_field_contacts = map_contacts == "pruned"
+        if map_contacts == "floors" and ground != "map":
+            # felt mode's riser box must touch the feet: with floors of their own they pass it
+            raise ValueError(f"map_contacts: floors needs ground: map, the task's ground is "
+                             f"{ground!r}")
+        self.map_floors = map_contacts == "floors"
+        #: ``map_contacts: floors``: each foot's floor (height, and the xy it is drawn from).
+        self._map_floor_z: np.ndarray | None = None
+        self._map_floor_xy: np.ndarray | None = None
         #: Each foot's next stance and moved foothold (``map_edge`` > 0), else None.
         self.foothold_plan: FootholdPlan | None = None
         #: Each foot's swings over the map and the ground they pass over (``ground: map``).
@@ -436,6 +448,11 @@ class LeggedTask(GoalMode, VelocityMode, Task):
                     raise ValueError(f"foot_floors needs a sphere on every foot and a floor "
                                      f"plane; {self.robot.name}'s planning model has not")
                 self._foot_floor_bodies = foot_floor_bodies(model)
+        if self.map_floors:
+            if not split_foot_contacts(model, self._foot_sites):
+                raise ValueError(f"map_contacts: floors needs a sphere on every foot; "
+                                 f"{self.robot.name}'s planning model has not")
+            self._foot_floor_bodies = foot_floor_bodies(model)
         if self.map_ground is not None:
             mujoco.mj_resetDataKeyframe(model, self._kin, key)
             mujoco.mj_kinematics(model, self._kin)
@@ -451,7 +468,8 @@ class LeggedTask(GoalMode, VelocityMode, Task):
     @property
     def foot_floors(self) -> int:
         """With ``foot_floors`` set, a floor per foot in the planning model."""
-        return len(self.robot.feet) if self.split_floors else 0
+        return len(self.robot.feet) if self.split_floors or self.map_floors else 0
+
 
     def foot_floor(self, i: int) -> GroundPlane:
         """Foot i's floor in the planning model (``foot_floors``): while it stands (its
@@ -505,6 +523,9 @@ class LeggedTask(GoalMode, VelocityMode, Task):
             if self.map_ground is None:
                 raise ValueError("ground: map needs a map (task.map, or set_map)")
             self.map_ground.add_to(spec)
+            if self.map_floors:
+                floor = next(g for g in spec.geoms if g.type == mujoco.mjtGeom.mjGEOM_PLANE)
+                add_foot_floors(spec, floor, len(self.robot.feet))
 
     def terrain_contacts(self, model: mujoco.MjModel) -> None:
         """On a map, the feet alone touch it (:meth:`MapGround.feet_only`)."""
@@ -553,6 +574,8 @@ class LeggedTask(GoalMode, VelocityMode, Task):
             self.ground = self.map_ground.plane_under(qpos[:2])
             self._rebuild(("upright",))
             self.plan_footholds(time, qpos, qvel)
+            if self.map_floors:
+                self._place_map_floors(points, standing)
             return
         if self.ground_fit is None:
             return
@@ -560,6 +583,20 @@ class LeggedTask(GoalMode, VelocityMode, Task):
         self.ground = (self.ground_fit.reset(points) if first
                        else self.ground_fit.observe(points, standing))
         self._rebuild(self.GROUND_TERMS)
+
+    def _place_map_floors(self, points: np.ndarray, standing: np.ndarray) -> None:
+        """``map_contacts: floors``: each foot's own level floor, where a standing foot stands
+        (its ground point), and for a foot off the ground the lowest of where it is over, the
+        ground its swing left and the one it lands on (never above the foot)."""
+        z = points[:, 2].copy()
+        plan = self.swing_plan
+        for i in np.flatnonzero(~np.asarray(standing, bool)):
+            low = [z[i]]
+            if plan is not None:
+                low += [v for v in (plan.start[i, 0], plan.land[i, 0]) if np.isfinite(v)]
+            z[i] = min(low)
+        self._map_floor_z = z
+        self._map_floor_xy = points[:, :2].copy()
 
     def _feel(self, time: float, qpos: np.ndarray, qvel: np.ndarray, points: np.ndarray,
               standing: np.ndarray, first: bool) -> None:
@@ -617,10 +654,16 @@ class LeggedTask(GoalMode, VelocityMode, Task):
         """The planning model's floor on :attr:`ground`; on a map, the map raised by its
         registration (:meth:`MapGround.register`)."""
         super().pose_ground(model)
-        for i, body in enumerate(self._foot_floor_bodies):
-            p = self.ground_fit.footholds[i, 0]
-            at = p[:2] if np.all(np.isfinite(p)) else (0.0, 0.0)
-            pose(model, body, self.foot_floor(i), at)
+        if self.map_floors:
+            if self._map_floor_z is not None:
+                for i, body in enumerate(self._foot_floor_bodies):
+                    pose(model, body, GroundPlane(float(self._map_floor_z[i]), 0.0, 0.0),
+                         self._map_floor_xy[i])
+        else:
+            for i, body in enumerate(self._foot_floor_bodies):
+                p = self.ground_fit.footholds[i, 0]
+                at = p[:2] if np.all(np.isfinite(p)) else (0.0, 0.0)
+                pose(model, body, self.foot_floor(i), at)
         if self.map_ground is not None:
             self.map_ground.place()
 

@@ -45,7 +45,9 @@ f (d and f* fixed for the plan). The plane the other terms read (the upright tar
 fall check) is the body map's tangent plane under the base, updated once per plan
 (:meth:`plane_under`).
 The planning model stands on the map itself (a MuJoCo height field, added by
-:meth:`add_to`): its contacts are the map's, which the analytic derivatives cover. Only the
+:meth:`add_to`): its contacts are the map's, which the analytic derivatives cover (unless the
+task gives each foot a floor of its own, ``map_contacts: floors``: a foot pressed 2.5 cm into
+the field's prisms is pushed sideways by them and not up). Only the
 feet touch it (:meth:`feet_only`): a shin along a riser is a capsule parallel to a face of
 the field, a line contact that has no single contact point to differentiate (the analytic
 backend falls back to finite differences there), and the planner places feet, which the

@@ -467,9 +467,9 @@ class LeggedTask(GoalMode, VelocityMode, Task):
 
     @property
     def foot_floors(self) -> int:
-        """With ``foot_floors`` set, a floor per foot in the planning model."""
+        """With ``foot_floors`` (``ground: fit``) or ``map_contacts: floors`` (``ground: map``)
+        set, a floor per foot in the planning model."""
         return len(self.robot.feet) if self.split_floors or self.map_floors else 0
-
 
     def foot_floor(self, i: int) -> GroundPlane:
         """Foot i's floor in the planning model (``foot_floors``): while it stands (its

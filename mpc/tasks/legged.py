@@ -443,14 +443,10 @@ class LeggedTask(GoalMode, VelocityMode, Task):
         self._foot_floor_bodies: list[int] = []
         if self.ground_mode == "fit":
             self.ground_fit = GroundFit(len(self.robot.feet), self.ground_prior)
-            if self.split_floors:
-                if not split_foot_contacts(model, self._foot_sites):
-                    raise ValueError(f"foot_floors needs a sphere on every foot and a floor "
-                                     f"plane; {self.robot.name}'s planning model has not")
-                self._foot_floor_bodies = foot_floor_bodies(model)
-        if self.map_floors:
+        if self.foot_floors:
+            option = "foot_floors" if self.split_floors else "map_contacts: floors"
             if not split_foot_contacts(model, self._foot_sites):
-                raise ValueError(f"map_contacts: floors needs a sphere on every foot; "
+                raise ValueError(f"{option} needs a sphere on every foot and a floor plane; "
                                  f"{self.robot.name}'s planning model has not")
             self._foot_floor_bodies = foot_floor_bodies(model)
         if self.map_ground is not None:

@@ -571,7 +571,7 @@ class LeggedTask(GoalMode, VelocityMode, Task):
             self._rebuild(("upright",))
             self.plan_footholds(time, qpos, qvel)
             if self.map_floors:
-                self._place_map_floors(points, standing)
+                self._place_map_floors(points, standing, self.planned_stance(time))
             return
         if self.ground_fit is None:
             return
@@ -580,15 +580,25 @@ class LeggedTask(GoalMode, VelocityMode, Task):
                        else self.ground_fit.observe(points, standing))
         self._rebuild(self.GROUND_TERMS)
 
-    def _place_map_floors(self, points: np.ndarray, standing: np.ndarray) -> None:
-        """``map_contacts: floors``: each foot's own level floor, where a standing foot stands
-        (its ground point), and for a foot off the ground the lowest of where it is over, the
-        ground its swing left and the one it lands on (never above the foot)."""
+    def _place_map_floors(self, points: np.ndarray, standing: np.ndarray,
+                          stance: np.ndarray) -> None:
+        """``map_contacts: floors``: each foot's own level floor, never above the foot
+        (``points``: the feet's ground points; ``standing``: :meth:`_footholds`; ``stance``:
+        the feet in their planned stance now). A standing foot's is where it stands. A foot
+        in its planned stance that does not stand (it moves: slips, or settles after its
+        touchdown) gets the lower of where it is and the map's ground under it: with its next
+        swing's ground (as before 2026-11-27) a foot on the landing whose next swing stepped
+        down had its floor on the tread below, the planning model lost its support, the plans
+        lifted the other feet too, and the Go2 fell at the top of every flight down. A swinging
+        foot gets the lowest of where it is over, the ground its swing left and the one it
+        lands on."""
         z = points[:, 2].copy()
-        plan = self.swing_plan
+        plan, mg = self.swing_plan, self.map_ground
         for i in np.flatnonzero(~np.asarray(standing, bool)):
             low = [z[i]]
-            if plan is not None:
+            if stance[i]:
+                low.append(float(mg.map.height(*points[i, :2])) + mg.shift)
+            elif plan is not None:
                 low += [v for v in (plan.start[i, 0], plan.land[i, 0]) if np.isfinite(v)]
             z[i] = min(low)
         self._map_floor_z = z

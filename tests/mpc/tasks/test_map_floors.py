@@ -100,13 +100,38 @@ def test_a_foot_off_the_ground_has_its_floor_at_the_lowest_ground_of_its_swing()
     points[fl, 2] += 0.05
     standing_feet = np.ones(4, bool)
     standing_feet[fl] = False
-    task._place_map_floors(points, standing_feet)
+    stance = task.planned_stance(0.0)
+    assert not stance[fl]  # the walk starts with FL's swing
+    task._place_map_floors(points, standing_feet, stance)
     lowest = min(points[fl, 2], *(v for v in (plan.start[fl, 0], plan.land[fl, 0])
                                   if np.isfinite(v)))
     assert task._map_floor_z[fl] == pytest.approx(lowest)
     assert task._map_floor_z[fl] <= points[fl, 2] - 0.05 + 1e-12
     others = np.flatnonzero(standing_feet)
     np.testing.assert_array_equal(task._map_floor_z[others], points[others, 2])
+
+
+def test_a_foot_in_its_stance_that_moves_keeps_the_ground_under_it():
+    """A foot in its planned stance that does not stand (it moves faster than a standing foot:
+    it slips, or settles after its touchdown) keeps its floor at the ground under it, not at
+    its next swing's: here FR stands on the landing, 16 cm short of the flight down, and its
+    next swing (the base walking at 0.4 m/s) lands two treads down. On that swing's floor the
+    planning model lost FR's support; on the stairs the Go2 fell at the top of the flight."""
+    task, m = go2_floors("walk")
+    d = standing(task, m, 2.5)
+    d.qvel[0] = 0.4
+    task.update(0.0, d.qpos, d.qvel)
+    fr = task.robot.feet.index("FR_foot")
+    stance, plan = task.planned_stance(0.0), task.swing_plan
+    assert stance[fr] and plan.land[fr, 0] < plan.start[fr, 0] - 0.2  # it will step down
+    points = np.array(d.site_xpos[[m.site(f).id for f in task.robot.feet]])
+    points[:, 2] -= task.foot_height
+    moving = np.ones(4, bool)
+    moving[fr] = False
+    task._place_map_floors(points, moving, stance)
+    under = float(STAIRS.height(*points[fr, :2])) + task.map_ground.shift
+    assert under == pytest.approx(0.6, abs=0.01)  # the landing
+    assert task._map_floor_z[fr] == pytest.approx(min(points[fr, 2], under))
 
 
 def test_floors_need_ground_map_and_a_wrong_choice_names_the_choices():

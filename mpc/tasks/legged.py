@@ -77,7 +77,7 @@ from mpc.tasks.ground import (
     up_axis,
 )
 from mpc.tasks.map_ground import MapGround
-from mpc.tasks.map_swing import SwingPlan, path_points, step_down_pending
+from mpc.tasks.map_swing import DROP, SwingPlan, path_points, step_down_pending
 from mpc.tasks.map_window import WindowSpec
 from mpc.tasks.riser import HeldFeet, held_back
 from mpc.tasks.task_base import CostTerm, Task, base_yaw, weighted_terms
@@ -1046,7 +1046,10 @@ class LeggedTask(GoalMode, VelocityMode, Task):
         """On a map, once per plan: each foot's swings within :attr:`FOOTHOLD_LOOKAHEAD`
         cycles of the gait's schedule, each landing on its predicted foothold (the foot's home
         position under the base, moved by the base's velocity to the touchdown and by half the
-        stance's travel beyond it: Raibert's heuristic), moved off the map's edges along the
+        stance's travel beyond it: Raibert's heuristic; down a step, where the map under the
+        hip at touchdown lies more than :data:`~mpc.tasks.map_swing.DROP` below the ground the
+        foot lifts off, under the hip: a Go2 foot landing ahead of its hip past a nosing had
+        its calf on the nosing), moved off the map's edges along the
         travel where the edge map says it is not flat (``map_edge`` > 0,
         :meth:`MapGround.safe_foothold`; the first stance's in :attr:`foothold_plan`), and the
         ground each swing passes over (:attr:`swing_plan`, :mod:`mpc.tasks.map_swing`): from
@@ -1095,8 +1098,11 @@ class LeggedTask(GoalMode, VelocityMode, Task):
                 down = later[0]
                 after = ups[ups > down]
                 stance = (times[after[0]] if len(after) else times[-1]) - times[down]
-                aim = qpos[0:2] + turn @ self._home_feet[i] + v * (times[down] - time
-                                                                    + stance / 2)
+                hip = qpos[0:2] + turn @ self._home_feet[i] + v * (times[down] - time)
+                # Raibert's lead (half the stance's travel), but not down a step: there a foot
+                # ahead of its hip has its calf sloping back over the nosing, and on it
+                lead = stance / 2 if mg.map.height(*hip) > mg.map.height(*start) - DROP else 0.0
+                aim = hip + v * lead
                 target = None
                 if mg.edge_map is not None:
                     target = mg.safe_foothold(aim, direction)

@@ -16,7 +16,7 @@ from mpc.app.assembly import build_planner, build_task
 from mpc.app.config import load_config
 from mpc.tasks import make_task
 from mpc.tasks.map_ground import MAP_BIT, MAP_BODY, MAP_GEOM, MapGround
-from mpc.tasks.map_swing import path_points
+from mpc.tasks.map_swing import DROP, path_points
 from mpc.tasks.terrain_map import stairs
 
 STAIRS = stairs(rise=0.12)
@@ -629,6 +629,32 @@ def test_with_a_travel_speed_footholds_are_aimed_with_the_travel_not_the_measure
     home = task._home_feet[:, 0]
     assert np.all(lands[ok, 0] > home[ok] + 0.05)  # a stride ahead of where they stand
     assert np.allclose(lands[ok, 1], task._home_feet[ok, 1], atol=1e-9)  # and not sideways
+
+
+def test_a_foot_stepping_down_lands_under_its_hip_and_a_level_one_a_lead_ahead():
+    """Down a step (the map under the hip at touchdown more than DROP below the ground the
+    foot lifts off) the foothold is the hip's place at touchdown, without Raibert's lead of
+    half the stance's travel: a Go2 front foot landing ahead of its hip past a nosing had its
+    calf on the nosing, and the robot fell. Here the base walks at 0.4 m/s on the landing, the
+    front feet 16 cm short of the flight down: FR's next swing touches down with its hip past
+    the nosing and lands under it; the hind feet's stay on the landing and keep the lead (as
+    FL's does, whose swing ends with its hip still over the landing)."""
+    task = make_task("quadruped_flat", robots.info("go2"), ground="map", goal=[5.0, 0.0],
+                     gait="walk")
+    task.set_map(STAIRS)
+    m = task.planning_model(0.01)
+    d = standing(task, m, 2.5)
+    d.qvel[0] = 0.4
+    task.update(0.0, d.qpos, d.qvel)
+    plan = task.swing_plan
+    hip = d.qpos[0] + task._home_feet[:, 0] + 0.4 * plan.touchdown[:, 0]
+    ahead = plan.land_xy[:, 0, 0] - hip
+    down = STAIRS.height(hip, task._home_feet[:, 1]) < plan.start[:, 0] - DROP
+    fr = task.robot.feet.index("FR_foot")
+    hind = task._home_feet[:, 0] < 0.0
+    assert down[fr] and not down[hind].any()
+    np.testing.assert_allclose(ahead[down], 0.0, atol=1e-9)
+    assert np.all(ahead[~down] > 0.05)
 
 
 def test_a_swinging_foot_past_its_foothold_has_an_overshoot_row_with_an_exact_jacobian():

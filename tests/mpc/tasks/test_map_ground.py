@@ -649,7 +649,8 @@ def test_a_foot_stepping_down_lands_under_its_hip_and_a_level_one_a_lead_ahead()
     plan = task.swing_plan
     hip = d.qpos[0] + task._home_feet[:, 0] + 0.4 * plan.touchdown[:, 0]
     ahead = plan.land_xy[:, 0, 0] - hip
-    down = STAIRS.height(hip, task._home_feet[:, 1]) < plan.start[:, 0] - DROP
+    lifts_off = plan.start[:, 0] - task.map_ground.shift  # the map's frame, as the hips'
+    down = STAIRS.height(hip, task._home_feet[:, 1]) < lifts_off - DROP
     fr = task.robot.feet.index("FR_foot")
     hind = task._home_feet[:, 0] < 0.0
     assert down[fr] and not down[hind].any()

@@ -593,11 +593,11 @@ class LeggedTask(GoalMode, VelocityMode, Task):
         foot gets the lowest of where it is over, the ground its swing left and the one it
         lands on."""
         z = points[:, 2].copy()
-        plan, mg = self.swing_plan, self.map_ground
+        plan = self.swing_plan
         for i in np.flatnonzero(~np.asarray(standing, bool)):
             low = [z[i]]
-            if stance[i]:
-                low.append(float(mg.map.height(*points[i, :2])) + mg.shift)
+            if plan is not None and stance[i]:
+                low.append(plan.stood[i])  # the ground under it (the swing plan read it)
             elif plan is not None:
                 low += [v for v in (plan.start[i, 0], plan.land[i, 0]) if np.isfinite(v)]
             z[i] = min(low)
@@ -1098,16 +1098,17 @@ class LeggedTask(GoalMode, VelocityMode, Task):
                 down = later[0]
                 after = ups[ups > down]
                 stance = (times[after[0]] if len(after) else times[-1]) - times[down]
+                lifted = float(mg.map.height(*start))  # the ground the swing leaves
                 hip = qpos[0:2] + turn @ self._home_feet[i] + v * (times[down] - time)
                 # Raibert's lead (half the stance's travel), but not down a step: there a foot
                 # ahead of its hip has its calf sloping back over the nosing, and on it
-                lead = stance / 2 if mg.map.height(*hip) > mg.map.height(*start) - DROP else 0.0
+                lead = stance / 2 if mg.map.height(*hip) > lifted - DROP else 0.0
                 aim = hip + v * lead
                 target = None
                 if mg.edge_map is not None:
                     target = mg.safe_foothold(aim, direction)
                     lower = mg.within_climb(aim if target is None else target, direction,
-                                            float(mg.map.height(*start)))
+                                            lifted)
                     target = target if lower is None else lower
                 if k == 0 and swing[0, i]:  # a foothold moved in this swing stays chosen
                     if np.isfinite(self._committed[i, 0]):
@@ -1120,7 +1121,7 @@ class LeggedTask(GoalMode, VelocityMode, Task):
                     plan.liftoff[i] = times[after[0]] if len(after) else np.inf
                     if target is not None:
                         plan.target[i], plan.moved[i] = target, True
-                h0, h1 = (float(mg.map.height(*p)) + mg.shift for p in (start, land))
+                h0, h1 = lifted + mg.shift, float(mg.map.height(*land)) + mg.shift
                 over = path_points(np.array([*path, land]), spacing)
                 top = max(h0, h1, mg.highest_along(over) + mg.shift)
                 swings.liftoff[i, k] = -np.inf if up == 0 else times[up]

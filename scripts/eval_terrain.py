@@ -29,10 +29,13 @@ its description's 2 and every other plant has none.
 
 A terrain may also be a terrain map file (``configs/maps/stairs_12cm.yaml``: a ``.yaml``, or a
 ``.npy``/``.png`` with its sidecar; :mod:`mpc.tasks.terrain_map`): the plant stands on the map
-(``plant.terrain: {kind: map}``), raised by ``--map-offset`` m and with ``--map-noise`` m of
-noise per sample (seeded by the run's seed) to make the world disagree with the map. A config
-that plans on a map (``task.ground: map``, the ``X_hw_stairs`` configs) names its own; the
-two are different options so that they can disagree. Without ``--goal``, a config whose goal
+(``plant.terrain: {kind: map}``). A config that plans on a map (``task.ground: map``, the
+``X_hw_stairs`` configs) names its own (``task.map``); the two are different options so that
+they can disagree. ``--map-offset`` m and ``--map-noise`` m of noise per sample (seeded by the
+run's seed) make them disagree as an elevation map does: for a config that plans on a map, its
+map is raised and made noisy and the world is the true map; for a blind config, the world. (The
+world raised instead would be no error: the robot starts on it and its estimator takes where it
+starts as height 0.) Without ``--goal``, a config whose goal
 is a list of waypoints (the stairs configs: the top of the flight, then down again) walks them
 and is judged at the last; other goal-mode configs walk to 2 m ahead.
 
@@ -108,12 +111,33 @@ def run_case(case: dict) -> dict:
     signal ended early (``summary["interrupted"]``: the first SIGINT or SIGTERM stops the run
     at its next step and it closes as at its end) raises KeyboardInterrupt instead of being
     judged: it is not a result."""
+    from mpc.app.config import load_config
+
+    with tempfile.TemporaryDirectory() as tmp:
+        overrides = case_overrides(case)
+        if "planner_map" in case:
+            overrides.append(f"task.map={planner_map(case['planner_map'], Path(tmp))}")
+        cfg = load_config(case["config"], overrides)
+        return _run(case, cfg, Path(tmp))
+
+
+def planner_map(error: dict, folder: Path) -> Path:
+    """The map a case's planner plans on when it disagrees with the world: the config's map
+    (``error["file"]``) raised by ``offset`` m with ``noise`` m per sample (seeded by
+    ``seed``), written into ``folder``; its path."""
+    from mpc.tasks import terrain_map
+
+    wrong = terrain_map.load(error["file"]).perturbed(error["offset"], error["noise"],
+                                                      error.get("seed", 0))
+    return wrong.save(folder / "planner_map.yaml")
+
+
+def _run(case: dict, cfg, tmp: Path) -> dict:
+    """:func:`run_case` with the case's config loaded, in the temporary folder ``tmp``."""
     import robots
     from hardware.fake.motor_plant import FakeMotorPlant
-    from mpc.app.config import load_config
     from mpc.app.run import run
 
-    cfg = load_config(case["config"], case_overrides(case))
     robot = robots.info(cfg.robot)
     spec = None
     if case["plant_model"] == "reference":
@@ -129,8 +153,7 @@ def run_case(case: dict) -> dict:
         robot, delay=case["delay_ms"] / 1e3, base_state=base_state, seed=case["seed"],
         terrain=seeded_terrain(case), spec=spec, joint_damping=case.get("plant_joint_damping"),
         kp=cfg.plant.get("kp"), kd=cfg.plant.get("kd"))  # the bridge's gains (plant.kp, kd)
-    with tempfile.TemporaryDirectory() as tmp:
-        summary = run(cfg, out=tmp, plant=plant)
+    summary = run(cfg, out=tmp / "run", plant=plant)
     if summary.get("interrupted") or not summary.get("started", True):
         # a signal ended the run early: not a result (the campaign stores nothing for it)
         raise KeyboardInterrupt("the run was interrupted")
@@ -330,9 +353,15 @@ def make_case(config: str, terrain: str, seed: int, args) -> dict:
         case["plant_joint_damping"] = args.plant_joint_damping
     if is_map(terrain):
         case["map"] = {"kind": "map", "file": str(Path(terrain).resolve()),
-                       "offset": args.map_offset, "noise": args.map_noise}
+                       "offset": 0.0, "noise": 0.0}
+        error = {"offset": args.map_offset, "noise": args.map_noise}
         if args.map_noise > 0.0:
-            case["map"]["seed"] = seed  # noise drawn anew for every seed
+            error["seed"] = seed  # noise drawn anew for every seed
+        plans_on_map = cfg.task.get("ground") == "map" and cfg.task.get("map")
+        if (args.map_offset or args.map_noise) and plans_on_map:
+            case["planner_map"] = {"file": cfg.task["map"], **error}  # the world stays true
+        else:
+            case["map"].update(error)
     elif any(hasattr(f, "seed") for f in terrain_mod.parse(terrain)):
         case["terrain_seed"] = seed  # slabs or bumps laid out anew for every seed
     return case

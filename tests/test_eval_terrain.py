@@ -80,15 +80,31 @@ def test_random_terrain_is_laid_out_anew_for_every_seed():
     assert ramp["threads"] == 2  # the config's planner.threads
 
 
-def test_a_map_file_is_a_terrain_with_its_offset_and_seeded_noise():
+def test_a_map_file_is_a_terrain_and_the_map_error_goes_into_the_planners_map(monkeypatch):
+    """With a map offset or noise, a config that plans on a map plans on the erroneous map
+    over the true world (the world raised instead would be no error: the estimator takes
+    where the robot starts as height 0); a blind config walks on the erroneous world."""
+    from mpc.tasks import terrain_map
+
     args = eval_terrain.parser().parse_args(["--duration", "10", "--map-offset", "0.02",
                                              "--map-noise", "0.01"])
     path = "configs/maps/stairs_12cm.yaml"
     cases = [eval_terrain.make_case("go2_hw_stairs", path, s, args) for s in (0, 1)]
     ground = [eval_terrain.seeded_terrain(c) for c in cases]
-    assert [g["seed"] for g in ground] == [0, 1]
-    assert ground[0]["kind"] == "map" and ground[0]["offset"] == 0.02
-    assert Path(ground[0]["file"]).is_absolute()
+    assert ground[0]["kind"] == "map" and Path(ground[0]["file"]).is_absolute()
+    assert ground[0]["offset"] == ground[0]["noise"] == 0.0 and "seed" not in ground[0]
+    assert [c["planner_map"]["seed"] for c in cases] == [0, 1]
+    planned = []
+    monkeypatch.setattr(eval_terrain, "_run",
+                        lambda case, cfg, tmp: planned.append(terrain_map.load(cfg.task["map"])))
+    for case in cases:
+        eval_terrain.run_case(case)
+    true = terrain_map.load(ground[0]["file"]).heights
+    errors = [p.heights - true for p in planned]
+    assert all(abs(e.mean() - 0.02) < 1e-3 and abs(e.std() - 0.01) < 1e-3 for e in errors)
+    assert not np.allclose(errors[0], errors[1])  # drawn anew for every seed
+    blind = eval_terrain.seeded_terrain(eval_terrain.make_case("go2_hw_terrain", path, 1, args))
+    assert (blind["offset"], blind["noise"], blind["seed"]) == (0.02, 0.01, 1)
     # a config with waypoints walks them and is judged at the last one
     from mpc.app.config import load_config
 
@@ -211,7 +227,7 @@ def test_a_run_a_signal_cuts_short_is_not_kept_and_the_campaign_stops(sig, tmp_p
     try:
         (first,) = wait_for(lambda: list((out / "cases").glob("*.json")), proc=proc)
         # the second run's record begun: its loop starts (or its first plan compiles)
-        wait_for(lambda: list(runs.glob("*/events.log")), proc=proc)
+        wait_for(lambda: list(runs.glob("*/run/events.log")), proc=proc)
         time.sleep(0.5)
         assert proc.poll() is None
         proc.send_signal(sig)

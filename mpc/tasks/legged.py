@@ -89,7 +89,7 @@ from mpc.tasks.velocity import (
     clamp_distance,
 )
 from robots.info import RobotInfo
-from robots.statics import resting_sites
+from robots.statics import resting_site_heights
 
 GRAVITY = 9.81
 
@@ -407,20 +407,13 @@ class LeggedTask(GoalMode, VelocityMode, Task):
 
     def resting_foot_height(self, model: mujoco.MjModel) -> float:
         """ρ: the mean height of the foot sites of the standing robot in the planning model
-        (:func:`robots.statics.resting_sites`) over the ground they rest on (the map's, on a
-        map: a map whose start is not at 0, such as one raised by an elevation map's error,
-        had the robot rest that much higher, and ρ taken as the sites' absolute height put
-        every foothold that much low: on a map 2 cm high the A1's planning model had no foot
-        on its floor and the robot fell at the start). Not the foot sphere's radius: the
-        soft contacts sink under the robot's weight, and a foot asked to be that far up from
-        the first instant of its swing window makes the robot hop."""
-        sites = resting_sites(model, self.robot.home_key, self.robot.feet)
-        mg = self.map_ground
-        if mg is not None and mg.map is not None:
-            ground = mg.map.height(sites[:, 0], sites[:, 1])
-        else:
-            ground = self.ground.height(sites[:, 0], sites[:, 1])
-        return float(np.mean(sites[:, 2] - ground))
+        over the ground they rest on (:func:`robots.statics.resting_site_heights`; as their
+        absolute height, on a map raised 2 cm by an elevation map's error ρ came out 2 cm
+        high, no planned foot stood on its floor and the A1 fell at the start). Not the foot
+        sphere's radius: the soft contacts sink under the robot's weight, and a foot asked to
+        be that far up from the first instant of its swing window makes the robot hop."""
+        return float(np.mean(resting_site_heights(model, self.robot.home_key,
+                                                  self.robot.feet)))
 
     def bind(self, model: mujoco.MjModel) -> None:
         """Resolve the sensors, measure what the residual needs from the model (home joint

@@ -26,7 +26,7 @@ built by the legged base (:mod:`mpc.tasks.legged`), which also holds the goals, 
 and the velocity mode; this task declares its terms, weights and posture gains.
 
 ρ is the planning model's, measured by letting the robot stand
-(:func:`robots.statics.resting_sites`), not the foot sphere's radius: the feet's soft
+(:func:`robots.statics.resting_site_heights`), not the foot sphere's radius: the feet's soft
 contacts sink 13-17 mm under the robot's weight. With the radius as ρ every foot was asked to
 be that far off the ground from the first instant of its swing window, so where the trot's two
 windows meet all four feet had to leave the ground together: the robot hopped twice a stride,

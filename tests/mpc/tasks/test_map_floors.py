@@ -86,20 +86,21 @@ def test_each_foot_stands_on_a_floor_of_its_own_and_not_on_the_field():
     np.testing.assert_allclose(d.geom_xpos[floors, 2], ground, atol=1e-12)
 
 
-@pytest.mark.parametrize("offset", [0.02, -0.02])
+@pytest.mark.parametrize("offset, noise", [(0.02, 0.0), (-0.02, 0.0), (0.0, 0.01)])
 def test_rho_is_taken_over_the_maps_ground_so_a_raised_map_keeps_the_feet_on_their_floors(
-        offset):
-    """An elevation map 2 cm off (here the whole map raised or lowered, as its error is) must
-    leave ρ, the sites' resting height over the ground, as on the true map: taken as the
-    sites' absolute height it came out 2 cm high on the raised map, every standing foot's
-    floor 2 cm under the foot, and the A1 fell at the start. The plan's update registers the
-    map to the feet; every foot then touches its floor, as on the true map."""
+        offset, noise):
+    """An elevation map 2 cm off (the whole map raised or lowered) or noisy must leave ρ, the
+    sites' resting height over the ground, as on the true map: taken as the sites' absolute
+    height it came out 2 cm high on the raised map, every standing foot's floor 2 cm under
+    the foot, and the A1 fell at the start. The plan's update registers the map to the feet;
+    every foot then touches its floor, as on the true map."""
     true, _ = go2_floors("stand")
     task = make_task("quadruped_flat", robots.info("go2"), ground="map", goal=[3.0, 0.0],
                      gait="stand", map_contacts="floors")
-    task.set_map(STAIRS.perturbed(offset))
+    task.set_map(STAIRS.perturbed(offset, noise, seed=3))
     m = task.planning_model(0.01)
-    assert task.foot_height == pytest.approx(true.foot_height, abs=2e-4)
+    # on a noisy map the robot rests on the field's prisms, which it sinks into 3 mm less
+    assert task.foot_height == pytest.approx(true.foot_height, abs=3e-3 if noise else 2e-4)
     d = standing(task, m, -0.5)  # on the floor before the flight
     task.update(0.0, d.qpos, d.qvel)
     task.update(0.02, d.qpos, d.qvel)

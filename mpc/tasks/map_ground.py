@@ -151,6 +151,8 @@ class MapGround:
             terrain = load(terrain)
         if not isinstance(terrain, HeightMap) and not (terrain is None and window is not None):
             raise MapError(f"a map is a HeightMap or a file, got {type(terrain).__name__}")
+        if terrain is not None:
+            terrain = terrain.despeckled()  # a mapper's map: its noise out (despeckled)
         self.clearance = float(clearance)
         self.edge = float(edge)
         #: m the map is raised by to meet the standing feet (:meth:`register`).
@@ -330,6 +332,8 @@ class MapGround:
         Returns whether anything changed."""
         if self.window is None:
             raise MapError("a map is followed only with a window (map_input)")
+        if received is not None:
+            received = received.despeckled()  # its noise out, as a map given whole
         if received is not None and _same(received, self.window.source):
             received = None  # the same map again (a mapper repeating itself) changes nothing
         if received is not None:

@@ -163,6 +163,17 @@ class HeightMap:
             self._cache[key] = self._with(_smooth(self.heights, sigma / self.resolution))
         return self._cache[key]
 
+    def despeckled(self) -> HeightMap:
+        """Each sample the median of the 3 x 3 samples around it: a sample that stands out
+        from its neighbours (an elevation map's noise, a spike) is gone, a straight edge (a
+        riser, a curb) keeps its place and height, since the majority of each window is on
+        one side of it. Features a sample wide (a post) go too."""
+        key = ("despeckled",)
+        if key not in self._cache:
+            self._cache[key] = self._with(ndimage.median_filter(self.heights, size=3,
+                                                                mode="nearest"))
+        return self._cache[key]
+
     def perturbed(self, offset: float = 0.0, noise: float = 0.0, seed: int = 0) -> HeightMap:
         """The map raised by ``offset`` (m) with independent Gaussian noise of standard
         deviation ``noise`` (m) on every sample, seeded: a map that disagrees with the world

@@ -85,6 +85,17 @@ def test_a_window_over_the_whole_file_map_holds_the_file_maps_ground():
         assert np.array_equal(a.heights, b.heights) and a.origin == b.origin, name
 
 
+def test_a_received_map_is_despeckled_and_the_same_noisy_map_again_changes_nothing():
+    """A mapper's map comes with its noise: the window holds it despeckled, as a map given
+    whole (:meth:`mpc.tasks.terrain_map.HeightMap.despeckled`)."""
+    spec = WindowSpec(6.6, 2.0, 0.05, ahead=2.3, recentre=100.0, z_low=-0.1, z_high=0.7)
+    task, m = window_task(spec)
+    noisy = load(STAIRS_FILE).perturbed(0.0, 0.01, seed=2)
+    assert task.follow_map(noisy, base_at(m, 0.0))
+    assert np.allclose(field_heights(m), noisy.despeckled().heights, atol=1e-6)
+    assert not task.follow_map(load(STAIRS_FILE).perturbed(0.0, 0.01, seed=2), base_at(m, 0.0))
+
+
 def test_the_window_moves_with_the_robot_and_the_model_touches_the_map_there():
     flight = stairs(rise=0.12)
     spec = WindowSpec(2.0, 1.0, 0.05, ahead=0.5, recentre=0.25, z_low=0.0, z_high=0.8)

@@ -91,6 +91,26 @@ def test_the_clearance_map_is_the_highest_ground_within_reach():
     assert s.dilated(0.05, 0.025) is smooth  # cached
 
 
+def test_despeckling_keeps_the_risers_and_takes_an_elevation_maps_noise_out():
+    """The stairs unchanged (every riser a straight edge); with 1 cm of noise per sample, the
+    edge map (the relief within 6 cm, which moves a foothold off an edge above 2 cm) is above
+    2 cm in the middle of every tread before, and in at most a quarter of them after."""
+    s = stairs(rise=0.12)
+    assert np.array_equal(s.despeckled().heights, s.heights)
+    xs, ys = np.meshgrid(0.725 + 0.25 * np.arange(4), np.linspace(-0.5, 0.5, 21))
+
+    def above(m):
+        return float(np.mean(m.relief(0.06, 0.03).height(xs.ravel(), ys.ravel()) > 0.02))
+
+    assert above(s) == 0.0
+    for seed in range(3):
+        noisy = s.perturbed(0.0, 0.01, seed=seed)
+        assert above(noisy) == 1.0
+        assert above(noisy.despeckled()) < 0.25
+        clean = noisy.despeckled().heights - s.heights
+        assert np.abs(clean[:, 10:-10]).std() < 0.5 * 0.01  # the noise more than halved
+
+
 def test_perturbed_adds_the_offset_and_seeded_noise():
     p = BUMPY.perturbed(0.02, 0.01, seed=4)
     diff = p.heights - BUMPY.heights

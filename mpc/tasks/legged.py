@@ -567,7 +567,8 @@ class LeggedTask(GoalMode, VelocityMode, Task):
             points, standing, first = self._footholds(time, qpos, qvel)
             if self.felt is not None:
                 self._feel(time, qpos, qvel, points, standing, first)
-            self.map_ground.register(points, standing)
+            if not first:  # the first call's points are a foot radius down, not ρ
+                self.map_ground.register(points, standing)
             self.map_ground.find_terrace(qpos[:2])
             self.ground = self.map_ground.plane_under(qpos[:2])
             self._rebuild(("upright",))

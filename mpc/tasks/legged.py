@@ -567,8 +567,7 @@ class LeggedTask(GoalMode, VelocityMode, Task):
             points, standing, first = self._footholds(time, qpos, qvel)
             if self.felt is not None:
                 self._feel(time, qpos, qvel, points, standing, first)
-            if not first:  # the first call's points are a foot radius down, not ρ
-                self.map_ground.register(points, standing)
+            self.map_ground.register(points, standing)
             self.map_ground.find_terrace(qpos[:2])
             self.ground = self.map_ground.plane_under(qpos[:2])
             self._rebuild(("upright",))

@@ -198,24 +198,6 @@ def test_the_map_is_registered_to_the_standing_feet_and_moved_in_the_model():
         float(task.map_ground.body_map.height(0.2, 0.0)) + mg.shift, abs=0.01)
 
 
-def test_the_first_plan_does_not_register_and_the_second_takes_the_whole_offset():
-    """The first plan's ground points are a foot radius under the sites (a keyframe's feet have
-    not sunk in), not ρ: registered in full they put the map 1.3 cm low for the Go2, and
-    4 of 10 stairs runs fell on the level floor at the start. The second plan's are ρ under the
-    sites, and the map meets them whole."""
-    task = make_task("quadruped_flat", robots.info("go2"), ground="map", goal=[3.0, 0.0],
-                     gait="stand")
-    task.set_map(STAIRS.perturbed(0.02))
-    m = task.planning_model(0.01)
-    d = standing(task, m, -0.5)
-    task.update(0.0, d.qpos, d.qvel)
-    assert task.map_ground.shift == 0.0
-    task.update(0.02, d.qpos, d.qvel)
-    sites = d.site_xpos[[m.site(f).id for f in task.robot.feet], 2]
-    assert task.map_ground.shift == pytest.approx(float(np.mean(sites)) - task.foot_height
-                                                  - 0.02, abs=1e-9)
-
-
 def test_a_foot_on_the_floor_touches_the_plane_alone_and_on_a_tread_the_field(go2):
     """Standing before the flight each foot has one contact, with the floor plane (the field's
     floor-level samples lie under it): on a height field it had one per prism it entered, some

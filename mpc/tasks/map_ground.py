@@ -157,7 +157,6 @@ class MapGround:
         self.edge = float(edge)
         #: m the map is raised by to meet the standing feet (:meth:`register`).
         self.shift = 0.0
-        self._registered = False
         #: The level (m, on the map) of the terrace the robot is on, or None (:meth:`find_terrace`).
         self.terrace: float | None = None
         self._body = self._field_body = self._field = -1
@@ -265,13 +264,11 @@ class MapGround:
         filter carrying the height from foothold to foothold: 3 cm within 2.5 s on the level
         floor), so a map taken as fixed leaves the planning model's feet that far above or in
         the ground they stand on. With e the mean of z − (H(x, y) + shift) over the standing
-        feet on flat map (|∇H| ≤ :attr:`REGISTER_SLOPE`), shift += :attr:`REGISTER_GAIN` · e,
-        the first time shift = e (the robot stands before its first plan: a map 2 cm off,
-        registered a third at a time, left the first steps' targets 1-2 cm off and the A1
-        fell at the start in 2 of 10 runs); nothing without such a foot. Returns the shift;
-        :meth:`place` moves the model's map. A map given whole only: maps received while
-        running (a window) come in the estimator's frame already, built by a mapper from the
-        same state, and stay as received."""
+        feet on flat map (|∇H| ≤ :attr:`REGISTER_SLOPE`), shift += :attr:`REGISTER_GAIN` · e;
+        nothing without such a foot. Returns the shift; :meth:`place` moves the model's
+        map. A map given whole only: maps received while running (a window) come in the
+        estimator's frame already, built by a mapper from the same state, and stay as
+        received."""
         if self.window is not None:
             return self.shift
         points = np.asarray(points, dtype=float)[np.asarray(standing, dtype=bool)]
@@ -279,9 +276,8 @@ class MapGround:
             z, gx, gy = self.map.height_and_gradient(points[:, 0], points[:, 1])
             flat = np.hypot(gx, gy) <= self.REGISTER_SLOPE
             if flat.any():
-                gain = self.REGISTER_GAIN if self._registered else 1.0
-                self.shift += gain * float(np.mean(points[flat, 2] - z[flat] - self.shift))
-                self._registered = True
+                self.shift += self.REGISTER_GAIN * float(np.mean(points[flat, 2] - z[flat]
+                                                                 - self.shift))
         return self.shift
 
     def find_terrace(self, xy) -> float | None:

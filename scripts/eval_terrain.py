@@ -507,9 +507,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="config override for every run")
     p.add_argument("--map-offset", type=float, default=0.0,
-                   help="m added to a terrain map's heights in the plant (not the planner's)")
+                   help="m added to the heights of the map a config plans on (the world "
+                        "stays true); for a blind config, to the world's")
     p.add_argument("--map-noise", type=float, default=0.0,
-                   help="m, standard deviation of noise on a terrain map's samples in the plant")
+                   help="m, standard deviation of noise on the samples of the map a config "
+                        "plans on (for a blind config, the world's)")
     p.add_argument("--out", default="bench_results/terrain")
     return p
 

@@ -37,6 +37,10 @@ the support feet, δ the map's registration :attr:`MapGround.shift`):
 * δ, the **registration** (:meth:`MapGround.register`): the map is raised to meet the feet
   that stand, as the estimator sees them, and the planning model's map with it.
 
+H itself is the map as given or received, despeckled
+(:meth:`~mpc.tasks.terrain_map.HeightMap.despeckled`): an elevation map's noise made the edge
+map flag the middle of every tread.
+
 H_b is a function of the sensors, not affine: the task's residual subtracts it, and its
 Jacobian adds −∂H_b/∂x, −∂H_b/∂y in the columns of the base's x and y and 1/|S| of theirs in
 each support foot's, exactly (the bilinear interpolation's derivative,

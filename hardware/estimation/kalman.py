@@ -19,7 +19,7 @@ Measurements per foot i, from the joint encoders through the planning model's ki
 translation held still, so J_i [0, w, dq] is the foot's velocity relative to the base):
     p_i - p = k_i                                 (noise kin_pos_noise)
     v      = -J_i [0, w, dq]                      (the stance foot does not slide; kin_vel_noise)
-    p_i,z  = foot_height                          (ground: level only; height_noise)
+    p_i,z  = foot_height + G(p_i)                 (ground: level and map; height_noise)
 where the velocity is that of the point a foot radius below the foot site (a round foot rolls
 about it); each standard deviation is divided by sqrt(c_i), and the feet believed in swing
 (c_i = contact_min) are left out of the correction.
@@ -59,17 +59,29 @@ Where the ground is, by the option ``ground``:
   terrain config settles 0.06 s; the Go1's and Go2's feet rise and sink back within the
   belief (no net rise: 0, the default), where a settling time would keep the sinking half
   only and carry the height up.
+- ``map`` (planning on a terrain map): the map says where the ground is. G(p_i) is the map
+  under the foot (the planner's map, despeckled: ``map``, by default ``task.map``;
+  :mod:`hardware.estimation.map_height`), measured for each standing foot where the map is
+  flat around it, so the height holds on stairs as on the level floor; a foot on or next to a
+  riser is carried as above. foot_height defaults to the planning model's resting foot height
+  (as ``level``), and at the start the lowest feet stand on the map. The kinematic cue takes
+  each foot's height over the highest ground under its sphere: on a flight a front foot
+  standing a tread above the hind ones is as down as they are. (Carried, the Go2's height
+  lost 2-4 cm with every 12 cm step down, 24 cm over the flight, and the controller stopped
+  it at the foot of the flight for a base "below its fall height"; the cue, level with the
+  lowest foot, believed down only the feet on the lowest tread: docs/terrain.md.) A map that
+  is wrong moves the estimate with it: the planner reads the same map, so the two agree.
   With ``foot_roll`` a standing foot rolls on the ground's slope: the point that stays put is
   ``roll_radius`` (default the foot radius) along the ground's normal n (from the cue's
   slope), not below the centre, so the velocity rows take that point, and a held foot's
   centre moves along the ground at w_foot x r n (on a 10° slope that has a vertical part,
   down going down: a centre held still reads the base as rising, up going up). Off by
-  default and ignored on the level floor.
+  default; ``ground: carried`` only.
 
 Contact belief c_i in [c_min, 1]: the product of
 - a kinematic cue: the foot is within ``stance_band`` of the lowest foot (world-aligned; with
   ``ground: carried`` heights taken along the vertical less the ground's slope: on a 15° ramp
-  a front foot stands 10 cm above a hind one);
+  a front foot stands 10 cm above a hind one; with ``ground: map`` heights over the map);
 - a slip cue: the base velocity the foot implies, u_i = -J_i [0, w, dq], changes as the base
   accelerates, u_i' = a, while the foot stands; the leaky sum of the unexplained change
   r_i <- exp(-dt/0.02 s) r_i + (du_i - a dt) weighs the foot by exp(-|r_i|^2 / (2 slip_gate^2))
@@ -99,14 +111,18 @@ import mujoco
 import numpy as np
 
 from hardware.estimation.base_state import GROUNDS, BaseState, BaseStateSource, ImuSample
+from hardware.estimation.map_height import MapHeight
 from hardware.estimation.stance_slope import StanceSlope
 from hardware.rotations import euler_zyx
 from mpc.tasks.ground import GroundFit
+from mpc.tasks.terrain_map import load
 from robots.info import RobotInfo
 
 GRAVITY = np.array([0.0, 0.0, -9.81])
 #: Where the kinematic cue's slope comes from (``ground: carried``; module docstring).
 CUE_SLOPES = ("footholds", "chords")
+#: The filter's grounds: the leg estimators' and a terrain map (module docstring).
+KALMAN_GROUNDS = (*GROUNDS, "map")
 
 class LegKalman(BaseStateSource):
     """See the module docstring; options are the config's ``plant.base_state`` keys."""
@@ -126,7 +142,7 @@ class LegKalman(BaseStateSource):
         "innovation_gate": {"min": 0.05, "max": 10.0},
         "foot_height": {"min": -1.0, "max": 1.0},
         "initial_xy": {"min": -1000.0, "max": 1000.0},
-        "ground": {"choices": GROUNDS},
+        "ground": {"choices": KALMAN_GROUNDS},
         "cue_slope": {"choices": CUE_SLOPES},
         "settle_time": {"min": 0.0, "max": 0.5},
         "foot_roll": {"choices": (False, True)},
@@ -144,12 +160,9 @@ class LegKalman(BaseStateSource):
                  foot_height: float | None = None, zero_yaw: bool = True,
                  initial_xy: list[float] | None = None, ground: str = "level",
                  settle_time: float = 0.0, cue_slope: str = "footholds",
-                 foot_roll: bool = False, roll_radius: float | None = None):
-        if ground not in GROUNDS:
-            raise ValueError(f"unknown ground {ground!r}; choose from {', '.join(GROUNDS)}")
-        if cue_slope not in CUE_SLOPES:
-            raise ValueError(f"unknown cue_slope {cue_slope!r}; choose from "
-                             f"{', '.join(CUE_SLOPES)}")
+                 foot_roll: bool = False, roll_radius: float | None = None,
+                 map: str | None = None):
+        self.check_options({"ground": ground, "cue_slope": cue_slope, "map": map})
         self.model = model
         self.data = mujoco.MjData(model)
         self.sites = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE, f) for f in robot.feet]
@@ -168,16 +181,20 @@ class LegKalman(BaseStateSource):
         self.innovation_gate = innovation_gate
         self.w_ff, self.f_contact, self.c_min = foot_force_weight, contact_force, contact_min
         self.level = ground == "level"
+        #: ``ground: map``: the map under the feet (module docstring), else None.
+        self.terrain = (MapHeight(load(map).despeckled(), robot.foot_radius)
+                        if ground == "map" else None)
+        carried = ground == "carried"
         if foot_height is not None:
             self.foot_height = float(foot_height)
         else:
-            self.foot_height = (resting_foot_height(model, robot) if self.level
-                                else robot.foot_radius)
+            self.foot_height = (robot.foot_radius if carried
+                                else resting_foot_height(model, robot))
         #: ``ground: carried``: the kinematic contact cue's slope, from a plane through the
         #: remembered footholds (``cue_slope: footholds``) or from the chords between feet
-        #: standing together (``chords``); both None on the level floor.
-        self.ground = GroundFit(n) if not self.level and cue_slope == "footholds" else None
-        self.stance_slope = StanceSlope(n) if not self.level and cue_slope == "chords" else None
+        #: standing together (``chords``); both None on the level floor and on a map.
+        self.ground = GroundFit(n) if carried and cue_slope == "footholds" else None
+        self.stance_slope = StanceSlope(n) if carried and cue_slope == "chords" else None
         self.zero_yaw, self.initial_xy = zero_yaw, list(initial_xy or (0.0, 0.0))
         self.yaw0: np.ndarray | None = None  # the quaternion removing the initial yaw
         self.x = np.zeros(self.dim)
@@ -192,7 +209,7 @@ class LegKalman(BaseStateSource):
         self.stance_time = np.zeros(n)
         self.settle_time = float(settle_time)
         #: ``ground: carried``: a standing foot rolls on the ground's normal (module docstring).
-        self.foot_roll = bool(foot_roll) and not self.level
+        self.foot_roll = bool(foot_roll) and carried
         self.roll_vel = np.zeros((n, 3))
         self.implied: np.ndarray | None = None
         self.unexplained = np.zeros((n, 3))
@@ -202,7 +219,7 @@ class LegKalman(BaseStateSource):
         self.baseline: np.ndarray | None = None
         self.jac = np.zeros((3, model.nv))
         # Measurement matrix: rows (3 pos, 3 vel, 1 height) per foot; fixed, only R changes.
-        # The first ``used`` of each foot's rows are in use (the height row on level ground).
+        # The first ``used`` of each foot's rows are in use (the height row unless carried).
         H = np.zeros((7 * n, self.dim))
         for i in range(n):
             r, c = 7 * i, 6 + 3 * i
@@ -211,9 +228,28 @@ class LegKalman(BaseStateSource):
             H[r + 3:r + 6, 3:6] = np.eye(3)
             H[r + 6, c + 2] = 1.0
         self.H = H
-        self.used = 7 if self.level else 6
+        self.used = 6 if carried else 7
         self.rows = np.arange(7 * n).reshape(n, 7)[:, :self.used]
         self.var = (np.repeat(self.sigma, (3, 3, 1)) ** 2)[:self.used]
+
+    @staticmethod
+    def check_options(options: dict) -> None:
+        """ValueError naming the key unless the options that depend on each other fit (the
+        single options' bounds are :attr:`RANGES`'); ``ground: map`` reads its map."""
+        ground = options.get("ground", "level")
+        if ground not in KALMAN_GROUNDS:
+            raise ValueError(f"unknown ground {ground!r}; choose from "
+                             f"{', '.join(KALMAN_GROUNDS)}")
+        cue_slope = options.get("cue_slope", "footholds")
+        if cue_slope not in CUE_SLOPES:
+            raise ValueError(f"unknown cue_slope {cue_slope!r}; choose from "
+                             f"{', '.join(CUE_SLOPES)}")
+        if ground == "map" and not options.get("map"):
+            raise ValueError("ground: map needs a terrain map file (task.map, or map)")
+        if ground != "map" and options.get("map"):
+            raise ValueError(f"map is read with ground: map only (ground is {ground!r})")
+        if ground == "map":
+            load(options["map"])  # MapError (a ValueError) naming what is wrong
 
     # --- optional inputs ---------------------------------------------------------------------
     def observe_feet(self, foot_force: np.ndarray) -> None:
@@ -313,6 +349,10 @@ class LegKalman(BaseStateSource):
             z = z[:, :self.used]
             rows = self.rows[down].ravel()
             var = self.var[None, :] / c[down, None]
+            if self.terrain is not None:  # the map's height where it is sure of it
+                ground, flat = self.terrain.ground(x[6:].reshape(n, 3))
+                z[:, 6] += ground
+                var[~flat[down], 6] /= self.c_min
             var[settling[down], 5] /= self.c_min  # a settling foot's vertical velocity: out
             var = var.ravel()
             H = self.H[rows]
@@ -336,9 +376,12 @@ class LegKalman(BaseStateSource):
         return (c > 0.5) & (self.stance_time < self.settle_time)
 
     def _initialize(self, rel: np.ndarray) -> None:
-        """Standing still, the lowest feet touching the ground at ``foot_height``."""
+        """Standing still, the lowest feet touching the ground at ``foot_height`` (over the map
+        under them with ``ground: map``)."""
         low = rel[:, 2] <= rel[:, 2].min() + self.band
         p = np.array([*self.initial_xy, self.foot_height - rel[low, 2].mean()])
+        if self.terrain is not None:
+            p[2] += float(self.terrain.ground(p + rel[low])[0].mean())
         self.x[0:3], self.x[3:6] = p, 0.0
         self.x[6:] = (p + rel).ravel()
         if self.stance_slope is not None:  # all four stand
@@ -348,7 +391,9 @@ class LegKalman(BaseStateSource):
     def _contact(self, rel: np.ndarray, rel_vel: np.ndarray, dt: float) -> np.ndarray:
         """Contact belief per foot (see the module docstring)."""
         up = rel[:, 2]
-        if self.ground is not None:  # level with the others along the ground?
+        if self.terrain is not None:  # level with the others over the map?
+            up = up - self.terrain.top(self.x[0:3] + rel)
+        elif self.ground is not None:  # level with the others along the ground?
             up = up - rel[:, 0:2] @ self.ground.plane.slope
         elif self.stance_slope is not None:
             up = up - rel[:, 0:2] @ self.stance_slope.slope

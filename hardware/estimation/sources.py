@@ -32,12 +32,19 @@ def _source(name: str, where: str) -> type[BaseStateSource]:
 def check_spec(spec: dict | None, where: str = "plant.base_state") -> None:
     """ValueError unless ``spec`` names a known source; ConfigError naming the key unless its
     options fit the source's keyword parameters and bounds (checked with the config, in the
-    controller's process, before a link process builds the source)."""
+    controller's process, before a link process builds the source); ValueError naming the
+    section where options that depend on each other do not fit (a source's ``check_options``)."""
     if spec is not None:
         options = dict(spec)
         name = check_value(options.pop("type", "kalman"), str, "config", f"{where}.type")
         cls = _source(name, where)
-        check_kwargs(cls, options, "config", f"{where}.", exclude=("model", "robot"))
+        options = check_kwargs(cls, options, "config", f"{where}.", exclude=("model", "robot"))
+        check = getattr(cls, "check_options", None)
+        if check is not None:
+            try:
+                check(options)
+            except ValueError as e:
+                raise ValueError(f"{where}: {e}") from None
 
 
 def make_source(spec: dict, model: mujoco.MjModel, robot: RobotInfo,

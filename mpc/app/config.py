@@ -273,6 +273,7 @@ def load_config(name: str, overrides: list[str] | None = None) -> Config:
                           f"config that does: extends: NAME)")
     robot_section(data, Path.cwd())  # --set robot=NAME, or robot.overlay relative to here
     map_files(data, Path.cwd())  # --set task.map=FILE relative to here
+    estimator_map(data)
     return validate(data, str(path))
 
 
@@ -329,8 +330,9 @@ def robot_section(data: dict, folder: Path) -> None:
 
 
 def map_files(data: dict, folder: Path) -> None:
-    """A relative terrain map file (``task.map``, ``plant.terrain``'s ``{kind: map, file}``)
-    made absolute from ``folder`` (the folder of the file that names it)."""
+    """A relative terrain map file (``task.map``, ``plant.terrain``'s ``{kind: map, file}``,
+    ``plant.base_state.map``) made absolute from ``folder`` (the folder of the file that names
+    it)."""
 
     def absolute(name):
         if not isinstance(name, str) or not name:
@@ -345,6 +347,22 @@ def map_files(data: dict, folder: Path) -> None:
     for feature in terrain if isinstance(terrain, list) else [terrain]:
         if isinstance(feature, dict) and feature.get("kind") == "map" and "file" in feature:
             feature["file"] = absolute(feature["file"])
+    estimator = plant.get("base_state") if isinstance(plant, dict) else None
+    if isinstance(estimator, dict) and "map" in estimator:
+        estimator["map"] = absolute(estimator["map"])
+
+
+def estimator_map(data: dict) -> None:
+    """An estimator on the map (``plant.base_state.ground: map``) reads the planner's map,
+    ``task.map``, unless it names one: one map for both, as a robot has (and a map error, such
+    as scripts/eval_terrain.py's ``--map-offset``, in both). Done once the overrides are in, so
+    a ``--set task.map`` moves the estimator's map too."""
+    task, plant = data.get("task"), data.get("plant")
+    estimator = plant.get("base_state") if isinstance(plant, dict) else None
+    if (isinstance(estimator, dict) and estimator.get("ground") == "map"
+            and "map" not in estimator and isinstance(task, dict)
+            and isinstance(task.get("map"), str)):
+        estimator["map"] = task["map"]
 
 
 def merge_sections(base: dict, over: dict) -> dict:

@@ -507,8 +507,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="config override for every run")
     p.add_argument("--map-offset", type=float, default=0.0,
-                   help="m added to the heights of the map a config plans on (the world "
-                        "stays true); for a blind config, to the world's")
+                   help="m added to the heights of the map a config plans on, and its "
+                        "estimator with ground: map reads (the world stays true); for a blind "
+                        "config, to the world's")
     p.add_argument("--map-noise", type=float, default=0.0,
                    help="m, standard deviation of noise on the samples of the map a config "
                         "plans on (for a blind config, the world's)")

@@ -77,7 +77,7 @@ from mpc.tasks.ground import (
     up_axis,
 )
 from mpc.tasks.map_ground import MapGround
-from mpc.tasks.map_swing import DROP, SwingPlan, path_points, step_down_pending
+from mpc.tasks.map_swing import DROP, RISE, SwingPlan, path_points, step_down_pending
 from mpc.tasks.map_window import WindowSpec
 from mpc.tasks.riser import HeldFeet, held_back
 from mpc.tasks.task_base import CostTerm, Task, base_yaw, weighted_terms
@@ -142,6 +142,7 @@ class LeggedTask(GoalMode, VelocityMode, Task):
         "felt_offset": {"min": -0.1, "max": 0.1},
         "map_clearance": {"min": 0.0, "max": 0.5},
         "map_edge": {"min": 0.0, "max": 0.5},
+        "map_rise": {"gt": 0.0, "max": 0.45},
         "map_contacts": {"choices": ("pruned", "all", "floors")},
         "travel_speed": {"min": 0.0, "max": 2.0},
         "travel_hold": {"min": 0.0, "max": 0.5},
@@ -172,7 +173,7 @@ class LeggedTask(GoalMode, VelocityMode, Task):
                  ground: str = "level", ground_prior: float = 0.01, slope_follow: float = 0.5,
                  ground_below: float | None = None, foot_floors: bool = False,
                  map: str | None = None,
-                 map_clearance: float = 0.05, map_edge: float = 0.0,
+                 map_clearance: float = 0.05, map_edge: float = 0.0, map_rise: float = RISE,
                  map_contacts: str = "all", felt_offset: float = -0.015,
                  travel_speed: float = 0.0, travel_hold: float = 0.0):
         """``gait``: a name of :attr:`GAITS`, its ``duty``, ``cadence`` (Hz) and
@@ -195,7 +196,9 @@ class LeggedTask(GoalMode, VelocityMode, Task):
         or set one from code with :meth:`set_map`), ``map_clearance`` (m) how near a swing's
         path a riser lifts it over its top (:mod:`mpc.tasks.map_swing`), ``map_edge`` (m; 0:
         none) the reach of its edge map: a foot whose next foothold is within that reach of
-        an edge is led off it (:meth:`plan_footholds`), ``map_contacts`` the feet's contacts
+        an edge is led off it (:meth:`plan_footholds`), ``map_rise`` the fraction of a swing
+        over which its foot is led up to the highest ground on its path and, at its end, down
+        (:data:`mpc.tasks.map_swing.RISE` by default), ``map_contacts`` the feet's contacts
         with the map's field in the planning model: ``all`` (MuJoCo's, one per prism; the
         default), ``pruned`` (the deepest per direction, :mod:`common.hfield_contacts`) or
         ``floors`` (none: each foot stands on a level floor of its own,
@@ -220,6 +223,7 @@ class LeggedTask(GoalMode, VelocityMode, Task):
         self.ground_mode = ground
         self.map_clearance = float(map_clearance)
         self.map_edge = float(map_edge)
+        self.map_rise = float(map_rise)
         if map_contacts not in ("pruned", "all", "floors"):
             raise ValueError(f"unknown map_contacts {map_contacts!r}; choose pruned, all or "
                              f"floors")
@@ -1084,7 +1088,7 @@ class LeggedTask(GoalMode, VelocityMode, Task):
         swings = SwingPlan(*(np.full((nfeet, most), np.nan) for _ in range(5)), slack=grid,
                            land_xy=np.full((nfeet, most, 2), np.nan), stood_xy=stood,
                            stood=mg.map.height(stood[:, 0], stood[:, 1]) + mg.shift,
-                           lift_xy=np.full((nfeet, most, 2), np.nan))
+                           lift_xy=np.full((nfeet, most, 2), np.nan), rise=self.map_rise)
         spacing = mg.map.resolution / 4
         for i in range(nfeet):
             ups = np.flatnonzero(~swing[:-1, i] & swing[1:, i]) + 1

@@ -15,7 +15,8 @@ and its ground target over the swing's phase s ∈ [0, 1] (0 at lift-off, 1 at t
 
     B(s) = min(h₀ + (hₘ − h₀) S(s / r),  h₁ + (hₘ − h₁) S((1 − s) / r))
 
-with S the smoothstep 3x² − 2x³ on [0, 1] (0 below, 1 above) and r = :data:`RISE`: the foot
+with S the smoothstep 3x² − 2x³ on [0, 1] (0 below, 1 above) and r the rise (the task's
+``map_rise``, :data:`RISE` by default): the foot
 is led up to hₘ in the first r of the swing and stays there until the last r, where it comes
 down to the ground it lands on (on a step up it stays at hₘ = h₁). The gait term asks the foot
 for f_z − (ρ_foot + B(s) + step(t)). The target depends on time alone, not on where the foot
@@ -43,10 +44,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-#: Fraction of a swing over which the foot rises to (and, at its end, comes down from) hₘ:
-#: early, since a foot that lifts off just short of a riser meets it within a few centimetres
-#: (0.3 was tried: with the true state the Go2 fell on the step at 2.5 s, 0.68 m, against
-#: 2.7 s, 0.85 m).
+#: Fraction of a swing over which the foot rises to (and, at its end, comes down from) hₘ,
+#: by default: early, since a foot that lifts off just short of a riser meets it within a few
+#: centimetres (0.3 was tried: with the true state the Go2 fell on the step at 2.5 s, 0.68 m,
+#: against 2.7 s, 0.85 m; 0.25 on the Go2's flight, deploy path: 3 of its first 6 runs fell
+#: before the first riser, against 1 of 10). The price is speed: on the A1's 8 cm flight,
+#: swings of 0.36 s, the foot is asked up 8 cm in 54 ms and its knee passed the bridge's
+#: 40 rad/s at a lift-off; the A1's stairs config rises over 0.25 (``task.map_rise``).
 RISE = 0.15
 #: How far (m) hₘ must stand above a swing's end for its path to be held back there
 #: (:func:`progress`).
@@ -76,6 +80,8 @@ class SwingPlan:
     stood: np.ndarray | None = None
     #: Each swing's lift-off point (nfeet, K, 2: xy, NaN where none); None: not planned.
     lift_xy: np.ndarray | None = None
+    #: Fraction r of a swing over which its foot rises to hₘ and comes down (module docstring).
+    rise: float = RISE
 
     def ground(self, time: np.ndarray, phase: np.ndarray) -> np.ndarray:
         """B (..., nfeet) at times (...) with each foot's swing phase ``phase`` (..., nfeet;
@@ -87,7 +93,7 @@ class SwingPlan:
             inside = ((t >= self.liftoff[:, k] - self.slack)
                       & (t <= self.touchdown[:, k] + self.slack) & (s >= 0.0))
             value = profile(np.clip(s, 0.0, 1.0), self.start[:, k], self.top[:, k],
-                            self.land[:, k])
+                            self.land[:, k], self.rise)
             out = np.where(inside, value, out)
         return out
 
@@ -136,20 +142,21 @@ class SwingPlan:
         for k in range(self.liftoff.shape[1]):
             inside = ((t >= self.liftoff[:, k] - self.slack)
                       & (t <= self.touchdown[:, k] + self.slack) & np.isfinite(s))
-            p = progress(np.nan_to_num(s), self.start[:, k], self.top[:, k], self.land[:, k])
+            p = progress(np.nan_to_num(s), self.start[:, k], self.top[:, k], self.land[:, k],
+                         self.rise)
             a, b = self.lift_xy[:, k], self.land_xy[:, k]
             out = np.where(inside[..., None], a + (b - a) * p[..., None], out)
         return out
 
 
-def progress(s: np.ndarray, start, top, land) -> np.ndarray:
+def progress(s: np.ndarray, start, top, land, rise: float = RISE) -> np.ndarray:
     """P(s): how far along its path from lift-off a to foothold b a swing's foot is asked to
     be at phase s, held back while its ground target B(s) rises to the highest ground hₘ
-    (the first :data:`RISE` of the swing, where hₘ is above the ground it leaves h₀) and
-    ahead of it while B comes down (the last RISE, where hₘ is above h₁): lift, move over,
-    set down. Between, a smoothstep from 0 to 1; on the level, over the whole swing."""
-    up = np.where(np.asarray(top) > np.asarray(start) + CLEAR, RISE, 0.0)
-    down = np.where(np.asarray(top) > np.asarray(land) + CLEAR, RISE, 0.0)
+    (the first ``rise`` of the swing, where hₘ is above the ground it leaves h₀) and
+    ahead of it while B comes down (the last ``rise``, where hₘ is above h₁): lift, move
+    over, set down. Between, a smoothstep from 0 to 1; on the level, over the whole swing."""
+    up = np.where(np.asarray(top) > np.asarray(start) + CLEAR, rise, 0.0)
+    down = np.where(np.asarray(top) > np.asarray(land) + CLEAR, rise, 0.0)
     return smoothstep((np.asarray(s) - up) / (1.0 - up - down))
 
 
@@ -159,10 +166,10 @@ def smoothstep(x: np.ndarray) -> np.ndarray:
     return x * x * (3.0 - 2.0 * x)
 
 
-def profile(s: np.ndarray, start, top, land) -> np.ndarray:
-    """B(s) of the module docstring."""
-    up = start + (top - start) * smoothstep(np.asarray(s) / RISE)
-    down = land + (top - land) * smoothstep((1.0 - np.asarray(s)) / RISE)
+def profile(s: np.ndarray, start, top, land, rise: float = RISE) -> np.ndarray:
+    """B(s) of the module docstring, r = ``rise``."""
+    up = start + (top - start) * smoothstep(np.asarray(s) / rise)
+    down = land + (top - land) * smoothstep((1.0 - np.asarray(s)) / rise)
     return np.minimum(up, down)
 
 

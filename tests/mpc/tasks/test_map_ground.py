@@ -16,7 +16,7 @@ from mpc.app.assembly import build_planner, build_task
 from mpc.app.config import load_config
 from mpc.tasks import make_task
 from mpc.tasks.map_ground import MAP_BIT, MAP_BODY, MAP_GEOM, MapGround
-from mpc.tasks.map_swing import DROP, path_points
+from mpc.tasks.map_swing import DROP, RISE, path_points
 from mpc.tasks.terrain_map import stairs
 
 STAIRS = stairs(rise=0.12)
@@ -108,6 +108,16 @@ def test_the_residual_jacobian_is_exact_on_the_map(go2):
         times = np.array([0.1, 0.27])  # a swing of each diagonal pair
         S = np.broadcast_to(s, (2, len(s))).copy()
         assert_exact_jacobian(task, S, times)
+
+
+def test_the_tasks_rise_goes_into_its_swing_plan():
+    for options, rise in (({}, RISE), ({"map_rise": 0.25}, 0.25)):
+        task = make_task("quadruped_flat", robots.info("go2"), ground="map", goal=[3.0, 0.0],
+                         **options)
+        task.set_map(STAIRS)
+        d = standing(task, task.planning_model(0.01), 0.3)
+        task.update(0.0, d.qpos, d.qvel)
+        assert task.swing_plan.rise == rise
 
 
 def test_a_swing_is_lifted_over_the_highest_ground_of_its_path_wherever_the_foot_is():

@@ -1,5 +1,5 @@
 """Swing heights on a map (mpc.tasks.map_swing): the ground profile B(s) of a swing leaves
-the lift-off ground, is at the highest ground of the path from RISE to 1 − RISE and lands on
+the lift-off ground, is at the highest ground of the path from the rise r to 1 − r and lands on
 the touchdown ground; a swing plan gives each foot its own swing's profile by time, 0 in
 stance; the path is sampled with its corners."""
 
@@ -23,13 +23,14 @@ from mpc.tasks.map_swing import (
 heights = st.floats(0.0, 0.3)
 
 
-@given(h0=heights, h1=heights, extra=st.floats(0.0, 0.2))
-def test_a_swing_leaves_its_ground_is_over_the_highest_and_lands_on_its_ground(h0, h1, extra):
+@given(h0=heights, h1=heights, extra=st.floats(0.0, 0.2), rise=st.sampled_from([RISE, 0.25, 0.45]))
+def test_a_swing_leaves_its_ground_is_over_the_highest_and_lands_on_its_ground(h0, h1, extra,
+                                                                               rise):
     top = max(h0, h1) + extra
     s = np.linspace(0.0, 1.0, 201)
-    b = profile(s, h0, top, h1)
+    b = profile(s, h0, top, h1, rise)
     assert b[0] == pytest.approx(h0) and b[-1] == pytest.approx(h1)
-    middle = (s >= RISE) & (s <= 1.0 - RISE)
+    middle = (s >= rise) & (s <= 1.0 - rise)
     assert np.allclose(b[middle], top)
     assert np.all(b <= top + 1e-12) and np.all(b >= min(h0, h1) - 1e-12)
     assert np.all(np.diff(b[s <= 0.5]) >= -1e-12)  # up, then level
@@ -43,6 +44,21 @@ def test_a_step_up_is_reached_early_in_the_swing_and_held_to_touchdown():
     b = profile(s, 0.0, 0.08, 0.08)
     assert b[0] == 0.0 and 0.0 < b[1] < 0.08
     assert b[2:] == pytest.approx([0.08] * 4)
+
+
+def test_a_plan_with_a_slower_rise_asks_the_foot_up_over_more_of_its_swing():
+    """``task.map_rise`` 0.25 (the A1's stairs config): at 16 % of a swing onto an 8 cm tread
+    the foot is not yet asked over the tread (with the default it is), and its path has not
+    begun to move over."""
+    kwargs = dict(liftoff=np.array([[0.0]]), touchdown=np.array([[1.0]]),
+                  start=np.array([[0.0]]), top=np.array([[0.08]]), land=np.array([[0.08]]),
+                  lift_xy=np.zeros((1, 1, 2)), land_xy=np.ones((1, 1, 2)))
+    fast, slow = SwingPlan(**kwargs), SwingPlan(**kwargs, rise=0.25)
+    time, phase = np.array([0.16]), np.array([[0.16]])
+    assert fast.ground(time, phase)[0, 0] == pytest.approx(0.08)
+    assert slow.ground(time, phase)[0, 0] == pytest.approx(profile(0.16, 0.0, 0.08, 0.08, 0.25))
+    assert slow.ground(time, phase)[0, 0] < 0.06
+    assert fast.path(time, phase)[0, 0, 0] > 0.0 and slow.path(time, phase)[0, 0, 0] == 0.0
 
 
 def test_a_swing_plan_gives_each_foot_its_swing_by_time_and_zero_in_stance():

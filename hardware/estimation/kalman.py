@@ -184,6 +184,8 @@ class LegKalman(BaseStateSource):
         #: ``ground: map``: the map under the feet (module docstring), else None.
         self.terrain = (MapHeight(load(map).despeckled(), robot.foot_radius)
                         if ground == "map" else None)
+        #: ``ground: map``: MapHeight.read of the feet at this update.
+        self.under: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         carried = ground == "carried"
         if foot_height is not None:
             self.foot_height = float(foot_height)
@@ -329,6 +331,8 @@ class LegKalman(BaseStateSource):
         x[3:6] += a * dt
         P[0:3, :] += dt * P[3:6, :]
         P[:, 0:3] += dt * P[:, 3:6]
+        if self.terrain is not None:  # the map under the feet, where the legs put them
+            self.under = self.terrain.read(x[0:3] + rel)
         c = self._contact(rel, rel_vel, dt)
         if self.foot_roll:  # a standing foot's centre rolls along the ground
             held = c > 0.5
@@ -350,7 +354,7 @@ class LegKalman(BaseStateSource):
             rows = self.rows[down].ravel()
             var = self.var[None, :] / c[down, None]
             if self.terrain is not None:  # the map's height where it is sure of it
-                ground, flat = self.terrain.ground(x[6:].reshape(n, 3))
+                ground, flat, _ = self.under
                 z[:, 6] += ground
                 var[~flat[down], 6] /= self.c_min
             var[settling[down], 5] /= self.c_min  # a settling foot's vertical velocity: out
@@ -381,7 +385,7 @@ class LegKalman(BaseStateSource):
         low = rel[:, 2] <= rel[:, 2].min() + self.band
         p = np.array([*self.initial_xy, self.foot_height - rel[low, 2].mean()])
         if self.terrain is not None:
-            p[2] += float(self.terrain.ground(p + rel[low])[0].mean())
+            p[2] += float(self.terrain.read(p + rel[low])[0].mean())
         self.x[0:3], self.x[3:6] = p, 0.0
         self.x[6:] = (p + rel).ravel()
         if self.stance_slope is not None:  # all four stand
@@ -392,7 +396,7 @@ class LegKalman(BaseStateSource):
         """Contact belief per foot (see the module docstring)."""
         up = rel[:, 2]
         if self.terrain is not None:  # level with the others over the map?
-            up = up - self.terrain.top(self.x[0:3] + rel)
+            up = up - self.under[2]
         elif self.ground is not None:  # level with the others along the ground?
             up = up - rel[:, 0:2] @ self.ground.plane.slope
         elif self.stance_slope is not None:

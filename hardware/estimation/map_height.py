@@ -1,7 +1,8 @@
 """The ground under the feet from a terrain map, for the leg Kalman filter's ``ground: map``.
 
 With H the map (the planner's own, despeckled: :meth:`~mpc.tasks.terrain_map.HeightMap.despeckled`)
-and a foot's estimated position f = (x, y, z), two readings:
+and a foot's position f = (x, y, z) where the legs put it from the estimated base (p + k_i), two
+readings:
 
     ground(f) = H(x, y)      with  flat(f) = max_S H − min_S H ≤ FLAT_TOLERANCE
     top(f)    = max_T H
@@ -36,19 +37,16 @@ class MapHeight:
 
     def __init__(self, terrain: HeightMap, foot_radius: float):
         self.map = terrain
-        self.reach = np.array([[0.0, 0.0], [1.0, 0.0], [-1.0, 0.0], [0.0, 1.0], [0.0, -1.0]])
-        self.foot_radius = float(foot_radius)
+        axes = np.array([[1.0, 0.0], [-1.0, 0.0], [0.0, 1.0], [0.0, -1.0]])
+        #: The points read around a foot: its centre, the flat stencil S, the sphere's T.
+        self.offsets = np.vstack([np.zeros((1, 2)), self.FLAT_REACH * axes,
+                                  float(foot_radius) * axes])
 
-    def _stencil(self, feet: np.ndarray, reach: float) -> np.ndarray:
-        """H (n, 5) at each foot's stencil of half-width ``reach``."""
-        points = feet[:, None, 0:2] + reach * self.reach[None]
-        return self.map.height(points[..., 0], points[..., 1])
-
-    def ground(self, feet: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(H under each foot (n,), whether the map is flat around it (n,)) for feet (n, 3)."""
-        h = self._stencil(feet, self.FLAT_REACH)
-        return h[:, 0], h.max(axis=1) - h.min(axis=1) <= self.FLAT_TOLERANCE
-
-    def top(self, feet: np.ndarray) -> np.ndarray:
-        """The highest ground under each foot's sphere (n,) for feet (n, 3)."""
-        return self._stencil(feet, self.foot_radius).max(axis=1)
+    def read(self, feet: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """For feet (n, 3): the ground under each (n,), whether the map is flat around it
+        (n,) and the highest ground under its sphere (n,); the map read once, at all points."""
+        points = feet[:, None, 0:2] + self.offsets[None]
+        h = self.map.height(points[..., 0], points[..., 1])
+        flat = h[:, 0:5]
+        return h[:, 0], flat.max(axis=1) - flat.min(axis=1) <= self.FLAT_TOLERANCE, \
+            np.maximum(h[:, 0], h[:, 5:].max(axis=1))

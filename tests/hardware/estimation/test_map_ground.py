@@ -66,11 +66,11 @@ def test_on_the_map_the_feet_on_higher_treads_count_as_down(recorded):
 def test_a_foot_by_a_riser_has_no_height_and_its_cue_reads_the_upper_tread():
     ground = MapHeight(stairs(steps=1, rise=0.1, start=0.5), foot_radius=0.02)
     feet = np.array([[0.2, 0.0, 0.0], [0.48, 0.0, 0.0], [0.8, 0.0, 0.1], [0.51, 0.0, 0.1]])
-    height, flat = ground.ground(feet)
+    height, flat, top = ground.read(feet)
     np.testing.assert_allclose(height[[0, 2]], [0.0, 0.1])
     assert flat.tolist() == [True, False, True, False]
     # a foot whose centre is 2 cm short of the tread's first sample stands on its nosing
-    np.testing.assert_allclose(ground.top(feet), [0.0, 0.1, 0.1, 0.1])
+    np.testing.assert_allclose(top, [0.0, 0.1, 0.1, 0.1])
 
 
 def test_the_estimator_reads_the_planners_map_unless_it_names_one(tmp_path):

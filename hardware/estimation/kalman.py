@@ -66,7 +66,9 @@ Where the ground is, by the option ``ground``:
   riser is carried as above. foot_height defaults to the planning model's resting foot height
   (as ``level``), and at the start the lowest feet stand on the map. The kinematic cue takes
   each foot's height over the highest ground under its sphere: on a flight a front foot
-  standing a tread above the hind ones is as down as they are. (Carried, the Go2's height
+  standing a tread above the hind ones is as down as they are; the lowest foot it measures
+  from is the lowest on flat map, since the estimate's xy drifts against the map and a foot by
+  a riser may be read on the level above it. (Carried, the Go2's height
   lost 2-4 cm with every 12 cm step down, 24 cm over the flight, and the controller stopped
   it at the foot of the flight for a base "below its fall height"; the cue, level with the
   lowest foot, believed down only the feet on the lowest tread: docs/terrain.md.) A map that
@@ -395,13 +397,20 @@ class LegKalman(BaseStateSource):
     def _contact(self, rel: np.ndarray, rel_vel: np.ndarray, dt: float) -> np.ndarray:
         """Contact belief per foot (see the module docstring)."""
         up = rel[:, 2]
+        lowest = None
         if self.terrain is not None:  # level with the others over the map?
-            up = up - self.under[2]
+            _, flat, top = self.under
+            up = up - top
+            # Measured from the feet on flat map: a foot by a riser may be read on the level
+            # above it (the estimate's xy drifts, 6 cm by the A1's foot of the flight), which
+            # would put it 8 cm below the ground and every other foot 8 cm over it.
+            lowest = up[flat].min() if flat.any() else None
         elif self.ground is not None:  # level with the others along the ground?
             up = up - rel[:, 0:2] @ self.ground.plane.slope
         elif self.stance_slope is not None:
             up = up - rel[:, 0:2] @ self.stance_slope.slope
-        c_kin = np.clip(1.0 - (up - up.min()) / self.band, 0.0, 1.0)
+        lowest = up.min() if lowest is None else lowest
+        c_kin = np.clip(1.0 - (up - lowest) / self.band, 0.0, 1.0)
         # Slip: a standing foot's implied base velocity changes only as fast as the base
         # accelerates, which the accelerometer measures; a landing, lifting or sliding foot's
         # changes faster. r_i, the last ~slip_time of that unexplained change (a leaky sum),

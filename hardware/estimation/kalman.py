@@ -66,9 +66,9 @@ Where the ground is, by the option ``ground``:
   riser is carried as above. foot_height defaults to the planning model's resting foot height
   (as ``level``), and at the start the lowest feet stand on the map. The kinematic cue takes
   each foot's height over the highest ground under its sphere: on a flight a front foot
-  standing a tread above the hind ones is as down as they are; the lowest foot it measures
-  from is the lowest on flat map, since the estimate's xy drifts against the map and a foot by
-  a riser may be read on the level above it. (Carried, the Go2's height
+  standing a tread above the hind ones is as down as they are; it measures from the lowest
+  foot's height over the lowest ground within 10 cm, since the estimate's xy drifts against
+  the map and a foot by a riser may be read on the level above it. (Carried, the Go2's height
   lost 2-4 cm with every 12 cm step down, 24 cm over the flight, and the controller stopped
   it at the foot of the flight for a base "below its fall height"; the cue, level with the
   lowest foot, believed down only the feet on the lowest tread: docs/terrain.md.) A map that
@@ -113,7 +113,7 @@ import mujoco
 import numpy as np
 
 from hardware.estimation.base_state import GROUNDS, BaseState, BaseStateSource, ImuSample
-from hardware.estimation.map_height import MapHeight
+from hardware.estimation.map_height import MapHeight, Under
 from hardware.estimation.stance_slope import StanceSlope
 from hardware.rotations import euler_zyx
 from mpc.tasks.ground import GroundFit
@@ -186,8 +186,8 @@ class LegKalman(BaseStateSource):
         #: ``ground: map``: the map under the feet (module docstring), else None.
         self.terrain = (MapHeight(load(map).despeckled(), robot.foot_radius)
                         if ground == "map" else None)
-        #: ``ground: map``: MapHeight.read of the feet at this update.
-        self.under: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        #: ``ground: map``: the map under the feet at this update.
+        self.under: Under | None = None
         carried = ground == "carried"
         if foot_height is not None:
             self.foot_height = float(foot_height)
@@ -356,9 +356,8 @@ class LegKalman(BaseStateSource):
             rows = self.rows[down].ravel()
             var = self.var[None, :] / c[down, None]
             if self.terrain is not None:  # the map's height where it is sure of it
-                ground, flat, _ = self.under
-                z[:, 6] += ground
-                var[~flat[down], 6] /= self.c_min
+                z[:, 6] += self.under.ground
+                var[~self.under.flat[down], 6] /= self.c_min
             var[settling[down], 5] /= self.c_min  # a settling foot's vertical velocity: out
             var = var.ravel()
             H = self.H[rows]
@@ -387,7 +386,7 @@ class LegKalman(BaseStateSource):
         low = rel[:, 2] <= rel[:, 2].min() + self.band
         p = np.array([*self.initial_xy, self.foot_height - rel[low, 2].mean()])
         if self.terrain is not None:
-            p[2] += float(self.terrain.read(p + rel[low])[0].mean())
+            p[2] += float(self.terrain.read(p + rel[low]).ground.mean())
         self.x[0:3], self.x[3:6] = p, 0.0
         self.x[6:] = (p + rel).ravel()
         if self.stance_slope is not None:  # all four stand
@@ -397,19 +396,17 @@ class LegKalman(BaseStateSource):
     def _contact(self, rel: np.ndarray, rel_vel: np.ndarray, dt: float) -> np.ndarray:
         """Contact belief per foot (see the module docstring)."""
         up = rel[:, 2]
-        lowest = None
         if self.terrain is not None:  # level with the others over the map?
-            _, flat, top = self.under
-            up = up - top
-            # Measured from the feet on flat map: a foot by a riser may be read on the level
-            # above it (the estimate's xy drifts, 6 cm by the A1's foot of the flight), which
-            # would put it 8 cm below the ground and every other foot 8 cm over it.
-            lowest = up[flat].min() if flat.any() else None
-        elif self.ground is not None:  # level with the others along the ground?
-            up = up - rel[:, 0:2] @ self.ground.plane.slope
-        elif self.stance_slope is not None:
-            up = up - rel[:, 0:2] @ self.stance_slope.slope
-        lowest = up.min() if lowest is None else lowest
+            # over the highest ground under the foot, from the lowest over the lowest ground
+            # around each (hardware/estimation/map_height.py: the xy drifts against the map)
+            lowest = (up - self.under.low).min()
+            up = up - self.under.top
+        else:
+            if self.ground is not None:  # level with the others along the ground?
+                up = up - rel[:, 0:2] @ self.ground.plane.slope
+            elif self.stance_slope is not None:
+                up = up - rel[:, 0:2] @ self.stance_slope.slope
+            lowest = up.min()
         c_kin = np.clip(1.0 - (up - lowest) / self.band, 0.0, 1.0)
         # Slip: a standing foot's implied base velocity changes only as fast as the base
         # accelerates, which the accelerometer measures; a landing, lifting or sliding foot's

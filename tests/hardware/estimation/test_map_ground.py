@@ -67,11 +67,12 @@ def test_on_the_map_the_feet_on_higher_treads_count_as_down(recorded):
 def test_a_foot_by_a_riser_has_no_height_and_its_cue_reads_the_upper_tread():
     ground = MapHeight(stairs(steps=1, rise=0.1, start=0.5), foot_radius=0.02)
     feet = np.array([[0.2, 0.0, 0.0], [0.48, 0.0, 0.0], [0.8, 0.0, 0.1], [0.51, 0.0, 0.1]])
-    height, flat, top = ground.read(feet)
-    np.testing.assert_allclose(height[[0, 2]], [0.0, 0.1])
-    assert flat.tolist() == [True, False, True, False]
+    under = ground.read(feet)
+    np.testing.assert_allclose(under.ground[[0, 2]], [0.0, 0.1])
+    assert under.flat.tolist() == [True, False, True, False]
     # a foot whose centre is 2 cm short of the tread's first sample stands on its nosing
-    np.testing.assert_allclose(top, [0.0, 0.1, 0.1, 0.1])
+    np.testing.assert_allclose(under.top, [0.0, 0.1, 0.1, 0.1])
+    np.testing.assert_allclose(under.low, [0.0, 0.0, 0.1, 0.0], atol=1e-12)
 
 
 def test_the_estimator_reads_the_planners_map_unless_it_names_one(tmp_path):
@@ -111,9 +112,9 @@ def test_a_map_the_estimator_cannot_use_is_one_line_and_exit_2(override, message
 def test_a_foot_read_on_the_tread_above_does_not_lift_the_others_out_of_contact():
     """Four feet on the floor, one of them read 1 cm past the first riser (the estimate's xy
     a little off): the map there is the tread's, 8 cm up, so that foot reads 8 cm below the
-    ground; the cue measures from the lowest foot on flat map, so all four stay down (measured
-    from the lowest foot of all, the other three were 8 cm over it and out: on the A1's way
-    down all four were believed in the air for 0.4 s before it fell)."""
+    ground; the cue measures from the feet's heights over the lowest ground within 10 cm, so all
+    four stay down (measured over the highest ground, the other three were 8 cm over it and
+    out: on the A1's way down all four were believed in the air for 0.4 s before it fell)."""
     source = make_source({"type": "kalman", "ground": "map", "map": str(MAP)},
                          robots.load_planning_model("a1"), robots.info("a1"))
     source.x[0:3] = [0.45, 0.0, 0.3]
@@ -121,6 +122,11 @@ def test_a_foot_read_on_the_tread_above_does_not_lift_the_others_out_of_contact(
                     [-0.2, -0.1, -0.29]])
     rel[0, 0] = 0.61 - 0.45  # the first riser is at 0.6 m
     source.under = source.terrain.read(source.x[0:3] + rel)
-    assert source.under[2][0] == pytest.approx(0.08) and not source.under[1][0]
+    assert source.under.top[0] == pytest.approx(0.08) and not source.under.flat[0]
     contact = source._contact(rel, np.zeros((4, 3)), 0.002)
     assert (contact > 0.5).all()
+    # a foot lifted 4 cm is not, whichever feet the map is flat under
+    rel[1, 2] += 0.04
+    source.under = source.terrain.read(source.x[0:3] + rel)
+    assert (source._contact(rel, np.zeros((4, 3)), 0.002) > 0.5).tolist() == [True, False,
+                                                                               True, True]

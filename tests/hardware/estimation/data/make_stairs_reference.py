@@ -1,4 +1,4 @@
-"""Makes ``stairs_reference.npz`` for test_map_ground.py: what the A1's Kalman filter saw
+"""Makes ``stairs_reference.npz`` for test_kalman_map.py: what the A1's Kalman filter saw
 climbing stairs on the deploy path, with the simulation's true base height.
 
     python tests/hardware/estimation/data/make_stairs_reference.py OUT.npz

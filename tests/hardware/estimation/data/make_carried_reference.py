@@ -27,6 +27,14 @@ TESTS = HERE.parents[2]
 
 
 def record(out: str, duration: float = 3.0) -> None:
+    record_run(out, "configs/a1_hw_terrain.yaml", duration, goal=2.0)
+
+
+def record_run(out: str, config: str, duration: float, goal: float | None = None,
+               overrides: tuple[str, ...] = (), terrain=None) -> None:
+    """The A1 on ``config`` (with ``overrides``) for ``duration`` s on the deploy path, toward
+    ``goal`` m ahead (None: the config's goal) on ``terrain``: the filter's inputs and the
+    true base height per update, into ``out``."""
     for path in (HERE, TESTS, TESTS.parent / "scripts"):
         sys.path.insert(0, str(path))
     import eval_terrain
@@ -38,13 +46,12 @@ def record(out: str, duration: float = 3.0) -> None:
     from mpc.app.config import load_config
     from mpc.app.run import run
 
-    case = {"config": "configs/a1_hw_terrain.yaml", "duration": duration, "seed": 0,
-            "plan_latency_ms": 20.0, "threads": load_config(
-                "configs/a1_hw_terrain.yaml").planner.threads, "goal": 2.0, "speed": 0.3,
-            "set": []}
+    case = {"config": config, "duration": duration, "seed": 0, "plan_latency_ms": 20.0,
+            "threads": load_config(config).planner.threads, "goal": goal, "speed": 0.3,
+            "set": list(overrides)}
     cfg = load_config(case["config"], eval_terrain.case_overrides(case))
     plant = FakeMotorPlant(robots.info("a1"), delay=0.006, base_state=cfg.plant["base_state"],
-                           seed=0, spec=reference_plant_spec("a1"))
+                           seed=0, spec=reference_plant_spec("a1"), terrain=terrain)
     plant.source = Recorder(plant.source)
     heights: list[float] = []
     step = plant.step

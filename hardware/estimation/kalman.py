@@ -60,7 +60,8 @@ Where the ground is, by the option ``ground``:
   belief (no net rise: 0, the default), where a settling time would keep the sinking half
   only and carry the height up.
 - ``map`` (planning on a terrain map): the map says where the ground is. G(p_i) is the map
-  under the foot (the planner's map, despeckled: ``map``, by default ``task.map``;
+  under the foot (the planner's map, despeckled: ``map``, by default ``task.map``; a file:
+  maps received while running reach the planner, not the filter;
   :mod:`hardware.estimation.map_height`), measured for each standing foot where the map is
   flat around it, so the height holds on stairs as on the level floor; a foot on or next to a
   riser is carried as above. foot_height defaults to the planning model's resting foot height

@@ -165,7 +165,8 @@ class LegKalman(BaseStateSource):
                  settle_time: float = 0.0, cue_slope: str = "footholds",
                  foot_roll: bool = False, roll_radius: float | None = None,
                  map: str | None = None):
-        self.check_options({"ground": ground, "cue_slope": cue_slope, "map": map})
+        # the choices only: the map is read once, below (a bad one raises MapError there)
+        self._check_choices({"ground": ground, "cue_slope": cue_slope, "map": map})
         self.model = model
         self.data = mujoco.MjData(model)
         self.sites = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE, f) for f in robot.feet]
@@ -241,6 +242,13 @@ class LegKalman(BaseStateSource):
     def check_options(options: dict) -> None:
         """ValueError naming the key unless the options that depend on each other fit (the
         single options' bounds are :attr:`RANGES`'); ``ground: map`` reads its map."""
+        LegKalman._check_choices(options)
+        if options.get("ground") == "map":
+            load(options["map"])  # MapError (a ValueError) naming what is wrong
+
+    @staticmethod
+    def _check_choices(options: dict) -> None:
+        """:meth:`check_options` without reading the map."""
         ground = options.get("ground", "level")
         if ground not in KALMAN_GROUNDS:
             raise ValueError(f"unknown ground {ground!r}; choose from "
@@ -253,8 +261,6 @@ class LegKalman(BaseStateSource):
             raise ValueError("ground: map needs a terrain map file (task.map, or map)")
         if ground != "map" and options.get("map"):
             raise ValueError(f"map is read with ground: map only (ground is {ground!r})")
-        if ground == "map":
-            load(options["map"])  # MapError (a ValueError) naming what is wrong
 
     # --- optional inputs ---------------------------------------------------------------------
     def observe_feet(self, foot_force: np.ndarray) -> None:

@@ -60,8 +60,9 @@ def _udpm_works(url: str) -> bool:
 
 @pytest.fixture(scope="session")
 def lcm_transport():
-    # A port of our own: concurrent test runs on this host do not hear each other.
-    url = f"udpm://{TEST_GROUP}:{random.randint(20000, 60000)}?ttl=0"
+    # A port of our own: concurrent test runs on this host do not hear each other. Above the
+    # ports of the tests' DDS domains (7400-32200, unitree_helpers.domain_id).
+    url = f"udpm://{TEST_GROUP}:{random.randint(33000, 60000)}?ttl=0"
     added = False
     if shutil.which("ip") and not _route_via_lo(TEST_GROUP) and os.geteuid() == 0:
         added = subprocess.run(["ip", "route", "add", f"{TEST_GROUP}/32", "dev", "lo"],

@@ -25,8 +25,12 @@ def free_udp_port() -> int:
 
 
 def domain_id() -> int:
-    """A DDS domain id no other test run on this host is likely to use."""
-    return 100 + os.getpid() % 100
+    """A DDS domain id no other test run on this host is likely to use, 1-80, so that with the
+    tests' offsets (up to +19) it stays under 100. Cyclone DDS binds UDP ports 7400 + 250·d + a
+    few: under d = 100 they stay below Linux's ephemeral range (32768-60999), where any socket
+    the kernel numbers (another test's, the system's) could hold one ("address in use"; ROS 2
+    keeps domain ids at or under 101 on Linux for this reason). Not 0, a real robot's domain."""
+    return 1 + os.getpid() % 80
 
 
 def commands(fake: FakeRobot, after: float = -np.inf) -> dict[str, np.ndarray]:

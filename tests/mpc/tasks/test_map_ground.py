@@ -319,6 +319,7 @@ def test_a_map_needs_ground_map_and_a_map_is_set_before_the_model():
 
 @pytest.mark.parametrize("config, positions", [
     ("go2_hw_stairs", (0.2, 0.95, 1.9, 3.2, 4.3)),
+    ("go1_hw_stairs", (0.2, 0.95, 1.9, 3.2)),
     ("a1_hw_stairs", (0.2, 0.95, 1.9, 3.2)),
 ])
 def test_the_shipped_stairs_configs_plan_on_the_map_without_finite_differences(config,

@@ -143,6 +143,7 @@ class LeggedTask(GoalMode, VelocityMode, Task):
         "map_clearance": {"min": 0.0, "max": 0.5},
         "map_edge": {"min": 0.0, "max": 0.5},
         "map_rise": {"gt": 0.0, "max": 0.45},
+        "map_drop": {"min": 0.0, "max": 0.5},
         "map_contacts": {"choices": ("pruned", "all", "floors")},
         "travel_speed": {"min": 0.0, "max": 2.0},
         "travel_hold": {"min": 0.0, "max": 0.5},
@@ -175,7 +176,7 @@ class LeggedTask(GoalMode, VelocityMode, Task):
                  map: str | None = None,
                  map_clearance: float = 0.05, map_edge: float = 0.0, map_rise: float = RISE,
                  map_contacts: str = "all", felt_offset: float = -0.015,
-                 travel_speed: float = 0.0, travel_hold: float = 0.0):
+                 travel_speed: float = 0.0, travel_hold: float = 0.0, map_drop: float = 0.0):
         """``gait``: a name of :attr:`GAITS`, its ``duty``, ``cadence`` (Hz) and
         ``step_height`` (m) replaced where given. ``goal``: [x, y] or waypoints [[x, y], ...];
         ``hold_time`` (s): hold the start position until then. ``height`` (m): the base over
@@ -196,7 +197,11 @@ class LeggedTask(GoalMode, VelocityMode, Task):
         or set one from code with :meth:`set_map`), ``map_clearance`` (m) how near a swing's
         path a riser lifts it over its top (:mod:`mpc.tasks.map_swing`), ``map_edge`` (m; 0:
         none) the reach of its edge map: a foot whose next foothold is within that reach of
-        an edge is led off it (:meth:`plan_footholds`), ``map_rise`` the fraction of a swing
+        an edge is led off it (:meth:`plan_footholds`), ``map_drop`` (m; 0: none) as far
+        from a drop ahead along the travel (the top of a step down: the estimate's position
+        drifts against the map, and a foothold kept only ``map_edge`` short of the nosing in
+        its frame can lie on it; :meth:`MapGround.safe_foothold`), ``map_rise`` the fraction
+        of a swing
         over which its foot is led up to the highest ground on its path and, at its end, down
         (:data:`mpc.tasks.map_swing.RISE` by default), ``map_contacts`` the feet's contacts
         with the map's field in the planning model: ``all`` (MuJoCo's, one per prism; the
@@ -224,6 +229,7 @@ class LeggedTask(GoalMode, VelocityMode, Task):
         self.map_clearance = float(map_clearance)
         self.map_edge = float(map_edge)
         self.map_rise = float(map_rise)
+        self.map_drop = float(map_drop)
         if map_contacts not in ("pruned", "all", "floors"):
             raise ValueError(f"unknown map_contacts {map_contacts!r}; choose pruned, all or "
                              f"floors")
@@ -254,7 +260,8 @@ class LeggedTask(GoalMode, VelocityMode, Task):
         self._model: mujoco.MjModel | None = None
         if map is not None:
             try:
-                self.map_ground = MapGround(map, self.map_clearance, edge=self.map_edge)
+                self.map_ground = MapGround(map, self.map_clearance, edge=self.map_edge,
+                                            drop=self.map_drop)
             except ValueError as e:
                 raise ValueError(f"map: {e}") from None
         #: The step found by touch (``ground: felt``), else None.
@@ -498,7 +505,8 @@ class LeggedTask(GoalMode, VelocityMode, Task):
                              f"{self.ground_mode!r}")
         if self._model is not None:
             raise ValueError("set_map after the planning model was built")
-        self.map_ground = MapGround(terrain, self.map_clearance, edge=self.map_edge)
+        self.map_ground = MapGround(terrain, self.map_clearance, edge=self.map_edge,
+                                    drop=self.map_drop)
 
     def set_map_window(self, window: WindowSpec) -> None:
         """Plan on a local ``window`` of maps received while running (``ground: map``; the
@@ -510,7 +518,8 @@ class LeggedTask(GoalMode, VelocityMode, Task):
         if self._model is not None:
             raise ValueError("set_map_window after the planning model was built")
         initial = None if self.map_ground is None else self.map_ground.map
-        self.map_ground = MapGround(initial, self.map_clearance, window, edge=self.map_edge)
+        self.map_ground = MapGround(initial, self.map_clearance, window, edge=self.map_edge,
+                                    drop=self.map_drop)
 
     def follow_map(self, received: HeightMap | None, qpos: np.ndarray) -> bool:
         """Between plans: a newly received map (or None) and the window moving with the base

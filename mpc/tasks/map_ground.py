@@ -25,8 +25,11 @@ the support feet, δ the map's registration :attr:`MapGround.shift`):
   :attr:`MapGround.EDGE_TOLERANCE` the foothold is moved along the travel d to the nearest
   flat point f* (:meth:`MapGround.safe_foothold`),
   and over that stance the foot's gait row is d · (f − f*): the planner sets it down short of
-  the riser or well onto the tread. (A cost E(f) on the stance feet instead stalled the Go2
-  in front of the first riser: its bump between the two sides is a local minimum.) A foot
+  the riser or well onto the tread. With ``drop`` (``task.map_drop``) a foothold within that
+  reach of a drop ahead along d (lower ground by more than the tolerance) is moved too: the
+  estimate's position drifts against a map given whole, on the way down behind the truth.
+  (A cost E(f) on the stance feet instead stalled the Go2 in front of the first riser: its
+  bump between the two sides is a local minimum.) A foot
   set down on or against a riser is what trapped the feet: on the field's sloped riser it
   slides in and sinks.
 * H_b, the **body** map: the map smoothed over :attr:`BODY_SIGMA`, about half a body length:
@@ -141,7 +144,7 @@ class MapGround:
 
     def __init__(self, terrain: HeightMap | str | Path | None, clearance: float = 0.05,
                  window: WindowSpec | None = None, edge: float = 0.0, span: float = 0.0,
-                 riser: bool = False, shift_back: bool = True):
+                 riser: bool = False, shift_back: bool = True, drop: float = 0.0):
         """``terrain``: a map or the path of a map file (:func:`mpc.tasks.terrain_map.load`);
         ``clearance`` (m): the reach of the clearance map; ``window``: plan on a local window
         of maps received while running (``terrain``, if given, its first contents; None:
@@ -150,7 +153,9 @@ class MapGround:
         :meth:`reveal`); ``riser``: a map given whole, a box one sample deep that
         :meth:`reveal` stands at a riser's face (a height field slopes over a sample where a
         riser's face is vertical); ``shift_back``: footholds may be moved back off an edge
-        (else forward only, :meth:`safe_foothold`)."""
+        (else forward only, :meth:`safe_foothold`); ``drop`` (m; 0: none): a foothold that
+        much or less short of a drop ahead along the travel is moved off it too
+        (:meth:`safe_foothold`)."""
         if isinstance(terrain, (str, Path)):
             terrain = load(terrain)
         if not isinstance(terrain, HeightMap) and not (terrain is None and window is not None):
@@ -159,6 +164,7 @@ class MapGround:
             terrain = terrain.despeckled()  # a mapper's map: its noise out (despeckled)
         self.clearance = float(clearance)
         self.edge = float(edge)
+        self.drop = float(drop)
         #: m the map is raised by to meet the standing feet (:meth:`register`).
         self.shift = 0.0
         #: The level (m, on the map) of the terrace the robot is on, or None (:meth:`find_terrace`).
@@ -372,15 +378,28 @@ class MapGround:
         once per plan, as perceptive MPCs adapt footholds: the edge map's bump between the
         two sides of a riser is a local minimum that a cost alone does not cross."""
         xy = np.asarray(xy, dtype=float)
-        if float(self.edge_map.height(xy[0], xy[1])) <= self.EDGE_TOLERANCE:
+        direction = np.asarray(direction, dtype=float)
+        if self._clear(xy[None], direction)[0]:
             return None
         step = self.map.resolution / 5
         shifts = np.arange(step, self.SHIFT_REACH + step / 2, step)
         if self.shift_back:
             shifts = np.stack((shifts, -shifts), axis=1).ravel()  # nearest first, forward first
-        points = xy + shifts[:, None] * np.asarray(direction, dtype=float)
-        safe = self.edge_map.height(points[:, 0], points[:, 1]) <= self.EDGE_TOLERANCE
+        points = xy + shifts[:, None] * direction
+        safe = self._clear(points, direction)
         return points[int(np.argmax(safe))] if safe.any() else None
+
+    def _clear(self, points: np.ndarray, direction: np.ndarray) -> np.ndarray:
+        """Which footholds ``points`` (n, 2) are clear of the edges: the edge map at most
+        :attr:`EDGE_TOLERANCE` and, with :attr:`drop`, no ground within that reach ahead
+        along ``direction`` lower by more than that."""
+        clear = self.edge_map.height(points[:, 0], points[:, 1]) <= self.EDGE_TOLERANCE
+        if self.drop > 0.0:
+            reach = np.linspace(0.0, self.drop, int(np.ceil(self.drop / 0.01)) + 1)
+            ahead = points[:, None, :] + reach[None, :, None] * direction
+            low = self.map.height(ahead[..., 0], ahead[..., 1]).min(axis=1)
+            clear &= low >= self.map.height(points[:, 0], points[:, 1]) - self.EDGE_TOLERANCE
+        return clear
 
     def within_climb(self, xy, direction, ground: float) -> np.ndarray | None:
         """Where a foot lifting off ``ground`` (m, the map's) and aimed at ``xy`` lands no more

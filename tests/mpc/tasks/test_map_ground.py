@@ -14,6 +14,7 @@ import robots
 from common.hfield_contacts import CCD_ITERATIONS
 from mpc.app.assembly import build_planner, build_task
 from mpc.app.config import load_config
+from mpc.app.schema import ConfigError
 from mpc.tasks import make_task
 from mpc.tasks.map_ground import MAP_BIT, MAP_BODY, MAP_GEOM, MapGround
 from mpc.tasks.map_swing import DROP, RISE, path_points
@@ -367,6 +368,29 @@ def test_a_foothold_on_or_near_a_riser_is_moved_to_the_nearest_flat_ground(go2_f
     back = mg.safe_foothold([0.56, 0.0], [1.0, 0.0])
     on = mg.safe_foothold([0.59, 0.0], [1.0, 0.0])
     assert back[0] < 0.55 < 0.6 < on[0]  # the nearer side
+
+
+def test_a_foothold_short_of_a_drop_ahead_is_kept_that_far_from_it():
+    """``drop`` (``task.map_drop``): a foothold within that reach of a drop ahead along the
+    travel (the top of a flight down: the landing's nosing between its samples at 2.8 and
+    2.85 m) is moved back off it, or on past it as an edge's; the same point walking the
+    other way (up the flight: no drop ahead) is only kept off the edge; without ``drop`` a
+    point 9 cm short of the nosing stays."""
+    robot = robots.info("go2")
+    plain = make_task("quadruped_flat", robot, ground="map", map_edge=0.06)
+    drop = make_task("quadruped_flat", robot, ground="map", map_edge=0.06, map_drop=0.11)
+    for task in (plain, drop):
+        task.set_map(STAIRS)
+    ahead, back = np.array([1.0, 0.0]), np.array([-1.0, 0.0])
+    assert plain.map_ground.safe_foothold([2.71, 0.0], ahead) is None
+    moved = drop.map_ground.safe_foothold([2.71, 0.0], ahead)
+    assert moved is not None and moved[0] <= 2.8 - 0.11 + 1e-9
+    assert drop.map_ground.safe_foothold([2.71, 0.0], back) is None  # walking back: no drop
+    assert drop.map_ground.safe_foothold([2.5, 0.0], ahead) is None  # the landing's middle
+    on = drop.map_ground.safe_foothold([2.82, 0.0], ahead)  # nearer the tread below
+    assert on[0] > 2.85 and float(drop.map_ground.edge_map.height(*on)) <= 0.02
+    with pytest.raises(ConfigError, match="map_drop"):
+        load_config("go2_hw_stairs", ["task.map_drop=-0.1"])
 
 
 def walking_at(task, model, x: float, time: float) -> mujoco.MjData:

@@ -197,11 +197,11 @@ class LeggedTask(GoalMode, VelocityMode, Task):
         or set one from code with :meth:`set_map`), ``map_clearance`` (m) how near a swing's
         path a riser lifts it over its top (:mod:`mpc.tasks.map_swing`), ``map_edge`` (m; 0:
         none) the reach of its edge map: a foot whose next foothold is within that reach of
-        an edge is led off it (:meth:`plan_footholds`), ``map_drop`` (m; 0: none) as far
-        from a drop ahead along the travel (the top of a step down: the estimate's position
-        drifts against the map, and a foothold kept only ``map_edge`` short of the nosing in
-        its frame can lie on it; :meth:`MapGround.safe_foothold`), ``map_rise`` the fraction
-        of a swing
+        an edge is led off it (:meth:`plan_footholds`), ``map_drop`` (m; 0: none) the
+        same for a foothold within that reach short of a drop ahead along the travel (the
+        top of a step down: the estimate's position drifts against the map, and a foothold
+        only ``map_edge`` short of the nosing in its frame can lie on it;
+        :meth:`MapGround.safe_foothold`), ``map_rise`` the fraction of a swing
         over which its foot is led up to the highest ground on its path and, at its end, down
         (:data:`mpc.tasks.map_swing.RISE` by default), ``map_contacts`` the feet's contacts
         with the map's field in the planning model: ``all`` (MuJoCo's, one per prism; the

@@ -86,6 +86,20 @@ class FakeMotorPlant(Plant):
     def timestep(self) -> float:
         return self.sim.timestep
 
+    @property
+    def model(self) -> mujoco.MjModel:
+        """The fake robot's simulated world (its robot, terrain and floor)."""
+        return self.sim.model
+
+    def copy_state(self, dest: mujoco.MjData) -> None:
+        """The simulated world's time and state into ``dest`` (an MjData of :attr:`model`,
+        e.g. the simulated mapper's, :mod:`mpc.app.maps.sim_mapper`), its mocap bodies left
+        alone as :meth:`SimPlant.copy_state` leaves them; lockstep only, so nothing steps the
+        world meanwhile."""
+        d = self.sim.data
+        dest.time = d.time
+        dest.qpos[:], dest.qvel[:], dest.act[:] = d.qpos, d.qvel, d.act
+
     def read_state(self) -> PlantState:
         d = self.sim.data
         qpos, qvel = np.zeros(self.nq), np.zeros(self.nv)

@@ -656,7 +656,8 @@ def _validate_map_input(cfg: Config, source: str) -> dict:
         raise ConfigError(f"{source}: 'map_input.source' is set but task.ground is "
                           f"{cfg.task.get('ground', 'level')!r} (set task.ground: map)")
     cls = _plugin(MAP_SOURCES, kind, source, "map_input.source.type", extra=True)
-    params = check_kwargs(cls, section, source, "map_input.source.", exclude=("ros2",))
+    params = check_kwargs(cls, section, source, "map_input.source.",
+                          exclude=("plant", "ros2"))
     m = cfg.map_input
     for key, n in (("size", 2), ("heights", 2)):
         if len(getattr(m, key)) != n:

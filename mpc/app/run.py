@@ -21,6 +21,7 @@ from pathlib import Path
 
 from mpc.app.config import Config, load_config
 from mpc.app.errors import UserError
+from mpc.app.maps import MAP_SOURCES
 from mpc.app.observers.observer_base import Observer
 from mpc.app.plants import PLANTS
 from mpc.app.plants.plant_base import Plant
@@ -107,6 +108,7 @@ def run(config: Config | str, overrides: Sequence[str] = (), *, out: str | Path 
     """
     cfg = config if isinstance(config, Config) else load_config(config, list(overrides))
     check_mode(cfg, plant)
+    check_map_source(cfg, plant)
     if cfg.runtime.nice is not None:  # before any thread or the link's process starts
         priority.set_niceness(cfg.runtime.nice)
     if cfg.runtime.realtime_priority is not None and cfg.runtime.mode == "realtime":
@@ -203,6 +205,19 @@ def check_mode(cfg: Config, plant: Plant | None = None) -> None:
         raise UserError(f"{cfg.source}: 'runtime.mode' lockstep needs a plant stepped by the "
                         f"run (a simulation, or plant.sync with an LCM simulation); {what} "
                         f"drives a robot on its own clock: use realtime")
+
+
+def check_map_source(cfg: Config, plant: Plant | None = None) -> None:
+    """A map source that maps the plant itself (``map_input.source.type: sim``) needs a
+    simulated plant: UserError (one line) before anything is built. ``plant`` replaces the
+    config's, as in :func:`check_mode`."""
+    if not cfg.map_input.source:
+        return
+    plant_cls = type(plant) if plant is not None else PLANTS.get(cfg.plant.get("type", "sim"))
+    try:
+        MAP_SOURCES.get(cfg.map_input.source["type"]).check_plant(plant_cls)
+    except ValueError as e:
+        raise UserError(f"{cfg.source}: {e}") from None
 
 
 def write_error(run_dir: Path, text: str) -> None:

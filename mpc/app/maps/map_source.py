@@ -31,8 +31,9 @@ from mpc.tasks.terrain_map import HeightMap
 
 class MapSource(ABC):
     """Receives map messages (see the module docstring). Subclasses take their options as
-    keyword arguments (checked against a config's ``map_input.source`` section), receive in a
-    thread and hand each valid map to :meth:`offer`."""
+    keyword arguments (checked against a config's ``map_input.source`` section) and, when
+    they map a simulated plant (``sim``), the plant as ``plant``; they receive in a thread
+    and hand each valid map to :meth:`offer`."""
 
     #: Name in :data:`mpc.app.maps.MAP_SOURCES`.
     name: str = ""
@@ -49,6 +50,17 @@ class MapSource(ABC):
     @classmethod  # noqa: B027
     def check_options(cls, options: dict) -> None:
         """Raise ValueError (one line) if ``options`` cannot work; nothing is opened."""
+
+    @classmethod  # noqa: B027
+    def check_plant(cls, plant_cls: type) -> None:
+        """Raise ValueError (one line) if the source cannot serve a run on a plant of
+        ``plant_cls`` (``plant.type``)."""
+
+    @classmethod
+    def build(cls, options: dict, plant) -> MapSource:
+        """The source for a run on ``plant`` (a source that maps the plant itself, ``sim``,
+        overrides this)."""
+        return cls(**options)
 
     def offer(self, terrain: HeightMap) -> None:
         """A valid map has arrived (the receiving thread): it replaces any not yet taken."""

@@ -227,7 +227,8 @@ class Session:
         if not section.source:
             return
         source_cls, options = self._source(MAP_SOURCES, section.source)
-        self.map_updates = MapUpdates(source_cls(**options), self.task, self.planner)
+        self.map_updates = MapUpdates(source_cls.build(options, self.plant), self.task,
+                                      self.planner)
         if section.wait > 0 and not self.map_updates.source.wait(section.wait):
             raise ValueError(f"map_input: no valid map within map_input.wait = {section.wait:g} "
                              f"s on {self.map_updates.source.describe()}")

@@ -18,11 +18,19 @@ estimate's frame) holds
 
     h(p) = g(b_t,xy + R(ψ_t - ψ_e) (p - b_e,xy)) + (b_e,z - b_t,z) + offset + n,
 
-``g`` the world's ground height there (the highest surface under a vertical ray),
-``R`` the rotation about z, ``n`` Gaussian noise of standard deviation ``noise`` drawn
-afresh for every sample of every scan (seeded), ``offset`` a constant error. The grid's
-samples lie on multiples of ``resolution``, as a map window's do
+``g`` the world's ground height there, ``R`` the rotation about z, ``n`` Gaussian noise of
+standard deviation ``noise`` drawn afresh for every sample of every scan (seeded), ``offset``
+a constant error. The grid's samples lie on multiples of ``resolution``, as a map window's do
 (:mod:`mpc.tasks.map_window`), so a window of that resolution takes them unchanged.
+
+``g`` is the world's highest surface under a vertical ray. With ``highest`` (the default) a
+sample holds the highest ground within one sample of it along x and y (rays at half a
+sample, the highest of the 5 x 5 around each sample), as an elevation map's cell holds the
+highest point seen in it: read bilinearly, the map is then nowhere below the world, and a
+riser between two samples is on the map before it is in the world, never after (the
+shipped map files are drawn so, :mod:`mpc.app.plants.terrain`). Without it a sample is the
+ground at its point, and a riser between two samples slopes across the cell: past the
+riser the map lies below the upper tread.
 
 A scan is made when the run takes a map (between plans) and one is due, from the plant's
 state at that moment; the map arrives at once. A real mapper's latency is left out: the map is
@@ -38,6 +46,7 @@ from typing import ClassVar
 
 import mujoco
 import numpy as np
+from scipy import ndimage
 
 from mpc.app.maps.map_source import MapSource
 from mpc.app.plants.plant_base import Plant
@@ -72,10 +81,12 @@ class SimMapper(MapSource):
         "offset": {"min": -1.0, "max": 1.0},
         "seed": {"min": 0},
     }
+    #: Rays per sample along x and y with ``highest`` (at half a sample).
+    SUBSAMPLES: ClassVar[int] = 2
 
     def __init__(self, plant: Plant, rate: float = 10.0, size: list[float] | None = None,
                  ahead: float = 1.0, resolution: float = 0.05, noise: float = 0.0,
-                 offset: float = 0.0, seed: int = 0):
+                 offset: float = 0.0, seed: int = 0, highest: bool = True):
         super().__init__()
         self.check_options({"size": size})
         self.plant = plant
@@ -83,6 +94,7 @@ class SimMapper(MapSource):
         self.size = (2.4, 1.6) if size is None else (float(size[0]), float(size[1]))
         self.ahead, self.resolution = float(ahead), float(resolution)
         self.noise, self.offset = float(noise), float(offset)
+        self.highest = bool(highest)
         self.rng = np.random.default_rng(seed)
         self.scans = 0
         self._next = -math.inf
@@ -135,12 +147,21 @@ class SimMapper(MapSource):
         x0 = math.floor((centre[0] - length / 2) / res) * res
         y0 = math.floor((centre[1] - width / 2) / res) * res
         cols, rows = math.ceil(length / res) + 1, math.ceil(width / res) + 1
-        xs, ys = np.meshgrid(x0 + res * np.arange(cols), y0 + res * np.arange(rows))
+        # with highest: rays at half a sample from a sample before the first to one past
+        # the last, then the highest of the 5 x 5 rays around each sample
+        k = self.SUBSAMPLES if self.highest else 1
+        pad = k if self.highest else 0
+        step = res / k
+        xs, ys = np.meshgrid(x0 - pad * step + step * np.arange(k * (cols - 1) + 1 + 2 * pad),
+                             y0 - pad * step + step * np.arange(k * (rows - 1) + 1 + 2 * pad))
         dyaw = yaw_of(truth[3:7]) - turn
         c, s = math.cos(dyaw), math.sin(dyaw)
         dx, dy = xs - estimate[0], ys - estimate[1]
         wx, wy = truth[0] + c * dx - s * dy, truth[1] + s * dx + c * dy
-        ground = self._ground(wx.ravel(), wy.ravel()).reshape(rows, cols)
+        ground = self._ground(wx.ravel(), wy.ravel()).reshape(xs.shape)
+        if self.highest:
+            ground = ndimage.maximum_filter(ground, size=2 * k + 1, mode="nearest")
+            ground = ground[pad:-pad:k, pad:-pad:k]
         heights = ground + (estimate[2] - truth[2]) + self.offset
         if self.noise > 0:
             heights = heights + self.noise * self.rng.standard_normal(heights.shape)

@@ -61,7 +61,7 @@ def test_yaw_of_a_turn_about_z():
                                          ((-0.05, 0.02, -0.01), 0.15)])
 def test_a_scan_is_the_worlds_ground_in_the_estimates_frame(shift, turn):
     plant = Drifted(shift, turn, terrain=RAMP)
-    mapper = SimMapper(plant, size=[2.4, 1.2], ahead=0.9, resolution=0.05)
+    mapper = SimMapper(plant, size=[2.4, 1.2], ahead=0.9, resolution=0.05, highest=False)
     m = mapper.scan()
     est, truth = plant.read_state().qpos, SimPlant.read_state(plant).qpos
     xs, ys = sample_points(m)
@@ -82,6 +82,31 @@ def test_a_scan_is_the_worlds_ground_in_the_estimates_frame(shift, turn):
     centre = np.array(m.centre)
     heading = np.array([math.cos(yaw_of(est[3:7])), math.sin(yaw_of(est[3:7]))])
     assert np.linalg.norm(centre - (est[:2] + 0.9 * heading)) < 0.05
+
+
+@pytest.mark.parametrize("start", [0.61, 0.64, 0.66])
+def test_a_highest_scan_is_nowhere_below_the_world(start):
+    """A step whose riser lies between two samples (and between two rays: a ray on a
+    box's face meets either side): each sample holds the highest
+    ground within a sample of it, so the map read bilinearly is nowhere below the world and
+    the riser is on the map at most two samples before it is in the world (its slope from
+    the last sample wholly below it), never after."""
+    step = {"kind": "step", "direction": "up", "height": 0.08, "start": start}
+    plant = SimPlant(robots.info("go2"), terrain=step)
+    m = SimMapper(plant, size=[2.0, 1.0], ahead=0.5, resolution=0.05).scan()
+    world = np.vectorize(plant.terrain.ground_height)
+    xs, ys = sample_points(m)
+    # each sample: the highest of the world within a sample along x (the step is along x)
+    near = np.stack([world(xs + d, ys) for d in np.linspace(-0.05, 0.05, 41)])
+    assert np.abs(m.heights - near.max(axis=0)).max() < 1e-9
+    fine_x, fine_y = np.meshgrid(np.arange(-0.4, 1.4, 0.002), np.arange(-0.4, 0.4, 0.05))
+    gap = m.height(fine_x, fine_y) - world(fine_x, fine_y)
+    assert gap.min() > -1e-9
+    risen = fine_x[0][np.argmax(m.height(fine_x, fine_y)[0] > 1e-9)]
+    assert start - 0.1 - 1e-9 <= risen < start + 1e-9
+    # point samples slope across the riser's cell: past the riser the map is below the tread
+    points = SimMapper(plant, size=[2.0, 1.0], ahead=0.5, highest=False).scan()
+    assert (points.height(fine_x, fine_y) - world(fine_x, fine_y)).min() < -0.01
 
 
 def test_the_robot_is_left_out_of_the_scan():
@@ -124,11 +149,12 @@ def test_a_lockstep_run_plans_on_what_the_mapper_scanned(tmp_path):
     counts = summary["map_input"]
     assert counts["scans"] == counts["accepted"] == 4 and counts["applied"] == 4
     # where the scan reached, the planned-on window is the world's flight (despeckled, as
-    # every received map), off the risers' samples
+    # every received map), but within a sample and a half of a riser (the highest ground
+    # within a sample of each sample)
     truth = load(STAIRS)
     xs, ys = sample_points(window)
     inside = (np.abs(ys) < 0.6) & (xs > -0.1) & (xs < 2.6)
-    risers = np.abs(((xs - 0.6) / 0.25) - np.round((xs - 0.6) / 0.25)) * 0.25 < 0.03
+    risers = np.abs(((xs - 0.6) / 0.25) - np.round((xs - 0.6) / 0.25)) * 0.25 < 0.075
     want = truth.height(xs, ys)
     assert np.abs(window.heights - want)[inside & ~risers].max() < 1e-6
     assert np.ptp(want[inside]) == pytest.approx(0.6)

@@ -24,13 +24,14 @@ a constant error. The grid's samples lie on multiples of ``resolution``, as a ma
 (:mod:`mpc.tasks.map_window`), so a window of that resolution takes them unchanged.
 
 ``g`` is the world's highest surface under a vertical ray. With ``highest`` (the default) a
-sample holds the highest ground within one sample of it along x and y (rays at half a
-sample, the highest of the 5 x 5 around each sample), as an elevation map's cell holds the
-highest point seen in it: read bilinearly, the map is then nowhere below the world, and a
-riser between two samples is on the map before it is in the world, never after (the
-shipped map files are drawn so, :mod:`mpc.app.plants.terrain`). Without it a sample is the
-ground at its point, and a riser between two samples slopes across the cell: past the
-riser the map lies below the upper tread.
+sample holds the highest ground in its cell, the square of one sample's side around it (rays
+at half a sample, the highest of the 3 x 3 around each sample), as an elevation map's cell
+holds the highest point seen in it: a riser in a sample's cell is on the map from that
+sample on, as the shipped map files have it when their risers lie on samples
+(:mod:`mpc.app.plants.terrain`), and the map is below the world over at most half a sample
+past a riser. Without it a sample is the ground at its point, and a riser between two
+samples slopes across their cell: up to a whole sample past it the map lies below the upper
+tread.
 
 A scan is made when the run takes a map (between plans) and one is due, from the plant's
 state at that moment; the map arrives at once. A real mapper's latency is left out: the map is
@@ -147,10 +148,10 @@ class SimMapper(MapSource):
         x0 = math.floor((centre[0] - length / 2) / res) * res
         y0 = math.floor((centre[1] - width / 2) / res) * res
         cols, rows = math.ceil(length / res) + 1, math.ceil(width / res) + 1
-        # with highest: rays at half a sample from a sample before the first to one past
-        # the last, then the highest of the 5 x 5 rays around each sample
+        # with highest: rays at half a sample from half a sample before the first to half
+        # one past the last, then the highest of the 3 x 3 rays around each sample
         k = self.SUBSAMPLES if self.highest else 1
-        pad = k if self.highest else 0
+        pad = k // 2 if self.highest else 0
         step = res / k
         xs, ys = np.meshgrid(x0 - pad * step + step * np.arange(k * (cols - 1) + 1 + 2 * pad),
                              y0 - pad * step + step * np.arange(k * (rows - 1) + 1 + 2 * pad))
@@ -160,7 +161,7 @@ class SimMapper(MapSource):
         wx, wy = truth[0] + c * dx - s * dy, truth[1] + s * dx + c * dy
         ground = self._ground(wx.ravel(), wy.ravel()).reshape(xs.shape)
         if self.highest:
-            ground = ndimage.maximum_filter(ground, size=2 * k + 1, mode="nearest")
+            ground = ndimage.maximum_filter(ground, size=k + 1, mode="nearest")
             ground = ground[pad:-pad:k, pad:-pad:k]
         heights = ground + (estimate[2] - truth[2]) + self.offset
         if self.noise > 0:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import mujoco
 import numpy as np
 import pytest
 
@@ -39,9 +40,8 @@ class Drifted(SimPlant):
         s = super().read_state()
         qpos = s.qpos.copy()
         qpos[:3] += self.shift
-        c, z = math.cos(self.turn / 2), math.sin(self.turn / 2)
-        w, x, y, k = qpos[3:7]  # the turn about z applied before the base's own rotation
-        qpos[3:7] = (c * w - z * k, c * x - z * y, c * y + z * x, c * k + z * w)
+        turn = np.array([math.cos(self.turn / 2), 0.0, 0.0, math.sin(self.turn / 2)])
+        mujoco.mju_mulQuat(qpos[3:7], turn, s.qpos[3:7])  # turned about z in the world
         return PlantState(s.time, qpos, s.qvel, s.act)
 
 

@@ -83,6 +83,9 @@ from report import write_csv, write_tables  # noqa: E402
 
 GOAL_TOLERANCE = 0.25
 JOINT_TRIP = 40.0
+#: N of normal force between two parts of the robot that counts as a foot set down on a leg
+#: (a swing's graze stays under it).
+LEGS_TOUCH = 20.0
 #: Plant-time period (s) of the truth/estimate record.
 RECORD_PERIOD = 0.01
 QUADRUPEDS = ("a1_hw", "go1_hw", "go2_hw")
@@ -167,7 +170,10 @@ def recording_plant(base: type) -> type:
     belief (``contact``, the Kalman filter), ``stance_rise`` also collects, every step, how far
     each foot truly rose (its site's height, m) from the step its belief came above 0.5 to
     the last step it stayed there: what a foot held from foothold to foothold carries into
-    the height (a foot that rises under a base believed still reads as the base going down)."""
+    the height (a foot that rises under a base believed still reads as the base going down).
+    ``legs_touch`` collects (time, N) for every step at which two parts of the robot pressed on
+    each other (the largest normal force among such contacts): a foot set down on another
+    leg, which the planning model, touching the ground alone, cannot foresee."""
 
     class Recording(base):
         def __init__(self, *args, **kwargs):
@@ -182,6 +188,8 @@ def recording_plant(base: type) -> type:
             self._sites = [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_SITE, f)
                            for f in self.sim.robot.feet]
             self._held = np.full(len(self._sites), np.nan)  # site height where a belief began
+            self.legs_touch: list[tuple[float, float]] = []
+            self._root = int(m.body_rootid[m.site_bodyid[self._sites[0]]])
             self._last_z = np.zeros(len(self._sites))  # at the step before
 
         def step(self) -> None:
@@ -192,6 +200,7 @@ def recording_plant(base: type) -> type:
                 self.truth_log.append((float(d.time), d.qpos[0:7].copy(), d.qvel[0:3].copy(),
                                  None if est is None else np.r_[est.pos, est.linvel]))
             self._steps += 1
+            self._record_legs_touch()
             contact = getattr(self.source, "contact", None)
             if contact is not None:
                 z = d.site_xpos[self._sites, 2]
@@ -201,6 +210,22 @@ def recording_plant(base: type) -> type:
                 self.stance_rise.extend((self._last_z[ended] - held[ended]).tolist())
                 self._held = np.where(down, np.where(np.isfinite(held), held, z), np.nan)
                 self._last_z = z.copy()
+
+        def _record_legs_touch(self) -> None:
+            import mujoco
+
+            m, d = self.sim.model, self.sim.data
+            if not d.ncon:
+                return
+            root = m.body_rootid[m.geom_bodyid[d.contact.geom]]
+            own = np.flatnonzero((root[:, 0] == self._root) & (root[:, 1] == self._root))
+            if len(own):
+                wrench = np.zeros(6)
+                most = 0.0
+                for k in own:
+                    mujoco.mj_contactForce(m, d, int(k), wrench)
+                    most = max(most, float(wrench[0]))
+                self.legs_touch.append((float(d.time), most))
 
     return Recording
 
@@ -300,7 +325,17 @@ def judge(case: dict, cfg, robot, plant, summary: dict) -> dict:
     out.update(estimator_errors(plant.truth_log, fall_at))
     rise = plant.stance_rise
     out["stance_rise_mm"] = round(1e3 * float(np.mean(rise)), 2) if rise else None
+    out.update(legs_touched(plant.legs_touch, None if fall_at is None else float(t[fall_at])))
     return out
+
+
+def legs_touched(touches: list[tuple[float, float]], until: float | None) -> dict:
+    """When two parts of the robot first pressed on each other with at least
+    :data:`LEGS_TOUCH` N, and the largest such force (N), before a fall at ``until`` (s)."""
+    forces = [(t, f) for t, f in touches if until is None or t <= until]
+    first = next((t for t, f in forces if f >= LEGS_TOUCH), None)
+    return {"legs_touched_s": None if first is None else round(first, 2),
+            "legs_touch_max_n": round(max((f for _, f in forces), default=0.0), 1)}
 
 
 def _fallen(q: np.ndarray, robot) -> bool:
@@ -407,6 +442,8 @@ def summarize(results: list[dict]) -> list[dict]:
             "trips": sum(r["joint_trip"] for r in runs),
             "stalls": sum(r["outcome"] == "stalled" for r in runs),
             "fastest joint (rad/s)": max(r["max_joint_speed"] for r in runs),
+            # runs in which a foot came down on another leg (or any two parts pressed)
+            "legs touched": sum(r.get("legs_touched_s") is not None for r in runs),
             "height err max (m, median)": med("height_err_max_m"),
             "velocity err RMS (m/s, median)": med("vel_err_rms_mps"),
             "failures (where the base was)": "; ".join(where) or "-",

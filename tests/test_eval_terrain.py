@@ -176,6 +176,34 @@ def test_the_true_rise_of_each_believed_stance_is_collected():
     assert np.abs(plant.stance_rise[before:]).max() < 5e-3  # millimetres: still settling
 
 
+def test_parts_of_the_robot_pressing_on_each_other_are_recorded_and_judged():
+    """legs_touch: nothing for a robot standing on the floor (its feet on the ground are not
+    it); an entry, with the force, once a hind calf is swung forward into the front leg of its
+    side. legs_touched: the first time at LEGS_TOUCH N or more, up to a fall only."""
+    import mujoco
+
+    from hardware.fake.motor_plant import FakeMotorPlant
+
+    plant = eval_terrain.recording_plant(FakeMotorPlant)(robots.info("go2"), delay=0.0)
+    for _ in range(100):
+        plant.step()
+    assert plant.sim.data.ncon >= 4 and plant.legs_touch == []
+    m, d = plant.sim.model, plant.sim.data
+    rr_thigh = m.jnt_qposadr[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, "RR_thigh_joint")]
+    d.qpos[2] = 0.6  # in the air: legs only
+    d.qpos[rr_thigh : rr_thigh + 2] = -0.6, -1.6  # the RR calf across the FR thigh
+    d.qvel[:] = 0.0
+    plant.step()
+    assert len(plant.legs_touch) == 1 and plant.legs_touch[0][1] > 0.0
+
+    touches = [(1.0, 5.0), (2.0, 30.0), (3.0, 80.0)]
+    assert eval_terrain.legs_touched(touches, None) == {"legs_touched_s": 2.0,
+                                                        "legs_touch_max_n": 80.0}
+    assert eval_terrain.legs_touched(touches, 1.5) == {"legs_touched_s": None,
+                                                       "legs_touch_max_n": 5.0}
+    assert eval_terrain.legs_touched([], None)["legs_touched_s"] is None
+
+
 def test_an_interrupted_campaign_says_so_in_one_line_and_resumes(tmp_path, capsys, monkeypatch):
     """Ctrl-C during the second case: exit 130, one line, the first case kept; the same command
     then runs only the second."""

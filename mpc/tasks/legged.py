@@ -1066,7 +1066,9 @@ class LeggedTask(GoalMode, VelocityMode, Task):
         foot lifts off, under the hip: a Go2 foot landing ahead of its hip past a nosing had
         its calf on the nosing), moved off the map's edges along the
         travel where the edge map says it is not flat (``map_edge`` > 0,
-        :meth:`MapGround.safe_foothold`; the first stance's in :attr:`foothold_plan`), and the
+        :meth:`MapGround.safe_foothold`; the first stance's in :attr:`foothold_plan`) or where it
+        would land on a foot standing ahead of it (the next touchdown's: the feet that stand
+        where they are until then), and the
         ground each swing passes over (:attr:`swing_plan`, :mod:`mpc.tasks.map_swing`): from
         where the foot lifts off (where it stands now, or stood when its current swing began)
         along its path to the foothold."""
@@ -1121,7 +1123,12 @@ class LeggedTask(GoalMode, VelocityMode, Task):
                 aim = hip + v * lead
                 target = None
                 if mg.edge_map is not None:
-                    target = mg.safe_foothold(aim, direction)
+                    # the feet that stand where they are now until this touchdown (those
+                    # lifting at its instant too: a swing leaves the ground slowly)
+                    occupied = (self._stance_xy[[j for j in range(nfeet) if j != i
+                                                 and not swing[:down, j].any()]]
+                                if k == 0 else None)
+                    target = mg.safe_foothold(aim, direction, occupied)
                     lower = mg.within_climb(aim if target is None else target, direction,
                                             lifted)
                     target = target if lower is None else lower

@@ -28,6 +28,8 @@ the support feet, δ the map's registration :attr:`MapGround.shift`):
   the riser or well onto the tread. With ``drop`` (``task.map_drop``) a foothold within that
   reach of a drop ahead along d (lower ground by more than the tolerance) is moved too: the
   estimate's position drifts against a map given whole, on the way down behind the truth.
+  A foothold is also kept :attr:`MapGround.FOOT_GAP` back from a foot that stands ahead of it
+  when it lands: moved forward off a nosing, a hind foot came down on the front foot of its side.
   (A cost E(f) on the stance feet instead stalled the Go2 in front of the first riser: its
   bump between the two sides is a local minimum.) A foot
   set down on or against a riser is what trapped the feet: on the field's sloped riser it
@@ -120,6 +122,12 @@ class MapGround:
     EDGE_TOLERANCE: ClassVar[float] = 0.02
     #: How far (m) a foothold may be moved off an edge.
     SHIFT_REACH: ClassVar[float] = 0.2
+    #: Least distance (m, in xy) from a foothold to a foot that stands there when it lands
+    #: (:meth:`safe_foothold`'s ``occupied``): a hind foot moved forward off the landing's
+    #: nosing came down on the front foot of its side, which stood on the tread below until
+    #: that touchdown (the Go2 going down, its calf slanting back over the foot); both slid
+    #: off the tread under the robot's weight.
+    FOOT_GAP: ClassVar[float] = 0.12
     #: Fraction of the standing feet's mean offset from the map taken into :attr:`shift` per
     #: plan.
     REGISTER_GAIN: ClassVar[float] = 0.3
@@ -369,24 +377,39 @@ class MapGround:
             for geom in foot_geoms(model, model.site(name).id):
                 model.geom_conaffinity[geom] |= MAP_BIT
 
-    def safe_foothold(self, xy, direction) -> np.ndarray | None:
+    def safe_foothold(self, xy, direction, occupied=None) -> np.ndarray | None:
         """Where a foot aimed at ``xy`` lands clear of the edges: None if the edge map there
         is at most :attr:`EDGE_TOLERANCE` (no shift needed), else the nearest point along
         ``direction`` (a unit xy vector: the travel), forward or back, within
         :attr:`SHIFT_REACH`, where it is (None if there is none); forward only without
         ``shift_back``. The choice is discrete, made
         once per plan, as perceptive MPCs adapt footholds: the edge map's bump between the
-        two sides of a riser is a local minimum that a cost alone does not cross."""
+        two sides of a riser is a local minimum that a cost alone does not cross.
+
+        ``occupied`` ((n, 2), with ``shift_back``): where other feet stand when this one
+        lands. Of those ahead of ``xy`` along ``direction``, a point within
+        :attr:`FOOT_GAP` of one is not clear either, and a foothold aimed that close is moved
+        back only (forward would step past the foot, crossing the legs). A foot behind the
+        aim is left out: the foot aimed ahead of it is past it already."""
         xy = np.asarray(xy, dtype=float)
         direction = np.asarray(direction, dtype=float)
-        if self._clear(xy[None], direction)[0]:
+        occupied = (np.empty((0, 2)) if occupied is None or not self.shift_back
+                    else np.asarray(occupied, dtype=float).reshape(-1, 2))
+        occupied = occupied[(occupied - xy) @ direction >= 0.0]
+        crowded = bool(np.any(np.linalg.norm(occupied - xy, axis=1) < self.FOOT_GAP))
+        if not crowded and self._clear(xy[None], direction)[0]:
             return None
         step = self.map.resolution / 5
         shifts = np.arange(step, self.SHIFT_REACH + step / 2, step)
-        if self.shift_back:
+        if crowded:
+            shifts = -shifts
+        elif self.shift_back:
             shifts = np.stack((shifts, -shifts), axis=1).ravel()  # nearest first, forward first
         points = xy + shifts[:, None] * direction
         safe = self._clear(points, direction)
+        if len(occupied):
+            gaps = np.linalg.norm(points[:, None, :] - occupied[None], axis=2)
+            safe &= gaps.min(axis=1) >= self.FOOT_GAP
         return points[int(np.argmax(safe))] if safe.any() else None
 
     def _clear(self, points: np.ndarray, direction: np.ndarray) -> np.ndarray:

@@ -393,6 +393,34 @@ def test_a_foothold_short_of_a_drop_ahead_is_kept_that_far_from_it():
         load_config("go2_hw_stairs", ["task.map_drop=-0.1"])
 
 
+def test_a_foothold_is_kept_back_from_a_foot_that_stands_ahead_of_it_when_it_lands():
+    """``occupied``: going down (+x) a hind foot aimed just past the landing's nosing (2.87 m;
+    the nosing between the samples at 2.8 and 2.85) is moved off the edge forward onto the
+    tread below; with the front foot of its side standing there (2.95 m) it came down on that
+    foot. With that foot given, it is moved back instead, FOOT_GAP short of it and off the
+    edge (onto the landing); a flat aim that close is moved back too. A foot behind the aim,
+    one beyond FOOT_GAP or beside it (the other side), and ground that moves footholds forward
+    only (felt), leave it as it was."""
+    robot = robots.info("go2")
+    task = make_task("quadruped_flat", robot, ground="map", map_edge=0.06)
+    task.set_map(STAIRS)
+    mg, ahead = task.map_ground, np.array([1.0, 0.0])
+    alone = mg.safe_foothold([2.87, 0.1], ahead)
+    assert alone is not None and alone[0] > 2.85 and abs(alone[0] - 2.95) < mg.FOOT_GAP
+    moved = mg.safe_foothold([2.87, 0.1], ahead, [[2.95, 0.1]])
+    assert moved[0] <= 2.95 - mg.FOOT_GAP + 1e-9 and moved[1] == pytest.approx(0.1)
+    assert float(mg.edge_map.height(*moved)) <= mg.EDGE_TOLERANCE  # the landing, off its edge
+    assert moved[0] < 2.8
+    flat = mg.safe_foothold([2.5, 0.1], ahead, [[2.55, 0.1]])
+    assert 2.55 - mg.FOOT_GAP - 0.01 <= flat[0] <= 2.55 - mg.FOOT_GAP + 1e-9
+    for other in ([2.80, 0.1], [3.3, 0.1], [2.95, 0.1 - 0.28]):
+        assert np.array_equal(mg.safe_foothold([2.87, 0.1], ahead, [other]), alone)
+    assert mg.safe_foothold([2.5, 0.1], ahead, [[2.45, 0.1]]) is None  # behind: past it
+    felt = MapGround(STAIRS, edge=0.06, shift_back=False)
+    assert np.array_equal(felt.safe_foothold([2.87, 0.1], ahead, [[2.95, 0.1]]),
+                          felt.safe_foothold([2.87, 0.1], ahead))
+
+
 def walking_at(task, model, x: float, time: float) -> mujoco.MjData:
     d = standing(task, model, x)
     d.qvel[0] = 0.4

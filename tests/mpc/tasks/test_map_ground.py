@@ -421,6 +421,39 @@ def test_a_foothold_is_kept_back_from_a_foot_that_stands_ahead_of_it_when_it_lan
                           felt.safe_foothold([2.87, 0.1], ahead))
 
 
+def test_the_feet_standing_through_a_touchdown_are_the_ones_its_foothold_keeps_off(monkeypatch):
+    """plan_footholds hands safe_foothold, for each foot's next touchdown, where the other feet
+    stand if they stand until then (those lifting at its instant too). The walk (FL, RR, FR, RL
+    lifting at phases 0, 0.25, 0.5, 0.75) at phase 0.3, the rear-right in its swing: its
+    touchdown (0.5) meets the three others standing (the front-right lifting then); the
+    front-right's (0.75) the front-left and the rear-left (lifting then); the rear-left's
+    (1.0) the front-left alone; the front-left's (1.25) none (the others swing before)."""
+    calls = []
+    real = MapGround.safe_foothold
+
+    def spy(self, xy, direction, occupied=None):
+        if occupied is not None:
+            calls.append(np.asarray(occupied))
+        return real(self, xy, direction, occupied)
+
+    monkeypatch.setattr(MapGround, "safe_foothold", spy)
+    task = make_task("quadruped_flat", robots.info("go2"), ground="map", goal=[3.0, 0.0],
+                     gait="walk", cadence=0.7, map_edge=0.06)
+    task.set_map(STAIRS)
+    m = task.planning_model(0.01)
+    d = standing(task, m, 0.0)
+    d.qvel[0] = 0.2
+    t = 0.3 / task.timing[1]
+    assert list(task.planned_stance(t)) == [True, True, True, False]
+    task.update(t, d.qpos, d.qvel)
+    feet = task.feet(d.qpos, d.qvel)[0][:, :2]
+    fl, rl, fr, rr = range(4)
+    expected = [[], [fl], [fl, rl], [fl, rl, fr]]  # FL's, RL's, FR's, RR's touchdown
+    assert len(calls) == 4
+    for got, which in zip(calls, expected, strict=True):
+        np.testing.assert_allclose(got.reshape(-1, 2), feet[which].reshape(-1, 2), atol=1e-9)
+
+
 def walking_at(task, model, x: float, time: float) -> mujoco.MjData:
     d = standing(task, model, x)
     d.qvel[0] = 0.4

@@ -447,7 +447,7 @@ def test_the_feet_standing_through_a_touchdown_are_the_ones_its_foothold_keeps_o
     assert list(task.planned_stance(t)) == [True, True, True, False]
     task.update(t, d.qpos, d.qvel)
     feet = task.feet(d.qpos, d.qvel)[0][:, :2]
-    fl, rl, fr, rr = range(4)
+    fl, rl, fr = range(3)
     expected = [[], [fl], [fl, rl], [fl, rl, fr]]  # FL's, RL's, FR's, RR's touchdown
     assert len(calls) == 4
     for got, which in zip(calls, expected, strict=True):

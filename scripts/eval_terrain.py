@@ -84,7 +84,7 @@ from report import write_csv, write_tables  # noqa: E402
 GOAL_TOLERANCE = 0.25
 JOINT_TRIP = 40.0
 #: N of normal force between two parts of the robot that counts as a foot set down on a leg
-#: (the Go2's 60 stairs runs with footholds kept off standing feet: at most 10 N).
+#: (the Go2's 40 stairs runs on its map file, footholds kept off standing feet: at most 1.5 N).
 LEGS_TOUCH = 20.0
 #: Plant-time period (s) of the truth/estimate record.
 RECORD_PERIOD = 0.01

@@ -181,11 +181,9 @@ def true_goal(config: str, robot: str, overrides: list[str]) -> tuple[float, flo
     and down again), else :data:`GOAL`."""
     from mpc.app.config import load_config
 
-    goal = load_config(config, overrides).task.get("goal")
-    if goal is None:
-        return GOAL.get(robot, (0.0, 0.0))
-    last = np.asarray(goal, dtype=float).reshape(-1, 2)[-1]
-    return float(last[0]), float(last[1])
+    goal = load_config(config, overrides).task.get("goal", GOAL.get(robot, (0.0, 0.0)))
+    x, y = np.asarray(goal, dtype=float).reshape(-1, 2)[-1]  # as eval_terrain's goal_of reads it
+    return float(x), float(y)
 
 
 def run_once(args, out: Path) -> dict:

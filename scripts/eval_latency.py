@@ -42,6 +42,7 @@ from hardware.fake.motor_plant import FakeMotorPlant
 from hardware.safety.layer import SafetyConfig
 from mpc.app.config import load_config
 from mpc.app.run import run
+from mpc.tasks.goal_mode import final_goal
 
 GOAL_TOLERANCE = 0.25
 
@@ -62,7 +63,7 @@ def run_case(config: str, delay_ms: float, gain: float, latency_ms: float, plan_
     trip = SafetyConfig().max_joint_speed
     # by the simulation's truth (the robot starts at the origin, facing +x)
     # the last waypoint; in velocity mode the start (a zero command holds the start pose)
-    goal = np.asarray(cfg.task.get("goal", [0.0, 0.0]), float).reshape(-1, 2)[-1]
+    goal = final_goal(cfg.task)
     end = float(np.linalg.norm(plant.sim.data.qpos[0:2] - goal))
     velocity_mode = cfg.task.get("mode") == "velocity"
     passed = (not summary["fell"] and plant.max_joint_speed < trip

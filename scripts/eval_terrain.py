@@ -251,9 +251,11 @@ def case_overrides(case: dict) -> list[str]:
 
 def goal_of(case: dict, cfg) -> np.ndarray:
     """Where a goal-mode run is judged: ``--goal`` m ahead, or the config's last waypoint."""
+    from mpc.tasks.goal_mode import final_goal
+
     if case["goal"] is not None:
         return np.array([case["goal"], 0.0])
-    return np.asarray(cfg.task.get("goal", [2.0, 0.0]), dtype=float).reshape(-1, 2)[-1]
+    return final_goal(cfg.task, (2.0, 0.0))
 
 
 MAP_SUFFIXES = (".yaml", ".yml", ".npy", ".png")

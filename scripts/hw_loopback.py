@@ -180,9 +180,9 @@ def true_goal(config: str, robot: str, overrides: list[str]) -> tuple[float, flo
     config's goal, its last waypoint where it has several (the stairs configs: up the flight
     and down again), else :data:`GOAL`."""
     from mpc.app.config import load_config
+    from mpc.tasks.goal_mode import final_goal
 
-    goal = load_config(config, overrides).task.get("goal", GOAL.get(robot, (0.0, 0.0)))
-    x, y = np.asarray(goal, dtype=float).reshape(-1, 2)[-1]  # as eval_terrain's goal_of reads it
+    x, y = final_goal(load_config(config, overrides).task, GOAL.get(robot, (0.0, 0.0)))
     return float(x), float(y)
 
 

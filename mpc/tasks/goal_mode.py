@@ -125,3 +125,10 @@ def as_waypoints(goal) -> np.ndarray:
     if a.ndim != 2 or a.shape[1] != 2 or a.shape[0] == 0:
         raise ValueError(f"goal must be [x, y] or a list of [x, y] waypoints, got {goal!r}")
     return a.copy()
+
+
+def final_goal(task: dict, default=(0.0, 0.0)) -> np.ndarray:
+    """Where a goal-mode run of a config's ``task`` section ends (xy, relative to the start):
+    its goal, the last waypoint where it has several (the stairs configs: up a flight and down
+    again), ``default`` where it names none. What an evaluation judges a run by."""
+    return as_waypoints(task.get("goal", default))[-1]

@@ -12,7 +12,7 @@ from task_helpers import qpos_at
 
 import robots
 from mpc.tasks import make_task
-from mpc.tasks.goal_mode import Stage, as_waypoints
+from mpc.tasks.goal_mode import Stage, as_waypoints, final_goal
 from mpc.tasks.quadruped import QuadrupedFlat
 from mpc.tasks.task_base import CostTerm
 
@@ -23,6 +23,13 @@ def test_a_goal_or_a_list_of_waypoints_is_an_n_by_2_array():
     for bad in ([], [1, 2, 3], [[1, 2, 3]]):
         with pytest.raises(ValueError, match="goal must be"):
             as_waypoints(bad)
+
+
+def test_a_runs_final_goal_is_its_last_waypoint_or_the_default():
+    np.testing.assert_array_equal(final_goal({"goal": [1.5, 0.2]}), [1.5, 0.2])
+    np.testing.assert_array_equal(final_goal({"goal": [[2.3, 0], [4.6, 0]]}), [4.6, 0])
+    np.testing.assert_array_equal(final_goal({}, (2.0, 0.0)), [2.0, 0.0])
+    np.testing.assert_array_equal(final_goal({}), [0.0, 0.0])
 
 
 def test_default_stages_hold_then_visit_the_waypoints():

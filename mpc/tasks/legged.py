@@ -28,6 +28,7 @@ velocity reference:
     hold      per foot in planned stance: f_xy − a(t), else 0      (2 feet; map)
     overshoot per foot in swing: max(0, d · (f_xy − b) − m), else 0  (feet; map, if weighed)
     path      per foot in swing: f_xy − (a + (b − a) P(s)), else 0  (2 feet; map, if weighed)
+    support   c_xy kept inside the hull of a(t) of the feet in planned stance  (2; map, if weighed)
     balance   c_xy + ċ_xy √(2h/g₀) − mean_S(f_xy)  (capture point)  (2)
     effort    σ τ                                                  (actuators)
     posture   γ ⊙ (q − q_home)                                     (actuators)
@@ -80,6 +81,7 @@ from mpc.tasks.map_ground import MapGround
 from mpc.tasks.map_swing import DROP, RISE, SwingPlan, path_points, step_down_pending
 from mpc.tasks.map_window import WindowSpec
 from mpc.tasks.riser import HeldFeet, held_back
+from mpc.tasks.support import support_edges, support_residual
 from mpc.tasks.task_base import CostTerm, Task, base_yaw, weighted_terms
 from mpc.tasks.terrain_map import HeightMap
 from mpc.tasks.velocity import (
@@ -160,6 +162,8 @@ class LeggedTask(GoalMode, VelocityMode, Task):
     #: How far (m) a swinging foot may pass its foothold along the travel before the
     #: overshoot row counts (:meth:`_overshoot_rows`).
     OVERSHOOT_MARGIN: ClassVar[float] = 0.03
+    #: m the centre of mass is kept inside the support polygon by the support term.
+    SUPPORT_MARGIN: ClassVar[float] = 0.03
     #: Default weights of the stance and hold terms on a map (:meth:`stance_terms`).
     STANCE_WEIGHTS: ClassVar[tuple[float, float]] = (0.0, 0.0)
 
@@ -362,6 +366,8 @@ class LeggedTask(GoalMode, VelocityMode, Task):
             if name in self._weights_given:  # only where a config weighs it: the residual
                 # elsewhere stays as it was, row for row
                 terms.append(CostTerm(name, dim, "smooth_abs", param=0.03, weight=0.0))
+        if "support" in self._weights_given:
+            terms.append(CostTerm("support", 2, "quadratic", param=0.0, weight=0.0))
         return terms
 
     @property
@@ -729,6 +735,9 @@ class LeggedTask(GoalMode, VelocityMode, Task):
         """f_xy of each foot (its swing path's point and the mask at evaluation)."""
         self.affine_hold(model, G, c)
 
+    def affine_support(self, model: mujoco.MjModel, G: np.ndarray, c: np.ndarray) -> None:
+        """Nothing affine: the rows are built at evaluation (:mod:`mpc.tasks.support`)."""
+
     def affine_overshoot(self, model: mujoco.MjModel, G: np.ndarray, c: np.ndarray) -> None:
         """Nothing affine: the rows are built at evaluation (:meth:`_overshoot_rows`)."""
 
@@ -867,6 +876,8 @@ class LeggedTask(GoalMode, VelocityMode, Task):
             r[..., rows["gait"]] = np.where(step > 0, gait - self.foot_height - lift,
                                             self._foothold_rows(sensordata, at["foothold"]))
         self._stance_rows(r, at["stance"], at["anchor"])
+        if "support" in rows:
+            r[..., rows["support"]] = self._support(sensordata, at["support"])[0]
         if "overshoot" in rows:
             r[..., rows["overshoot"]] = self._overshoot_rows(sensordata, time, at["step"],
                                                              at["landing"])[0]
@@ -917,13 +928,15 @@ class LeggedTask(GoalMode, VelocityMode, Task):
         if plan is not None:
             b = plan.landing(time)
             landing = (np.isfinite(b[..., 0]), np.nan_to_num(b))
+        stance = self._stance_mask(time)
+        anchor = (0.0, 0.0) if plan is None else plan.anchor(time)
         return {"step": self.swing_targets(time), "ground": self.swing_ground(time),
                 "foothold": (None if self.foothold_plan is None
                              else self._foothold_knots(time)),
-                "stance": self._stance_mask(time),
-                "anchor": (0.0, 0.0) if plan is None else plan.anchor(time),
-                "landing": landing,
-                "path": self._swing_path(time)}
+                "stance": stance, "anchor": anchor, "landing": landing,
+                "path": self._swing_path(time),
+                "support": (None if plan is None or "support" not in self.rows
+                            else support_edges(anchor[0], stance, self.SUPPORT_MARGIN))}
 
     def _swing_path(self, time: np.ndarray) -> np.ndarray:
         """The path rows' target (..., nfeet, 2) at times (...): each swinging foot's point
@@ -1024,7 +1037,22 @@ class LeggedTask(GoalMode, VelocityMode, Task):
                 J[..., self.rows["stance"], :] *= on[..., None]
             if "hold" in self.rows:
                 J[..., self.rows["hold"], :] *= np.repeat(on, 2, axis=-1)[..., None]
+        if "support" in self.rows:
+            rows = self.rows["support"]
+            J[..., rows, :] = 0.0
+            jac = self._support(np.broadcast_to(sensordata, (*shape, self.G.shape[1])),
+                                at["support"])[1]
+            J[..., rows, _block(self.sensor("com_pos"), 2)] = jac
         return J
+
+    def _support(self, s: np.ndarray, edges: tuple | None) -> tuple[np.ndarray, np.ndarray]:
+        """The support rows (..., 2) and their derivative in the centre of mass's xy
+        (..., 2, 2) at sensordata s (...) for the support polygons' ``edges`` at the knots
+        (zero without a swing plan): :mod:`mpc.tasks.support`."""
+        shape = np.shape(s)[:-1]
+        if edges is None:
+            return np.zeros((*shape, 2)), np.zeros((*shape, 2, 2))
+        return support_residual(s[..., _block(self.sensor("com_pos"), 2)], *edges)
 
     def _foothold_rows(self, s: np.ndarray, on: np.ndarray | None) -> np.ndarray | float:
         """The gait rows (..., nfeet) of the feet in their next stance whose foothold was moved

@@ -795,6 +795,43 @@ def test_the_overshoot_term_is_declared_only_where_a_config_weighs_it():
     assert weighed.nresidual == plain.nresidual + len(plain.robot.feet)
 
 
+def test_the_support_rows_keep_the_centre_of_mass_over_the_feet_in_planned_stance():
+    """support: the centre of mass kept SUPPORT_MARGIN inside the polygon of the feet in their
+    planned stance where they stand (mpc.tasks.support); 0 inside it, and an exact Jacobian
+    in the centre of mass where it is outside."""
+    task = make_task("quadruped_flat", robots.info("go2"), ground="map", goal=[3.0, 0.0],
+                     gait="walk", map_edge=0.06, travel_speed=0.2, weights={"support": 10.0})
+    task.set_map(STAIRS)
+    m = task.planning_model(0.01)
+    d = standing(task, m, 0.3)
+    task.update(0.5, d.qpos, d.qvel)
+    times = np.linspace(0.5, 1.3, 17)
+    stance = task.swing_targets(times) <= 0.0
+    anchor = task.swing_plan.anchor(times)[0]
+    s = np.broadcast_to(d.sensordata, (len(times), len(d.sensordata))).copy()
+    com = task.sensor("com_pos").start
+    # the centre of mass at the middle of the feet standing at each knot: inside
+    inside = np.array([anchor[k, stance[k]].mean(axis=0) for k in range(len(times))])
+    s[:, com : com + 2] = inside
+    assert np.all(task.residual(s, times)[:, task.rows["support"]] == 0.0)
+    # 0.3 m behind the hind feet: outside at every knot, pushed forward
+    s[:, com] = anchor[..., 0].min() - 0.3
+    r = task.residual(s, times)[:, task.rows["support"]]
+    assert np.all(r[:, 0] > 0.15)
+    rng = np.random.default_rng(4)
+    S = s + 0.02 * rng.standard_normal(s.shape)
+    J = assert_exact_jacobian(task, S, times)
+    assert np.abs(J[:, task.rows["support"], com]).max() > 0
+
+
+def test_the_support_term_is_declared_only_where_a_config_weighs_it():
+    kw = dict(ground="map", goal=[3.0, 0.0], gait="walk", map_edge=0.06)
+    plain = make_task("quadruped_flat", robots.info("go2"), **kw)
+    assert "support" not in plain.rows
+    weighed = make_task("quadruped_flat", robots.info("go2"), weights={"support": 0.0}, **kw)
+    assert weighed.nresidual == plain.nresidual + 2
+
+
 def test_a_swinging_foot_has_a_path_row_toward_its_swing_path_with_an_exact_jacobian():
     """path: f_xy − (a + (b − a) P(s)) for a swinging foot, a its lift-off point and b its
     foothold; 0 in stance; the Jacobian the foot's xy where in swing (centred differences)."""

@@ -52,7 +52,7 @@ def support_edges(points: np.ndarray, on: np.ndarray,
 
 def support_residual(p: np.ndarray, normals: np.ndarray,
                      offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """r (..., 2) and ∂r/∂p (..., 2, 2) at capture points ``p`` (..., 2) for the edges of
+    """r (..., 2) and ∂r/∂p (..., 2, 2) at centre-of-mass points ``p`` (..., 2) for the edges of
     :func:`support_edges` (module docstring)."""
     depth = offsets - np.einsum("...ec,...c->...e", normals, p)
     active = depth > 0.0

@@ -45,6 +45,17 @@ def standing(task, model, x: float, y: float = 0.0) -> mujoco.MjData:
     return d
 
 
+def walking_on_stairs(**weights):
+    """A Go2 walking on the stairs map (footholds off edges, travel 0.2 m/s) with these term
+    weights, updated at t = 0.5 s standing 0.3 m ahead: the task and that state."""
+    task = make_task("quadruped_flat", robots.info("go2"), ground="map", goal=[3.0, 0.0],
+                     gait="walk", map_edge=0.06, travel_speed=0.2, weights=weights)
+    task.set_map(STAIRS)
+    d = standing(task, task.planning_model(0.01), 0.3)
+    task.update(0.5, d.qpos, d.qvel)
+    return task, d
+
+
 def assert_exact_jacobian(task, S: np.ndarray, times: np.ndarray) -> np.ndarray:
     """The task's residual Jacobian at sensor values S (..., ns) and ``times``, checked column
     by column against centred differences (step 1e-6) to 1e-6; returned."""
@@ -757,13 +768,7 @@ def test_a_foot_stepping_down_lands_under_its_hip_and_a_level_one_a_lead_ahead()
 def test_a_swinging_foot_past_its_foothold_has_an_overshoot_row_with_an_exact_jacobian():
     """overshoot: max(0, d · (f − b) − m) for a swinging foot, b its swing's foothold; 0 in
     stance and for a foot short of its foothold."""
-    task = make_task("quadruped_flat", robots.info("go2"), ground="map", goal=[3.0, 0.0],
-                     gait="walk", map_edge=0.06, travel_speed=0.2,
-                     weights={"overshoot": 1.0})
-    task.set_map(STAIRS)
-    m = task.planning_model(0.01)
-    d = standing(task, m, 0.3)
-    task.update(0.5, d.qpos, d.qvel)
+    task, d = walking_on_stairs(overshoot=1.0)
     sp = task.swing_plan
     times = np.linspace(0.5, 1.3, 9)
     b = sp.landing(times)
@@ -799,12 +804,7 @@ def test_the_support_rows_keep_the_centre_of_mass_over_the_feet_in_planned_stanc
     """support: the centre of mass kept SUPPORT_MARGIN inside the polygon of the feet in their
     planned stance where they stand (mpc.tasks.support); 0 inside it, and an exact Jacobian
     in the centre of mass where it is outside."""
-    task = make_task("quadruped_flat", robots.info("go2"), ground="map", goal=[3.0, 0.0],
-                     gait="walk", map_edge=0.06, travel_speed=0.2, weights={"support": 10.0})
-    task.set_map(STAIRS)
-    m = task.planning_model(0.01)
-    d = standing(task, m, 0.3)
-    task.update(0.5, d.qpos, d.qvel)
+    task, d = walking_on_stairs(support=10.0)
     times = np.linspace(0.5, 1.3, 17)
     stance = task.swing_targets(times) <= 0.0
     anchor = task.swing_plan.anchor(times)[0]
@@ -835,12 +835,7 @@ def test_the_support_term_is_declared_only_where_a_config_weighs_it():
 def test_a_swinging_foot_has_a_path_row_toward_its_swing_path_with_an_exact_jacobian():
     """path: f_xy − (a + (b − a) P(s)) for a swinging foot, a its lift-off point and b its
     foothold; 0 in stance; the Jacobian the foot's xy where in swing (centred differences)."""
-    task = make_task("quadruped_flat", robots.info("go2"), ground="map", goal=[3.0, 0.0],
-                     gait="walk", map_edge=0.06, travel_speed=0.2, weights={"path": 1.0})
-    task.set_map(STAIRS)
-    m = task.planning_model(0.01)
-    d = standing(task, m, 0.3)
-    task.update(0.5, d.qpos, d.qvel)
+    task, d = walking_on_stairs(path=1.0)
     times = np.linspace(0.5, 1.8, 27)
     target = task._swing_path(times)
     swing = task.swing_targets(times) > 0

@@ -79,7 +79,8 @@ Where the ground is, by the option ``ground``:
   slope), not below the centre, so the velocity rows take that point, and a held foot's
   centre moves along the ground at w_foot x r n (on a 10° slope that has a vertical part,
   down going down: a centre held still reads the base as rising, up going up). Off by
-  default; ``ground: carried`` only.
+  default; ``ground: carried`` only: with another ground it, ``cue_slope`` and ``roll_radius``
+  without it are refused (they would change nothing).
 
 Contact belief c_i in [c_min, 1]: the product of
 - a kinematic cue: the foot is within ``stance_band`` of the lowest foot (world-aligned; with
@@ -166,7 +167,8 @@ class LegKalman(BaseStateSource):
                  foot_roll: bool = False, roll_radius: float | None = None,
                  map: str | None = None):
         # the choices only: the map is read once, below (a bad one raises MapError there)
-        self._check_choices({"ground": ground, "cue_slope": cue_slope, "map": map})
+        self._check_choices({"ground": ground, "cue_slope": cue_slope, "map": map,
+                             "foot_roll": foot_roll, "roll_radius": roll_radius})
         self.model = model
         self.data = mujoco.MjData(model)
         self.sites = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE, f) for f in robot.feet]
@@ -215,7 +217,7 @@ class LegKalman(BaseStateSource):
         self.stance_time = np.zeros(n)
         self.settle_time = float(settle_time)
         #: ``ground: carried``: a standing foot rolls on the ground's normal (module docstring).
-        self.foot_roll = bool(foot_roll) and carried
+        self.foot_roll = bool(foot_roll)
         self.roll_vel = np.zeros((n, 3))
         self.implied: np.ndarray | None = None
         self.unexplained = np.zeros((n, 3))
@@ -261,6 +263,14 @@ class LegKalman(BaseStateSource):
             raise ValueError("ground: map needs a terrain map file (task.map, or map)")
         if ground != "map" and options.get("map"):
             raise ValueError(f"map is read with ground: map only (ground is {ground!r})")
+        # options of the carried height alone: elsewhere they would change nothing, silently
+        if ground != "carried":
+            for key, unset in (("cue_slope", "footholds"), ("foot_roll", False)):
+                if options.get(key, unset) != unset:
+                    raise ValueError(f"{key} is read with ground: carried only "
+                                     f"(ground is {ground!r})")
+        if options.get("roll_radius") is not None and not options.get("foot_roll"):
+            raise ValueError("roll_radius is read with foot_roll: true only")
 
     # --- optional inputs ---------------------------------------------------------------------
     def observe_feet(self, foot_force: np.ndarray) -> None:

@@ -38,12 +38,28 @@ def test_the_centre_rolls_along_the_ground():
     assert (np.abs(roll[:, 2]) > 0.1 * 2.0 * info.foot_radius).all()
 
 
-def test_foot_roll_changes_nothing_on_the_level_floor():
-    """``ground: level`` (the default) ignores the option: the same estimates to the bit."""
-    data = dict(np.load(DATA / "level_reference.npz"))
-    without = replay("kalman", data)
-    with_roll = replay("kalman", data, foot_roll=True)
-    np.testing.assert_array_equal(without, with_roll)
+@pytest.mark.parametrize("options, message", [
+    ({"foot_roll": True}, "foot_roll is read with ground: carried only"),
+    ({"ground": "map", "map": "configs/maps/stairs_12cm.yaml", "foot_roll": True},
+     "foot_roll is read with ground: carried only"),
+    ({"cue_slope": "chords"}, "cue_slope is read with ground: carried only"),
+    ({"ground": "carried", "roll_radius": 0.01}, "roll_radius is read with foot_roll: true"),
+])
+def test_the_carried_heights_options_elsewhere_are_refused(options, message):
+    """On another ground they would change nothing (the level floor's estimates were the same
+    to the bit with the rolling foot): a config that sets them is told so."""
+    with pytest.raises(ValueError, match=message):
+        LegKalman(robots.load_planning_model("go2"), robots.info("go2"), **options)
+
+
+def test_a_rolling_foot_on_the_level_floor_is_one_line_and_exit_2(tmp_path, capsys):
+    from mpc.app import cli
+
+    code = cli.main(["go2_hw", "--mode", "lockstep", "--duration", "0.01", "--out",
+                     str(tmp_path / "run"), "--set", "plant.base_state.foot_roll=true"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2
+    assert "foot_roll is read with ground: carried only" in err and len(err.splitlines()) == 1
 
 
 @pytest.fixture(scope="module")

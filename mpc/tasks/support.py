@@ -35,14 +35,15 @@ def support_edges(points: np.ndarray, on: np.ndarray,
     that is no counter-clockwise hull edge (or with fewer than three feet on) has a zero
     normal and offset −inf (never active)."""
     n = points.shape[-2]
-    i, j = (a.ravel() for a in np.nonzero(~np.eye(n, dtype=bool)))
+    off = ~np.eye(n, dtype=bool)
+    i, j = (a.ravel() for a in np.nonzero(off))
     edge = points[..., j, :] - points[..., i, :]
     length = np.linalg.norm(edge, axis=-1)
     normal = np.stack([-edge[..., 1], edge[..., 0]], axis=-1) / np.maximum(length, 1e-9)[..., None]
     # every other foot on stands on the inner side (or on the line) of a hull edge
     side = np.einsum("...ec,...kc->...ek", normal, points) - np.einsum(
         "...ec,...ec->...e", normal, points[..., i, :])[..., None]
-    others = on[..., None, :] & ~np.eye(n, dtype=bool)[i] & ~np.eye(n, dtype=bool)[j]
+    others = on[..., None, :] & off[i] & off[j]
     hull = np.all(np.where(others, side >= -1e-9, True), axis=-1)
     edge_on = on[..., i] & on[..., j] & hull & (length > 1e-6)
     edge_on &= on.sum(axis=-1, keepdims=True) >= 3

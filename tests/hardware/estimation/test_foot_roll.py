@@ -13,6 +13,7 @@ from hardware.estimation.kalman import LegKalman
 from mpc.app.config import load_config
 
 DATA = Path(__file__).parent / "data"
+STAIRS = Path(__file__).resolve().parents[3] / "configs" / "maps" / "stairs_12cm.yaml"
 sys.path.insert(0, str(DATA))
 from make_level_reference import replay  # noqa: E402
 
@@ -40,7 +41,7 @@ def test_the_centre_rolls_along_the_ground():
 
 @pytest.mark.parametrize("options, message", [
     ({"foot_roll": True}, "foot_roll is read with ground: carried only"),
-    ({"ground": "map", "map": "configs/maps/stairs_12cm.yaml", "foot_roll": True},
+    ({"ground": "map", "map": str(STAIRS), "foot_roll": True},
      "foot_roll is read with ground: carried only"),
     ({"cue_slope": "chords"}, "cue_slope is read with ground: carried only"),
     ({"ground": "carried", "roll_radius": 0.01}, "roll_radius is read with foot_roll: true"),

@@ -17,6 +17,10 @@ one to:
 
     u(s) = clamp(u*(s + δ) + g K(s + δ) (x̂ ⊖ x*(s + δ))),   x̂ = (q(s) ⊕ δ q̇(s), q̇(s))
 
+The target of a force-limited position servo is then kept within the servo's reach at x̂
+(:mod:`mpc.app.runtime.servo_reach`): past it a motor's torque limit swallows its damping,
+which the model's does not.
+
 The plan itself still starts from the measured state (the plan's first δ is spent under the
 commands already sent, which the previous plan computed for that stretch). Starting it from a
 state predicted δ ahead instead (:mod:`mpc.app.runtime.predict`) was measured worse on the
@@ -32,6 +36,7 @@ import mujoco
 import numpy as np
 
 from mpc.app.plants.plant_base import Plant, PlantState
+from mpc.app.runtime.servo_reach import ServoReach
 from mpc.planner.policy import Policy
 
 log = logging.getLogger(__name__)
@@ -44,7 +49,8 @@ class FeedbackController:
     def __init__(self, plant: Plant, nu: int, timeout: float, gain: float = 1.0,
                  lead: float = 0.0, model: mujoco.MjModel | None = None):
         """``lead`` (s): the command lead δ (module docstring); ``model``, the planning
-        model, integrates the joints' positions over it (needed with a lead)."""
+        model, integrates the joints' positions over it (needed with a lead) and names the
+        servos whose targets are kept within reach (none without a model)."""
         if not 0.0 <= gain <= 1.0:
             raise ValueError(f"feedback gain must be within 0..1, got {gain}")
         if lead < 0.0 or (lead > 0.0 and model is None):
@@ -52,6 +58,7 @@ class FeedbackController:
         self.lead = float(lead)
         self.model = model
         self._qpos = np.zeros(model.nq) if model is not None else None
+        self.reach = ServoReach(model) if model is not None else None
         self.plant = plant
         self.timeout = float(timeout)
         self.gain = float(gain)
@@ -97,6 +104,8 @@ class FeedbackController:
             mujoco.mj_integratePos(self.model, qpos, state.qvel, self.lead)
         _, finite = policy.action(time, qpos, state.qvel, state.act, out=out,
                                   feedback=self.gain)
+        if self.reach is not None:
+            self.reach.clamp(qpos, state.qvel, out)
         return finite
 
     def _stop(self, reason: str) -> None:

@@ -485,6 +485,8 @@ class Session:
             "policy_age_ms_median": age_ms(c.policy_age.median()),
             "policy_age_ms_max": age_ms(c.policy_age.max()),
             "max_joint_speed_rad_s": round(c.max_joint_speed, 3),
+            # feedback commands whose servo targets were brought within reach (servo_reach.py)
+            "targets_kept_in_reach": self.feedback.reach.kept,
             "fd_evaluations": derivatives.fd_evaluations() - self.fd_start,
             # the analytic backend's knots by finite differences, by reason (empty: none)
             "analytic_fallbacks": fallbacks_since(self.fallback_start),

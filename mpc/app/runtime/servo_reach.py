@@ -6,8 +6,8 @@ clamped on its own and the joint damping d acts beside it:
 
     τ_model = clamp(k_p (u − q) − k_v q̇, ±τ̄) − d q̇
 
-A motor's PD loop (the bridge commands K_p = k_p and K_d = d, the joint's damping being the
-motor's) clamps the sum:
+A motor's PD loop (the bridge commands K_p = k_p and K_d = d + k_v, the joint's damping being
+the motor's: ``hardware.unitree.motor_map``) clamps the sum:
 
     τ_motor = clamp(K_p (u − q) − K_d q̇, ±τ̄)
 

@@ -17,9 +17,9 @@ one to:
 
     u(s) = clamp(u*(s + δ) + g K(s + δ) (x̂ ⊖ x*(s + δ))),   x̂ = (q(s) ⊕ δ q̇(s), q̇(s))
 
-The target of a force-limited position servo is then kept within the servo's reach at x̂ over
-the period the command is held (:mod:`mpc.app.runtime.servo_reach`): past it a motor's torque
-limit swallows its damping, which the model's does not.
+The target of a force-limited position servo is then kept within the servo's reach at x̂
+(:mod:`mpc.app.runtime.servo_reach`): past it a motor's torque limit swallows its damping,
+which the model's does not.
 
 The plan itself still starts from the measured state (the plan's first δ is spent under the
 commands already sent, which the previous plan computed for that stretch). Starting it from a
@@ -47,12 +47,10 @@ MAX_NONFINITE = 3
 
 class FeedbackController:
     def __init__(self, plant: Plant, nu: int, timeout: float, gain: float = 1.0,
-                 lead: float = 0.0, model: mujoco.MjModel | None = None,
-                 period: float = 0.0):
+                 lead: float = 0.0, model: mujoco.MjModel | None = None):
         """``lead`` (s): the command lead δ (module docstring); ``model``, the planning
         model, integrates the joints' positions over it (needed with a lead) and names the
-        servos whose targets are kept within reach (none without a model) over ``period``
-        (s), how long a command is held (the law's period)."""
+        servos whose targets are kept within reach (none without a model)."""
         if not 0.0 <= gain <= 1.0:
             raise ValueError(f"feedback gain must be within 0..1, got {gain}")
         if lead < 0.0 or (lead > 0.0 and model is None):
@@ -60,7 +58,7 @@ class FeedbackController:
         self.lead = float(lead)
         self.model = model
         self._qpos = np.zeros(model.nq) if model is not None else None
-        self.reach = ServoReach(model, period) if model is not None else None
+        self.reach = ServoReach(model) if model is not None else None
         self.plant = plant
         self.timeout = float(timeout)
         self.gain = float(gain)

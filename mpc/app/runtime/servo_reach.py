@@ -24,22 +24,9 @@ Sent within the band where the model's force is not clamped,
     u ∈ [q + (−τ̄ + k_v q̇) / k_p,  q + (τ̄ + k_v q̇) / k_p]
 
 the motor's torque is the model's clamped force less the damping, τ_motor = τ_model (as long as
-that sum is itself within ±τ̄), with q and q̇ the state the command is computed for.
-
-A command is held for the feedback law's period T while the joint moves on, q(t) = q + q̇ t.
-A target at the band's edge leaves the clamp at once as the joint moves toward it, and the
-servo gives less than the plan's saturated force for the rest of the hold (the A1's worst
-steady second of velocity tracking, `scripts/eval_velocity.py`, went from 0.065 to 0.092 m/s
-with the band at the instant alone). The band is therefore widened by the joint's travel over
-the hold, on the side it moves to:
-
-    u ∈ [q + (−τ̄ + k_v q̇) / k_p + min(q̇ T, 0),  q + (τ̄ + k_v q̇) / k_p + max(q̇ T, 0)]
-
-A target that saturates the servo for the whole hold keeps doing so, so the clamp moves nothing
-the model would feel over the hold. The motor's torque past the limit is then
-τ̄ − d q̇ + k_p q̇ (T − t) at time t of the hold, k_p q̇ T / 2 over the model's on average: the
-joint tops out near τ̄ / (d − k_p T / 2), which for the shipped robots (k_p = 100, T = 1/300 s,
-d = 1 or 2 N·m·s/rad) is at most 1.2 τ̄ / d.
+that sum is itself within ±τ̄), with q and q̇ the state the command is computed for. The
+clamp moves nothing the model would feel: the model's force at the state the command is for
+is the same for u and for its clamped value.
 """
 
 from __future__ import annotations
@@ -51,11 +38,7 @@ import numpy as np
 class ServoReach:
     """The reach band of a model's force-limited position servos (module docstring)."""
 
-    def __init__(self, model: mujoco.MjModel, hold: float = 0.0):
-        """``hold`` (s): how long a command is held, the feedback law's period T."""
-        if hold < 0.0:
-            raise ValueError(f"a command's hold must be >= 0 s, got {hold}")
-        self.hold = float(hold)
+    def __init__(self, model: mujoco.MjModel):
         servo = [i for i in range(model.nu) if _is_limited_servo(model, i)]
         joints = model.actuator_trnid[servo, 0]
         self.actuators = np.array(servo, dtype=int)
@@ -72,15 +55,11 @@ class ServoReach:
         self.kept = 0
 
     def clamp(self, qpos: np.ndarray, qvel: np.ndarray, ctrl: np.ndarray) -> None:
-        """Clamp ``ctrl`` in place into the band at (qpos, qvel) over the hold, then into the
-        control range."""
+        """Clamp ``ctrl`` in place into the band at (qpos, qvel), then into the control range."""
         if not len(self.actuators):
             return
-        v = qvel[self.dof_adr]
-        q = qpos[self.qpos_adr] + self.kv_over_kp * v
-        travel = self.hold * v  # over the hold: the band's side the joint moves to widens
-        u = np.clip(ctrl[self.actuators], q + self.lo + np.minimum(travel, 0.0),
-                    q + self.hi + np.maximum(travel, 0.0))
+        q = qpos[self.qpos_adr] + self.kv_over_kp * qvel[self.dof_adr]
+        u = np.clip(ctrl[self.actuators], q + self.lo, q + self.hi)
         # A joint past its range by more than the band would take the target out of the
         # control range; the control range wins (the plan never commands outside it).
         u = np.where(self.ctrl_limited, np.clip(u, self.ctrl_lo, self.ctrl_hi), u)

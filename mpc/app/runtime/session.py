@@ -144,8 +144,7 @@ class Session:
         lead = command_lead(cfg)
         self.feedback = FeedbackController(self.plant, self.planner.layout.nu,
                                            rt.policy_timeout, rt.feedback_gain, lead=lead,
-                                           model=self.planner.model,
-                                           period=1.0 / rt.feedback_rate)
+                                           model=self.planner.model)
         # Planning ahead: by the measured iteration time in real time, by the emulated plan
         # latency in lockstep (where wall time means nothing).
         self.predictor = None

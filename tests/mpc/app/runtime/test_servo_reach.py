@@ -80,56 +80,16 @@ def test_the_model_feels_the_same_force_and_a_motor_gives_the_model_torque(q, dq
     assert motor == pytest.approx(np.clip(force[0] - DAMPING * dq, -LIMIT, LIMIT), abs=1e-9)
 
 
-@settings(max_examples=200, deadline=None)
-@given(q=angles, dq=speeds, u=targets, t=st.floats(0.0, 1.0))
-def test_over_the_hold_the_model_feels_the_same_force(q, dq, u, t):
-    """Held for the law's period T while the joint moves on (q + q̇ t), the clamped target gives
-    the model the same force as the planned one at every t of the hold; at its start it lies
-    within the band at the instant widened by the travel q̇ T."""
-    model, hold = arm(), 1.0 / 300.0
-    qpos, qvel = np.array([q, 0.0, 0.0]), np.array([dq, 0.0, 0.0])
-    ctrl = np.array([u, 1.0, 0.3])
-    clamped = ctrl.copy()
-    ServoReach(model, hold).clamp(qpos, qvel, clamped)
-    travel = dq * hold
-    assert (q - LIMIT / KP + min(travel, 0.0) - 1e-12 <= clamped[0]
-            <= q + LIMIT / KP + max(travel, 0.0) + 1e-12)
-    moved = qpos + qvel * t * hold
-    np.testing.assert_allclose(model_force(model, moved, qvel, clamped),
-                               model_force(model, moved, qvel, ctrl), atol=1e-9)
-
-
-def test_a_command_at_the_instants_edge_would_lose_force_over_the_hold():
-    """Why the band widens: a target at the edge of the band at the instant unsaturates the
-    servo as soon as the joint moves toward it (the plan's saturated force lost for the rest of
-    the hold); with the hold it stays saturated."""
-    model, hold = arm(), 1.0 / 300.0
-    qpos, qvel = np.array([0.0, 0.0, 0.0]), np.array([10.0, 0.0, 0.0])
-    end = qpos + qvel * hold
-    for period, saturated in ((0.0, False), (hold, True)):
-        clamped = np.array([1.9, 1.0, 0.3])
-        ServoReach(model, period).clamp(qpos, qvel, clamped)
-        force = model_force(model, end, qvel, clamped)[0]
-        assert bool(force == pytest.approx(LIMIT)) == saturated, (period, force)
-
-
-def test_a_negative_hold_is_refused():
-    with pytest.raises(ValueError, match="hold"):
-        ServoReach(arm(), -0.001)
-
-
-@pytest.mark.parametrize("hold", [0.0, 0.004])
-def test_a_joint_driven_past_the_limit_reaches_the_models_speed_not_more(hold):
+def test_a_joint_driven_past_the_limit_reaches_the_models_speed_not_more():
     """A leg (a 2 kg rod on a hinge, no gravity) driven to a target far past the limit by a
     motor that clamps its PD sum (the robot's), the target resent every 4 ms as the feedback
     law does: sent as planned, the joint speeds far past τ̄ / d (the model's top speed, 5 rad/s
-    here); kept within reach, it stays near it: τ̄ / (d − k_p T / 2) with the band widened over
-    the hold T (module docstring)."""
+    here); kept within reach, it stays near it."""
     model = mujoco.MjModel.from_xml_string("""
 <mujoco><option gravity="0 0 0"/><worldbody><body><joint axis="0 1 0"/>
   <geom type="capsule" fromto="0 0 0 0 0 -0.3" size="0.02" mass="2"/></body></worldbody>
 </mujoco>""")
-    reach = ServoReach(arm(), hold)  # its servo is on the first joint, as the rod's hinge
+    reach = ServoReach(arm())  # its servo is on the first joint, as the rod's hinge
     top = {}
     for kept in (False, True):
         data = mujoco.MjData(model)
@@ -147,8 +107,7 @@ def test_a_joint_driven_past_the_limit_reaches_the_models_speed_not_more(hold):
             mujoco.mj_step(model, data)
             fastest = max(fastest, abs(data.qvel[0]))
         top[kept] = fastest
-    assert top[True] < 1.1 * LIMIT / (DAMPING - KP * hold / 2), top
-    assert top[False] > 3 * LIMIT / DAMPING, top
+    assert top[True] < 1.1 * LIMIT / DAMPING and top[False] > 3 * LIMIT / DAMPING, top
 
 
 def test_the_feedback_law_sends_targets_within_reach():
@@ -167,18 +126,3 @@ def test_the_feedback_law_sends_targets_within_reach():
     feedback.step(pol, PlantState(0.05, qpos.copy(), qvel, np.zeros(0)))
     np.testing.assert_allclose(plant.sent[0], [0.3 + 2.0 * lead + LIMIT / KP, 0.5, 1.0])
     assert feedback.reach.kept == 1  # the run's summary: targets_kept_in_reach
-
-
-def test_the_feedback_law_widens_the_reach_over_its_period():
-    """The session gives the law its period: the band's side the joint moves to widens by the
-    joint's travel over it."""
-    model = arm()
-    lay = ModelLayout.of(model)
-    qpos = np.array([0.3, 0.0, 0.0])
-    pol = Policy.build(lay, np.array([0.0, 0.1]), np.stack([qpos, qpos]),
-                       np.zeros((2, model.nv)), np.zeros((2, 0)),
-                       np.tile([1.9, 0.5, 1.0], (2, 1)))
-    plant = RecordingPlant()
-    feedback = FeedbackController(plant, model.nu, timeout=0.3, model=model, period=1 / 300)
-    feedback.step(pol, PlantState(0.05, qpos.copy(), np.array([2.0, 0.0, 0.0]), np.zeros(0)))
-    np.testing.assert_allclose(plant.sent[0], [0.3 + LIMIT / KP + 2.0 / 300, 0.5, 1.0])

@@ -24,9 +24,14 @@ Sent within the band where the model's force is not clamped,
     u ∈ [q + (−τ̄ + k_v q̇) / k_p,  q + (τ̄ + k_v q̇) / k_p]
 
 the motor's torque is the model's clamped force less the damping, τ_motor = τ_model (as long as
-that sum is itself within ±τ̄), with q and q̇ the state the command is computed for. The
-clamp moves nothing the model would feel: the model's force at the state the command is for
-is the same for u and for its clamped value.
+that sum is itself within ±τ̄), with q and q̇ the state the command is computed for. At that
+state the clamp moves nothing the model would feel: its force is the same for u and for the
+clamped value. Not over the hold: the command is held for the feedback law's period while the
+joint moves on, and a target at the band's edge then gives less than the plan's saturated
+force, k_p q̇ T / 2 less on average over a period T. On a simulated robot that is the planning
+model this cost the A1's velocity tracking (worst steady second 0.065 -> 0.092 m/s,
+docs/velocity.md); widening the band by the travel over the hold, or half of it, was measured
+worse on the stairs (docs/terrain.md, "A servo's reach"), so the band is the instant's.
 """
 
 from __future__ import annotations

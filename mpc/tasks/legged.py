@@ -22,6 +22,7 @@ velocity reference:
 
     upright   z − e_z                                              (3)
     height    p_z − mean_S(f_z) − h                                (1)
+              (``height_swing: ground``: a swinging foot's f_z less its lift over its ground)
     position  p_xy − g(t)          (goal, stage or velocity reference)   (2)
     gait      per foot in swing: f_z − (ρ + step(t)), else 0       (feet)
     stance    per foot in planned stance: f_z − (ρ + H(a(t))), else 0     (feet; map)
@@ -149,6 +150,7 @@ class LeggedTask(GoalMode, VelocityMode, Task):
         "map_contacts": {"choices": ("pruned", "all", "floors")},
         "travel_speed": {"min": 0.0, "max": 2.0},
         "travel_hold": {"min": 0.0, "max": 0.5},
+        "height_swing": {"choices": ("foot", "ground")},
         **VELOCITY_MODE_RANGES,
     }
     #: Terms whose affine part depends on :attr:`ground`: rebuilt when it changes.
@@ -180,7 +182,8 @@ class LeggedTask(GoalMode, VelocityMode, Task):
                  map: str | None = None,
                  map_clearance: float = 0.05, map_edge: float = 0.0, map_rise: float = RISE,
                  map_contacts: str = "all", felt_offset: float = -0.015,
-                 travel_speed: float = 0.0, travel_hold: float = 0.0, map_drop: float = 0.0):
+                 travel_speed: float = 0.0, travel_hold: float = 0.0, map_drop: float = 0.0,
+                 height_swing: str = "foot"):
         """``gait``: a name of :attr:`GAITS`, its ``duty``, ``cadence`` (Hz) and
         ``step_height`` (m) replaced where given. ``goal``: [x, y] or waypoints [[x, y], ...];
         ``hold_time`` (s): hold the start position until then. ``height`` (m): the base over
@@ -223,13 +226,20 @@ class LeggedTask(GoalMode, VelocityMode, Task):
         (:meth:`plan_footholds`). ``travel_hold`` (m; 0, the default: off): on a map, the
         travel stands still while a front foot stands higher than the ground under its hip
         and more than that far behind the hip (:func:`mpc.tasks.map_swing.step_down_pending`:
-        the hips walked past a front foot that has not stepped down yet)."""
+        the hips walked past a front foot that has not stepped down yet). ``height_swing``:
+        where the height row counts a swinging support foot: ``foot`` (the default) where it
+        is, ``ground`` on the ground under its swing (its gait target less its lift and, on
+        a map, counted on :meth:`SwingPlan.counted`: up a step the chord of the swing), so a
+        foot led up a tread does not lift the base's target with it (:meth:`_lifted`)."""
         super().__init__(robot)
         if ground not in ("level", "fit", "map", "felt"):
             raise ValueError(f"unknown ground {ground!r}; choose from level, fit, map, felt")
         if map is not None and ground != "map":
             raise ValueError(f"map is set but ground is {ground!r} (set ground: map)")
         self.ground_mode = ground
+        if height_swing not in ("foot", "ground"):
+            raise ValueError(f"unknown height_swing {height_swing!r}; choose foot or ground")
+        self.height_swing = height_swing
         self.map_clearance = float(map_clearance)
         self.map_edge = float(map_edge)
         self.map_rise = float(map_rise)
@@ -876,6 +886,9 @@ class LeggedTask(GoalMode, VelocityMode, Task):
             r[..., rows["gait"]] = np.where(step > 0, gait - self.foot_height - lift,
                                             self._foothold_rows(sensordata, at["foothold"]))
         self._stance_rows(r, at["stance"], at["anchor"])
+        if at["lifted"] is not None and "height" in rows:
+            r[..., rows["height"]] += (at["lifted"].sum(axis=-1, keepdims=True)
+                                       / len(self.support_feet))
         if "support" in rows:
             r[..., rows["support"]] = self._support(sensordata, at["support"])[0]
         if "overshoot" in rows:
@@ -935,8 +948,27 @@ class LeggedTask(GoalMode, VelocityMode, Task):
                              else self._foothold_knots(time)),
                 "stance": stance, "anchor": anchor, "landing": landing,
                 "path": self._swing_path(time),
+                "lifted": self._lifted(time),
                 "support": (None if plan is None or "support" not in self.rows
                             else support_edges(anchor[0], stance, self.SUPPORT_MARGIN))}
+
+    def _lifted(self, time: np.ndarray) -> np.ndarray | None:
+        """``height_swing: ground``: how far (..., nfeet) each swinging support foot's gait
+        target, ρ + B(s) + step(t), stands over ρ plus the ground it counts as standing on
+        in the height row at times (...) (:meth:`SwingPlan.counted`; without a swing plan
+        the ground B, so its lift alone), 0 in stance; None with ``height_swing: foot``,
+        where a swinging foot counts where it is."""
+        if self.height_swing != "ground":
+            return None
+        step = self.swing_targets(time)
+        lifted = step + self.swing_ground(time)
+        if self.swing_plan is not None:
+            phase = swing_phase(self.clock.phase(time), np.array(self.gait.offsets),
+                                self.timing[0])
+            lifted = lifted - self.swing_plan.counted(time, phase)
+        support = np.zeros(len(self.robot.feet), bool)
+        support[list(self.support_feet)] = True
+        return np.where((step > 0.0) & support, lifted, 0.0)
 
     def _swing_path(self, time: np.ndarray) -> np.ndarray:
         """The path rows' target (..., nfeet, 2) at times (...): each swinging foot's point

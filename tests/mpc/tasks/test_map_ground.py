@@ -16,6 +16,7 @@ from mpc.app.assembly import build_planner, build_task
 from mpc.app.config import load_config
 from mpc.app.schema import ConfigError
 from mpc.tasks import make_task
+from mpc.tasks.gait import swing_phase
 from mpc.tasks.map_ground import MAP_BIT, MAP_BODY, MAP_GEOM, MapGround
 from mpc.tasks.map_swing import DROP, RISE, path_points
 from mpc.tasks.terrain_map import stairs
@@ -918,3 +919,38 @@ def test_the_compiled_highest_along_is_numpys_to_the_bit(rng):
     for path in paths:
         got, want = mg.highest_along(path), _highest_along_numpy(mg, path)
         assert got == want or (np.isnan(got) and np.isnan(want)), path
+
+
+def test_with_height_swing_ground_a_swinging_foot_counts_on_its_ground_not_its_lift():
+    """``height_swing: ground``: the height row counts a swinging support foot that follows
+    its gait target (ρ + B(s) + step(t)) as standing on the ground of its swing (ρ plus
+    :meth:`SwingPlan.counted`), so a foot lifted up a tread does not lift the base's target
+    with it; by default it counts where it is. The Jacobian stays exact (the difference is
+    the time's)."""
+    default, d = walking_on_stairs()
+    task, _ = walking_on_stairs()
+    task.height_swing = "ground"
+    times = np.linspace(0.5, 1.8, 27)
+    step = task.swing_targets(times)
+    swing = step > 0
+    assert swing.any()
+    phase = swing_phase(task.clock.phase(times), np.array(task.gait.offsets), task.timing[0])
+    gait_z = task.foot_height + task.swing_ground(times) + step
+    ground_z = task.foot_height + task.swing_plan.counted(times, phase)
+    at_target = np.broadcast_to(d.sensordata, (len(times), len(d.sensordata))).copy()
+    on_ground = at_target.copy()
+    for i, foot in enumerate(task.robot.feet):
+        z = task.sensor(f"{foot}_pos").start + 2
+        at_target[:, z] = np.where(swing[:, i], gait_z[:, i], at_target[:, z])
+        on_ground[:, z] = np.where(swing[:, i], ground_z[:, i], on_ground[:, z])
+    gait = task.residual(at_target, times)[:, task.rows["gait"]]
+    assert np.abs(gait[swing]).max() < 1e-12  # the swinging feet are on their targets
+    row = task.rows["height"]
+    np.testing.assert_allclose(task.residual(at_target, times)[:, row],
+                               default.residual(on_ground, times)[:, row], atol=1e-12)
+    lifted = default.residual(at_target, times)[:, row] - default.residual(on_ground, times)[:, row]
+    assert lifted.min() < -0.01  # counted where it is, the lift raises the target
+    rng = np.random.default_rng(5)
+    assert_exact_jacobian(task, at_target + 0.05 * rng.standard_normal(at_target.shape), times)
+    with pytest.raises(ValueError, match="height_swing"):
+        make_task("quadruped_flat", robots.info("go2"), height_swing="lift")

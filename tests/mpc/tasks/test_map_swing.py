@@ -148,3 +148,24 @@ def test_a_step_down_is_pending_while_the_hip_is_past_a_foot_on_higher_ground():
     assert not step_down_pending([[0.95, 0.1]], [[1.1, 0.1]], heading, height, 0.2)
     assert not step_down_pending([[1.05, 0.1]], [[1.2, 0.1]], heading, height, 0.08)
     assert not step_down_pending([[0.95, 0.1]], [[1.1, 0.1]], -heading, height, 0.08)
+
+
+
+def test_a_swinging_foot_counts_on_the_chord_of_a_step_up_and_the_profile_of_a_step_down():
+    """counted: up a step (h₁ ≥ h₀) h₀ + (h₁ − h₀) s, down one B(s) (at h₀ until the swing
+    comes down), over the swing whose window holds the time; 0 in stance."""
+    nan = np.nan
+    plan = SwingPlan(liftoff=np.array([[-np.inf, 1.0], [0.2, nan]]),
+                     touchdown=np.array([[0.3, 1.3], [0.5, nan]]),
+                     start=np.array([[0.0, 0.12], [0.12, nan]]),
+                     top=np.array([[0.12, 0.24], [0.12, nan]]),
+                     land=np.array([[0.12, 0.24], [0.0, nan]]), slack=0.01)
+    time = np.array([0.15, 0.35, 0.45, 1.15])
+    phase = np.array([[0.25, nan], [nan, 0.5], [nan, 0.95], [0.75, nan]])
+    c = plan.counted(time, phase)
+    assert c[0].tolist() == pytest.approx([0.03, 0.0])  # a quarter of the way up 12 cm
+    assert c[1].tolist() == pytest.approx([0.0, 0.12])  # foot 0 stands; foot 1 still over h₀
+    assert 0.0 < c[2, 1] < 0.12 and c[2, 1] == pytest.approx(profile(0.95, 0.12, 0.12, 0.0))
+    assert c[3, 0] == pytest.approx(0.21)  # foot 0's second swing, from 0.12 to 0.24
+    up = plan.ground(time, phase)[0, 0]  # led up early: B is at the top already
+    assert up == pytest.approx(0.12) and c[0, 0] < up

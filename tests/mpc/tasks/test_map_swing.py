@@ -150,7 +150,6 @@ def test_a_step_down_is_pending_while_the_hip_is_past_a_foot_on_higher_ground():
     assert not step_down_pending([[0.95, 0.1]], [[1.1, 0.1]], -heading, height, 0.08)
 
 
-
 def test_a_swinging_foot_counts_on_the_chord_of_a_step_up_and_the_profile_of_a_step_down():
     """counted: up a step (h₁ ≥ h₀) h₀ + (h₁ − h₀) s, down one B(s) (at h₀ until the swing
     comes down), over the swing whose window holds the time; 0 in stance."""

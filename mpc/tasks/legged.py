@@ -392,6 +392,12 @@ class LeggedTask(GoalMode, VelocityMode, Task):
             cached = self._rows_cache = (terms, rows)
         return cached[1]
 
+    def support_mask(self) -> np.ndarray:
+        """(nfeet,) bool: which feet are :attr:`support_feet`."""
+        mask = np.zeros(len(self.robot.feet), bool)
+        mask[list(self.support_feet)] = True
+        return mask
+
     @property
     def support_feet(self) -> tuple[int, ...]:
         """Indices (in ``robot.feet``) of the feet that carry the robot: height and balance
@@ -683,9 +689,7 @@ class LeggedTask(GoalMode, VelocityMode, Task):
             below = points[:, 2] < (self.ground.height(points[:, 0], points[:, 1])
                                     - self.ground_below)
         stance = self.planned_stance(time) & ((speed < self.STANCE_SPEED) | below)
-        support = np.zeros(len(stance), bool)
-        support[list(self.support_feet)] = True
-        return points, stance & support, False
+        return points, stance & self.support_mask(), False
 
     def pose_ground(self, model: mujoco.MjModel) -> None:
         """The planning model's floor on :attr:`ground`; on a map, the map raised by its
@@ -943,32 +947,32 @@ class LeggedTask(GoalMode, VelocityMode, Task):
             landing = (np.isfinite(b[..., 0]), np.nan_to_num(b))
         stance = self._stance_mask(time)
         anchor = (0.0, 0.0) if plan is None else plan.anchor(time)
-        return {"step": self.swing_targets(time), "ground": self.swing_ground(time),
+        step, ground = self.swing_targets(time), self.swing_ground(time)
+        return {"step": step, "ground": ground,
                 "foothold": (None if self.foothold_plan is None
                              else self._foothold_knots(time)),
                 "stance": stance, "anchor": anchor, "landing": landing,
                 "path": self._swing_path(time),
-                "lifted": self._lifted(time),
+                "lifted": self._lifted(time, step, ground),
                 "support": (None if plan is None or "support" not in self.rows
                             else support_edges(anchor[0], stance, self.SUPPORT_MARGIN))}
 
-    def _lifted(self, time: np.ndarray) -> np.ndarray | None:
+    def _lifted(self, time: np.ndarray, step: np.ndarray,
+                ground: np.ndarray | float) -> np.ndarray | None:
         """``height_swing: ground``: how far (..., nfeet) each swinging support foot's gait
         target, ρ + B(s) + step(t), stands over ρ plus the ground it counts as standing on
         in the height row at times (...) (:meth:`SwingPlan.counted`; without a swing plan
         the ground B, so its lift alone), 0 in stance; None with ``height_swing: foot``,
-        where a swinging foot counts where it is."""
+        where a swinging foot counts where it is. ``step``, ``ground``: :meth:`swing_targets`
+        and :meth:`swing_ground` at ``time``."""
         if self.height_swing != "ground":
             return None
-        step = self.swing_targets(time)
-        lifted = step + self.swing_ground(time)
+        lifted = step + ground
         if self.swing_plan is not None:
             phase = swing_phase(self.clock.phase(time), np.array(self.gait.offsets),
                                 self.timing[0])
             lifted = lifted - self.swing_plan.counted(time, phase)
-        support = np.zeros(len(self.robot.feet), bool)
-        support[list(self.support_feet)] = True
-        return np.where((step > 0.0) & support, lifted, 0.0)
+        return np.where((step > 0.0) & self.support_mask(), lifted, 0.0)
 
     def _swing_path(self, time: np.ndarray) -> np.ndarray:
         """The path rows' target (..., nfeet, 2) at times (...): each swinging foot's point
@@ -1010,10 +1014,7 @@ class LeggedTask(GoalMode, VelocityMode, Task):
         map with a swing plan (the stance and hold rows are on there), else none."""
         if self.swing_plan is None:
             return np.zeros((*np.shape(time), len(self.robot.feet)), bool)
-        on = self.swing_targets(time) <= 0.0
-        support = np.zeros(len(self.robot.feet), bool)
-        support[list(self.support_feet)] = True
-        return on & support
+        return (self.swing_targets(time) <= 0.0) & self.support_mask()
 
     def _stance_rows(self, r: np.ndarray, on: np.ndarray, anchor: tuple) -> None:
         """The stance and hold rows of ``r`` (f_z and f_xy so far): each foot in its planned

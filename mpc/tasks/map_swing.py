@@ -83,6 +83,12 @@ class SwingPlan:
     #: Fraction r of a swing over which its foot rises to hₘ and comes down (module docstring).
     rise: float = RISE
 
+    def _window(self, t: np.ndarray, k: int) -> np.ndarray:
+        """Whether times ``t`` (..., 1) fall in each foot's k-th swing, lift-off to touchdown
+        with :attr:`slack` on either end (..., nfeet)."""
+        return ((t >= self.liftoff[:, k] - self.slack)
+                & (t <= self.touchdown[:, k] + self.slack))
+
     def ground(self, time: np.ndarray, phase: np.ndarray) -> np.ndarray:
         """B (..., nfeet) at times (...) with each foot's swing phase ``phase`` (..., nfeet;
         NaN in stance): the profile of the swing whose window holds the time, 0 in stance."""
@@ -90,8 +96,7 @@ class SwingPlan:
         out = np.zeros(np.broadcast_shapes(t.shape, np.shape(phase)))
         s = np.nan_to_num(np.asarray(phase, dtype=float), nan=-1.0)
         for k in range(self.liftoff.shape[1]):
-            inside = ((t >= self.liftoff[:, k] - self.slack)
-                      & (t <= self.touchdown[:, k] + self.slack) & (s >= 0.0))
+            inside = self._window(t, k) & (s >= 0.0)
             value = profile(np.clip(s, 0.0, 1.0), self.start[:, k], self.top[:, k],
                             self.land[:, k], self.rise)
             out = np.where(inside, value, out)
@@ -110,8 +115,7 @@ class SwingPlan:
         out = np.zeros(np.broadcast_shapes(t.shape, np.shape(phase)))
         s = np.clip(np.nan_to_num(np.asarray(phase, dtype=float), nan=-1.0), -1.0, 1.0)
         for k in range(self.liftoff.shape[1]):
-            inside = ((t >= self.liftoff[:, k] - self.slack)
-                      & (t <= self.touchdown[:, k] + self.slack) & (s >= 0.0))
+            inside = self._window(t, k) & (s >= 0.0)
             h0, h1 = self.start[:, k], self.land[:, k]
             value = np.where(h1 < h0, profile(np.clip(s, 0.0, 1.0), h0, self.top[:, k], h1,
                                               self.rise),
@@ -145,8 +149,7 @@ class SwingPlan:
         if self.land_xy is None:
             return out
         for k in range(self.liftoff.shape[1]):
-            inside = ((t >= self.liftoff[:, k] - self.slack)
-                      & (t <= self.touchdown[:, k] + self.slack))
+            inside = self._window(t, k)
             out = np.where(inside[..., None], self.land_xy[:, k], out)
         return out
 
@@ -162,8 +165,7 @@ class SwingPlan:
         if self.lift_xy is None or self.land_xy is None:
             return out
         for k in range(self.liftoff.shape[1]):
-            inside = ((t >= self.liftoff[:, k] - self.slack)
-                      & (t <= self.touchdown[:, k] + self.slack) & np.isfinite(s))
+            inside = self._window(t, k) & np.isfinite(s)
             p = progress(np.nan_to_num(s), self.start[:, k], self.top[:, k], self.land[:, k],
                          self.rise)
             a, b = self.lift_xy[:, k], self.land_xy[:, k]

@@ -62,8 +62,7 @@ class QuadrupedBiped(QuadrupedFlat):
         self.support = support
         super().__init__(robot, height=height, **options)
         self.heading = float(heading)
-        self._support_mask = np.zeros(len(robot.feet))
-        self._support_mask[list(self.support_feet)] = 1.0
+        self._support_mask = self.support_mask().astype(float)
 
     @property
     def sign(self) -> float:

@@ -24,8 +24,17 @@ off, z_f its ground point when held); the first foothold on top (its centre a fo
 the face) sets it. Before that, a foot over the top lower than it lowers it
 (:meth:`FeltStep.lower`): a foot cannot be inside the step.
 
-Limits: one riser, perpendicular to the map's x axis (the travel of the goal-mode configs, the
-riser met along +x); the ground before it the level plane of the map mode (not fitted).
+**Done with** (:meth:`FeltStep.done`): once every foot has stood on the top the step is
+climbed; once a foot stands well beyond the riser off the top's level, what the foot met was
+no step across the way (a loose slab, the foot of a ramp); once the top is found lower than
+:attr:`FeltStep.MIN_RISE`, it is no step the fitted plane does not walk over. Each way the task
+goes back to the plane fitted to its footholds and the next riser is met afresh
+(:meth:`mpc.tasks.legged.LeggedTask._update_felt`), on level ground only
+(:attr:`FeltStep.LEVEL`).
+
+Limits: one riser at a time, perpendicular to the map's x axis (the travel of the goal-mode
+configs, the riser met along +x), within the map's extent (:attr:`FeltStep.EXTENT` about the
+start); the ground before it level, at the height of the ground the held foot lifted off.
 """
 
 from __future__ import annotations
@@ -54,6 +63,23 @@ class FeltStep:
     LOWEST: ClassVar[float] = 0.02
     #: The field's elevation range (m): the highest top it can be rewritten to.
     SPAN: ClassVar[float] = 0.4
+    #: A foot standing more than :attr:`OFF_REACH` (m) beyond the riser and more than
+    #: :attr:`OFF_LEVEL` (m) above or below the measured top shows the ground there is not the
+    #: step's top (:meth:`done`). At 3 cm, and from the face on, the estimate's error on the
+    #: Go2's 8 cm step took a front foot on the top for ground off its level before the hind
+    #: feet were up.
+    OFF_LEVEL: ClassVar[float] = 0.04
+    OFF_REACH: ClassVar[float] = 0.1
+    #: A step whose top is found less than this (m) over the ground before it is none the
+    #: fitted plane does not walk over (:meth:`done`): a foot that touched down early on the
+    #: lower level of a step down looked held back to the A1, and the step met there was
+    #: lowered to :attr:`LOWEST` by the feet beyond it.
+    MIN_RISE: ClassVar[float] = 0.03
+    #: The steepest fitted ground (its gradient's norm, tan of the tilt) on which a held foot
+    #: is taken for a riser: the step's map is level before and on top, and on a 15° ramp
+    #: the A1's hind foot, held at the ramp's foot, made one of the ramp; the front feet
+    #: beyond it confirmed a top 9 cm up, level, and the robot was thrown back down.
+    LEVEL: ClassVar[float] = 0.1
 
     def __init__(self, foot_radius: float, offset: float = 0.0):
         """``foot_radius`` (m): the foot sphere's; ``offset`` (m): added to the face's x where
@@ -72,6 +98,8 @@ class FeltStep:
         self.top = 0.0
         #: Whether a foot has stood on top (the top measured, not assumed).
         self.confirmed = False
+        #: Whether each foot has stood on the top since the top was measured.
+        self._on_top = np.zeros(0, bool)
 
     def flat(self) -> HeightMap:
         """The map before any riser: the level ground at 0."""
@@ -119,6 +147,28 @@ class FeltStep:
             return False
         self.top = max(float(points[low, 2].min()), self.ground + self.LOWEST)
         return True
+
+    def done(self, points: np.ndarray, standing: np.ndarray) -> bool:
+        """Whether the step's map is done with: its top found lower than :attr:`MIN_RISE`
+        over the ground before it, or, once the top is measured, every foot has stood on the
+        top (the step is climbed: the plane fitted to the feet is the ground again), or a
+        foot stands beyond the riser more than :attr:`OFF_LEVEL` off the top's
+        level, :attr:`OFF_REACH` or more beyond it (``points`` the feet's ground points in the
+        map's frame, ``standing`` which stand): what the foot met was no step across the way
+        (a slab, the foot of a ramp)."""
+        if self.face is not None and self.top - self.ground < self.MIN_RISE:
+            return True
+        if not self.confirmed:
+            return False
+        standing = np.asarray(standing, bool)
+        beyond = standing & (points[:, 0] >= self.face + self.radius)
+        far = standing & (points[:, 0] >= self.face + self.radius + self.OFF_REACH)
+        if np.any(np.abs(points[far, 2] - self.top) > self.OFF_LEVEL):
+            return True
+        if len(self._on_top) != len(points):
+            self._on_top = np.zeros(len(points), bool)
+        self._on_top |= beyond
+        return bool(self._on_top.all())
 
     @property
     def riser(self) -> float | None:

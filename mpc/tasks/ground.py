@@ -115,6 +115,14 @@ class GroundFit:
         self._standing[:] = False
         return self.observe(points, np.ones(self.nfeet, bool))
 
+    def keep_newest(self) -> GroundPlane:
+        """Forget all but each foot's newest foothold; returns the refitted plane (a robot
+        that has just climbed a step stands on its top with every foot, its older footholds
+        below it)."""
+        self.footholds[:, 1:] = np.nan
+        self.plane = self.fit()
+        return self.plane
+
     def observe(self, points: np.ndarray, stance: np.ndarray) -> GroundPlane:
         """Ground points (nfeet, 3) under the feet and which feet stand now: a standing foot's
         current foothold becomes its point (a new one if it has just touched down); returns

@@ -215,22 +215,25 @@ class LeggedTask(GoalMode, VelocityMode, Task):
         default), ``pruned`` (the deepest per direction, :mod:`common.hfield_contacts`) or
         ``floors`` (none: each foot stands on a level floor of its own,
         :meth:`_place_map_floors`; ``ground: map`` only).
-        ``ground: felt``: blind, a step up found by a swing foot held back at its riser and
-        then planned on as a given map (:mod:`mpc.tasks.felt_step`; the riser stands
-        ``felt_offset`` m from where the foot touched it: −0.015 by default, the offset
-        measured best, as a pressed foot sinks into its soft contact), the map settings as for
-        ``map``. ``travel_speed`` (m/s; 0, the default: off): in goal mode the position
-        target is a point travelling toward the goal at that speed (:meth:`travel_target`,
-        kept within ``lead`` of the base) instead of the goal itself, and on a map the
-        footholds are aimed with that travel's velocity instead of the base's measured one
-        (:meth:`plan_footholds`). ``travel_hold`` (m; 0, the default: off): on a map, the
-        travel stands still while a front foot stands higher than the ground under its hip
-        and more than that far behind the hip (:func:`mpc.tasks.map_swing.step_down_pending`:
-        the hips walked past a front foot that has not stepped down yet). ``height_swing``:
-        where the height row counts a swinging support foot: ``foot`` (the default) where it
-        is, ``ground`` on the ground under its swing (its gait target less its lift and, on
-        a map, counted on :meth:`SwingPlan.counted`: up a step the chord of the swing), so a
-        foot led up a tread does not lift the base's target with it (:meth:`_lifted`)."""
+        ``ground: felt``: blind, the fitted plane as ``fit`` (its options too) until a swing
+        foot is held back at a riser on level ground; from then the step is planned on as a
+        given map (:mod:`mpc.tasks.felt_step`; the riser stands ``felt_offset`` m from where
+        the foot touched it: −0.015 by default, the offset measured best, as a pressed foot
+        sinks into its soft contact; the map settings as for ``map``) until it is done with
+        (:meth:`FeltStep.done`: climbed, no step across the way, or lower than 3 cm), and
+        then the fitted plane again (:meth:`_update_felt`). ``travel_speed`` (m/s; 0, the
+        default: off): in goal mode the position target is a point travelling toward the
+        goal at that speed (:meth:`travel_target`, kept within ``lead`` of the base) instead
+        of the goal itself, and on a map the footholds are aimed with that travel's velocity
+        instead of the base's measured one (:meth:`plan_footholds`). ``travel_hold`` (m; 0,
+        the default: off): on a map, the travel stands still while a front foot stands
+        higher than the ground under its hip and more than that far behind the hip
+        (:func:`mpc.tasks.map_swing.step_down_pending`: the hips walked past a front foot
+        that has not stepped down yet). ``height_swing``: where the height row counts a
+        swinging support foot: ``foot`` (the default) where it is, ``ground`` on the ground
+        under its swing (its gait target less its lift and, on a map, counted on
+        :meth:`SwingPlan.counted`: up a step the chord of the swing), so a foot led up a
+        tread does not lift the base's target with it (:meth:`_lifted`)."""
         super().__init__(robot)
         if ground not in ("level", "fit", "map", "felt"):
             raise ValueError(f"unknown ground {ground!r}; choose from level, fit, map, felt")
@@ -280,21 +283,28 @@ class LeggedTask(GoalMode, VelocityMode, Task):
                 raise ValueError(f"map: {e}") from None
         #: The step found by touch (``ground: felt``), else None.
         self.felt: FeltStep | None = None
+        #: ``ground: felt``: the step's map, in the planning model from the start and read by
+        #: the targets (as :attr:`map_ground`) once a riser is met (:meth:`_meet_riser`).
+        self._felt_map: MapGround | None = None
+        #: ``ground: felt`` with ``foot_floors``: the compiled model's collision bits before
+        #: each foot got a floor of its own (geom contype, conaffinity; body contype,
+        #: conaffinity), given back when a riser is met.
+        self._shared_bits: tuple[np.ndarray, ...] | None = None
         if ground == "felt":
             self.felt = FeltStep(robot.foot_radius, felt_offset)
-            self.map_ground = MapGround(self.felt.flat(), self.map_clearance,
-                                        edge=self.map_edge, span=FeltStep.SPAN, riser=True,
-                                        shift_back=False)
+            self._felt_map = MapGround(self.felt.flat(), self.map_clearance,
+                                       edge=self.map_edge, span=FeltStep.SPAN, riser=True,
+                                       shift_back=False)
             self._held = HeldFeet(len(robot.feet))
         self.ground_prior = float(ground_prior)
         self.slope_follow = float(slope_follow)
         # The fitted ground's own options: an error on the level floor, which has no ground
-        # model; on a map (map, felt) unused, so that a terrain config switched to a map with
-        # --set plans on it as it would without them.
+        # model; on a map unused, so that a terrain config switched to a map with --set plans
+        # on it as it would without them; felt's until it meets a riser.
         for key, value in (("ground_below", ground_below), ("foot_floors", foot_floors)):
             if value not in (None, False) and ground == "level":
                 raise ValueError(f"{key} is set but ground is 'level' (set ground: fit)")
-        fitted = ground == "fit"
+        fitted = ground in ("fit", "felt")
         self.ground_below = None if ground_below is None or not fitted else float(ground_below)
         self.split_floors = bool(foot_floors) and fitted
         self.ground_fit: GroundFit | None = None
@@ -476,20 +486,30 @@ class LeggedTask(GoalMode, VelocityMode, Task):
         #: The foot sites' world velocities (nfeet, 3) at the state :meth:`feet` last read.
         self.foot_velocity = np.zeros((len(self._foot_sites), 3))
         self._foot_floor_bodies: list[int] = []
-        if self.ground_mode == "fit":
+        if self.ground_mode in ("fit", "felt"):
             self.ground_fit = GroundFit(len(self.robot.feet), self.ground_prior)
         if self.foot_floors:
             option = "foot_floors" if self.split_floors else "map_contacts: floors"
+            if self.felt is not None:
+                self._shared_bits = tuple(a.copy() for a in (
+                    model.geom_contype, model.geom_conaffinity, model.body_contype,
+                    model.body_conaffinity))
             if not split_foot_contacts(model, self._foot_sites):
                 raise ValueError(f"{option} needs a sphere on every foot and a floor plane; "
                                  f"{self.robot.name}'s planning model has not")
             self._foot_floor_bodies = foot_floor_bodies(model)
-        if self.map_ground is not None:
+        if self.terrain is not None:
             mujoco.mj_resetDataKeyframe(model, self._kin, key)
             mujoco.mj_kinematics(model, self._kin)
             #: The feet's xy under the base at home, in the base's heading frame.
             self._home_feet = (self._kin.site_xpos[self._foot_sites, 0:2]
                                - self._kin.qpos[0:2])
+
+    @property
+    def terrain(self) -> MapGround | None:
+        """The map in the planning model: the map mode's, or felt's from the start (the
+        targets read it as :attr:`map_ground` once a riser is met); None on a plane."""
+        return self._felt_map if self.felt is not None else self.map_ground
 
     @property
     def posable_ground(self) -> bool:
@@ -551,20 +571,22 @@ class LeggedTask(GoalMode, VelocityMode, Task):
         return self.map_ground.follow(received, qpos)
 
     def add_terrain(self, spec: mujoco.MjSpec) -> None:
-        """The map into the planning model (``ground: map``)."""
+        """The map into the planning model (``ground: map``, ``felt``): with ``felt`` its
+        floor plane is also the fitted ground's until a riser is met, and the feet's floors
+        (``foot_floors``) are copies of it."""
         if self.ground_mode in ("map", "felt"):
-            if self.map_ground is None:
+            if self.terrain is None:
                 raise ValueError("ground: map needs a map (task.map, or set_map)")
-            self.map_ground.add_to(spec)
-            if self.map_floors:
+            self.terrain.add_to(spec)
+            if self.map_floors or self.split_floors:
                 floor = next(g for g in spec.geoms if g.type == mujoco.mjtGeom.mjGEOM_PLANE)
                 add_foot_floors(spec, floor, len(self.robot.feet))
 
     def terrain_contacts(self, model: mujoco.MjModel) -> None:
         """On a map, the feet alone touch it (:meth:`MapGround.feet_only`)."""
-        if self.map_ground is not None:
-            self.map_ground.feet_only(model, self.robot.feet)
-            self.map_ground.bind(model)
+        if self.terrain is not None:
+            self.terrain.feet_only(model, self.robot.feet)
+            self.terrain.bind(model)
 
     def _rebuild(self, names: tuple[str, ...]) -> None:
         """Rebuild the affine rows of the terms ``names`` (those the task has)."""
@@ -597,18 +619,15 @@ class LeggedTask(GoalMode, VelocityMode, Task):
         :meth:`_footholds`; all feet at the first call) and rebuild
         the terms that depend on it (:attr:`GROUND_TERMS`). A foot outside
         :attr:`support_feet` (a quadruped's lifted pair on two legs) holds still in the air
-        without a swing target: it is no foothold."""
+        without a swing target: it is no foothold. With ``ground: felt`` the fitted plane
+        until a swing foot is held back at a riser (:meth:`_meet_riser`), the step's map
+        from then on."""
+        if self.felt is not None:
+            self._update_felt(time, qpos, qvel)
+            return
         if self.map_ground is not None:
-            points, standing, first = self._footholds(time, qpos, qvel)
-            if self.felt is not None:
-                self._feel(time, qpos, qvel, points, standing, first)
-            self.map_ground.register(points, standing)
-            self.map_ground.find_terrace(qpos[:2])
-            self.ground = self.map_ground.plane_under(qpos[:2])
-            self._rebuild(("upright",))
-            self.plan_footholds(time, qpos, qvel)
-            if self.map_floors:
-                self._place_map_floors(points, standing, self.planned_stance(time))
+            points, standing, _ = self._footholds(time, qpos, qvel)
+            self._update_map(time, qpos, qvel, points, standing)
             return
         if self.ground_fit is None:
             return
@@ -616,6 +635,35 @@ class LeggedTask(GoalMode, VelocityMode, Task):
         self.ground = (self.ground_fit.reset(points) if first
                        else self.ground_fit.observe(points, standing))
         self._rebuild(self.GROUND_TERMS)
+
+    def _update_map(self, time: float, qpos: np.ndarray, qvel: np.ndarray, points: np.ndarray,
+                    standing: np.ndarray) -> None:
+        """On a map: register it to the standing feet, take the plane under the base and plan
+        the footholds and swings (``points``/``standing``: :meth:`_footholds`)."""
+        self.map_ground.register(points, standing)
+        self.map_ground.find_terrace(qpos[:2])
+        self.ground = self.map_ground.plane_under(qpos[:2])
+        self._rebuild(("upright",))
+        self.plan_footholds(time, qpos, qvel)
+        if self.map_floors:
+            self._place_map_floors(points, standing, self.planned_stance(time))
+
+    def _update_felt(self, time: float, qpos: np.ndarray, qvel: np.ndarray) -> None:
+        """``ground: felt``: the plane fitted to the footholds, and while the robot climbs a
+        step that a swing foot met, the step's map (:meth:`_meet_riser`, :meth:`_feel`).
+        The plane is fitted throughout, so that it is current when the map is left."""
+        points, standing, first = self._footholds(time, qpos, qvel)
+        self.ground = (self.ground_fit.reset(points) if first
+                       else self.ground_fit.observe(points, standing))
+        if self.map_ground is None:
+            if first or not self._meet_riser(time, qpos, qvel, points):
+                self._rebuild(self.GROUND_TERMS)
+                return
+        elif self._feel(time, qpos, qvel, points, standing):
+            self._leave_map()
+            self._rebuild(self.GROUND_TERMS)
+            return
+        self._update_map(time, qpos, qvel, points, standing)
 
     def _place_map_floors(self, points: np.ndarray, standing: np.ndarray,
                           stance: np.ndarray) -> None:
@@ -642,29 +690,80 @@ class LeggedTask(GoalMode, VelocityMode, Task):
         self._map_floor_xy = points[:, :2].copy()
 
     def _feel(self, time: float, qpos: np.ndarray, qvel: np.ndarray, points: np.ndarray,
-              standing: np.ndarray, first: bool) -> None:
-        """``ground: felt``, once per plan before the registration: a swing foot held back
-        (:mod:`mpc.tasks.riser`) marks the riser at its face, a foot standing on top measures
+              standing: np.ndarray) -> bool:
+        """``ground: felt`` on a step's map, once per plan before the registration: a foot
+        over the step lower than its assumed top lowers it, a foot standing on top measures
         it (:mod:`mpc.tasks.felt_step`); the map is revealed to the planning model and the
-        targets when it changes. ``points``/``standing``: :meth:`_footholds` at this state."""
+        targets when it changes. Returns whether the map is done with
+        (:meth:`FeltStep.done`). ``points``/``standing``: :meth:`_footholds` at this
+        state."""
         mg, felt = self.map_ground, self.felt
         local = points.copy()
         local[:, 2] -= mg.shift  # the map's frame
+        self._held_feet(time, qpos, qvel)  # kept current for the next riser
+        changed = felt.lower(local, self.swing_targets(np.asarray(time)) <= 0.0)
+        changed |= felt.confirm(local, standing)
+        if changed:
+            mg.reveal(felt.grid(), felt.riser, felt.top)
+        return felt.done(local, standing)
+
+    def _leave_map(self) -> None:
+        """``ground: felt``: back from a step's map to the fitted plane (:meth:`_feel`), fitted
+        to each foot's newest foothold (on the top, once the step is climbed); the map flat
+        and its riser parked again for the next riser, the plans made on it dropped, the feet
+        on floors of their own again if they had them."""
+        felt = self.felt
+        self.felt = FeltStep(felt.radius, felt.offset)
+        mg = self._felt_map
+        mg.reveal(self.felt.flat())
+        mg.shift = 0.0
+        self.map_ground = None
+        self.foothold_plan = self.swing_plan = None
+        self._stance_xy = self._committed = None
+        if self._shared_bits is not None:
+            split_foot_contacts(self._model, self._foot_sites)
+        self.ground = self.ground_fit.keep_newest()
+
+    def _held_feet(self, time: float, qpos: np.ndarray, qvel: np.ndarray) -> np.ndarray:
+        """The swing feet held back on end at this state (:mod:`mpc.tasks.riser`; the foot
+        velocities of the last :meth:`feet`)."""
         yaw = base_yaw(qpos)
         u = np.array([np.cos(yaw), np.sin(yaw)])
         phase = swing_phase(self.clock.phase(time), np.array(self.gait.offsets),
                             self.timing[0])
-        held = self._held.update(time, held_back(phase, self.foot_velocity,
+        return self._held.update(time, held_back(phase, self.foot_velocity,
                                                  np.asarray(qvel[0:3]), u))
-        changed = False
-        if not first and self._stance_xy is not None:
-            for i in np.flatnonzero(held):
-                lifted = float(mg.map.height(*self._stance_xy[i]))
-                changed |= felt.meet(local[i], lifted)
-        changed |= felt.lower(local, self.swing_targets(np.asarray(time)) <= 0.0)
-        changed |= felt.confirm(local, standing)
-        if changed:
-            mg.reveal(felt.grid(), felt.riser, felt.top)
+
+    def _meet_riser(self, time: float, qpos: np.ndarray, qvel: np.ndarray,
+                    points: np.ndarray) -> bool:
+        """``ground: felt`` on the fitted plane: whether a swing foot is held back at a riser
+        (:meth:`_held_feet`) while the plane is level (no steeper than
+        :attr:`FeltStep.LEVEL`). If one is, the step's map takes over from the plane: its level
+        ground (0 in the map's frame) is raised to the ground the held foot lifted off (its
+        newest foothold, or the plane under it), the riser is placed from the foot
+        (:meth:`FeltStep.meet`) and revealed, the targets read the map from now on, and the
+        feet, if they had floors of their own, stand on the map's floor again (felt's map
+        mode has none: its riser's box must touch them)."""
+        held = self._held_feet(time, qpos, qvel)
+        if not held.any() or np.hypot(self.ground.a1, self.ground.a2) > FeltStep.LEVEL:
+            return False
+        i = int(np.flatnonzero(held)[0])
+        p = self.ground_fit.footholds[i, 0]
+        lifted = (float(p[2]) if np.all(np.isfinite(p))
+                  else float(self.ground.height(points[i, 0], points[i, 1])))
+        mg = self._felt_map
+        mg.shift = lifted
+        foot = points[i].copy()
+        foot[2] -= lifted  # the map's frame
+        self.felt.meet(foot, 0.0)
+        mg.reveal(self.felt.grid(), self.felt.riser, self.felt.top)
+        self.map_ground = mg
+        self._rebuild(self.GROUND_TERMS)  # the gait rows read the map's ground from now on
+        if self._shared_bits is not None:
+            m = self._model
+            (m.geom_contype[:], m.geom_conaffinity[:], m.body_contype[:],
+             m.body_conaffinity[:]) = self._shared_bits
+        return True
 
     def _footholds(self, time: float, qpos: np.ndarray,
                    qvel: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
@@ -685,7 +784,7 @@ class LeggedTask(GoalMode, VelocityMode, Task):
         # for the floor below), and the plane must follow it there, or the planning model's
         # floor holds that foot up where there is nothing.
         below = np.zeros(len(points), bool)
-        if self.ground_below is not None:
+        if self.ground_below is not None and self.map_ground is None:
             below = points[:, 2] < (self.ground.height(points[:, 0], points[:, 1])
                                     - self.ground_below)
         stance = self.planned_stance(time) & ((speed < self.STANCE_SPEED) | below)
@@ -700,13 +799,15 @@ class LeggedTask(GoalMode, VelocityMode, Task):
                 for i, body in enumerate(self._foot_floor_bodies):
                     pose(model, body, GroundPlane(float(self._map_floor_z[i]), 0.0, 0.0),
                          self._map_floor_xy[i])
-        else:
+        elif self.map_ground is None:
             for i, body in enumerate(self._foot_floor_bodies):
                 p = self.ground_fit.footholds[i, 0]
                 at = p[:2] if np.all(np.isfinite(p)) else (0.0, 0.0)
                 pose(model, body, self.foot_floor(i), at)
         if self.map_ground is not None:
             self.map_ground.place()
+        elif self.terrain is not None:  # felt before a riser: its floor on the fitted plane
+            self.terrain.stand_in(self.ground)
 
     # --- the terms' affine parts: G and c are the term's rows ---------------------------
     def affine_upright(self, model: mujoco.MjModel, G: np.ndarray, c: np.ndarray) -> None:

@@ -88,7 +88,7 @@ import mujoco
 import numpy as np
 from numba import njit
 
-from mpc.tasks.ground import GroundPlane, foot_geoms
+from mpc.tasks.ground import GroundPlane, foot_geoms, pose
 from mpc.tasks.map_window import MapWindow, WindowSpec
 from mpc.tasks.terrain_map import HeightMap, MapError, _bilinear, floor_contact, floor_plane, load
 
@@ -149,6 +149,8 @@ class MapGround:
     FIELD_DROP: ClassVar[float] = 0.5
     #: Half the height (m) of a riser's box: its top at the step's, its bottom far below.
     RISER_HALF_HEIGHT: ClassVar[float] = 0.3
+    #: m the field lies under a plane that stands in for the map (:meth:`stand_in`).
+    FIELD_PARKED: ClassVar[float] = 10.0
 
     def __init__(self, terrain: HeightMap | str | Path | None, clearance: float = 0.05,
                  window: WindowSpec | None = None, edge: float = 0.0, span: float = 0.0,
@@ -332,6 +334,7 @@ class MapGround:
         so it stays where it is written."""
         if self._model is not None and self.window is None:
             pos = self._model.body_pos
+            self._model.body_quat[self._body] = (1.0, 0.0, 0.0, 0.0)  # level after stand_in
             if self.terrace is None:
                 pos[self._body, 2] = pos[self._field_body, 2] = self.shift
             else:
@@ -342,6 +345,19 @@ class MapGround:
             if self._riser_body >= 0 and self.riser_at is not None:
                 x, top = self.riser_at
                 pos[self._riser_body] = (x, 0.0, self.shift + top - self.RISER_HALF_HEIGHT)
+
+    def stand_in(self, plane: GroundPlane) -> None:
+        """The bound model's floor plane posed on ``plane`` (nothing may be stepping it) and
+        the field parked :attr:`FIELD_PARKED` under it, a riser's box parked too: the plane
+        alone is the ground, as a fitted plane is (``ground: felt`` while it has no riser;
+        :meth:`place` puts the map back). A map given whole only."""
+        if self.window is not None:
+            raise MapError("stand_in is for a map given whole, not a window")
+        pose(self._model, self._body, plane)
+        self._model.body_pos[self._field_body, 2] = plane.a0 - self.FIELD_PARKED
+        if self._riser_body >= 0:
+            self._model.body_pos[self._riser_body] = (RISER_PARKED, 0.0, 0.0)
+            self.riser_at = None
 
     def follow(self, received: HeightMap | None, qpos: np.ndarray) -> bool:
         """Between plans (nothing may be stepping the planning model): take ``received`` (a

@@ -311,6 +311,18 @@ def test_the_go1_terrain_config_walks_down_an_8cm_step(tmp_path):
 
 
 @pytest.mark.slow
+def test_the_go2_terrain_config_gets_up_an_8cm_step_it_finds_by_touch(tmp_path):
+    """go2_hw_terrain (``ground: felt``) on the deploy path gets up the 8 cm step to its goal
+    (seed 0; docs/terrain.md "A step felt"): a front foot held back at the riser, the step
+    planned on until every foot stood on its top, and the fitted plane again. With ``ground:
+    fit`` it stalls in front of the riser (0 of 10 get up), and the derivatives need no finite
+    difference on the riser's box."""
+    result = one_run(tmp_path, "go2_hw_terrain", "step_up_8cm", seed=0, duration=10)
+    assert result["outcome"] == "goal", result
+    assert result["fd_evaluations"] == 0
+
+
+@pytest.mark.slow
 def test_the_go1_slabs_config_walks_over_loose_slabs(tmp_path):
     """go1_hw_slabs on the deploy path over loose slabs up to 5 cm reaches its goal in 15 s
     (seed 5; 9 of seeds 0-9 do, docs/terrain.md "The Go1 on loose slabs"). Seed 5 needs both

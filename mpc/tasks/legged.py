@@ -498,6 +498,8 @@ class LeggedTask(GoalMode, VelocityMode, Task):
                 raise ValueError(f"{option} needs a sphere on every foot and a floor plane; "
                                  f"{self.robot.name}'s planning model has not")
             self._foot_floor_bodies = foot_floor_bodies(model)
+        if self._felt_map is not None:
+            self._felt_map.warm_up()  # read first at the first riser, mid-walk
         if self.terrain is not None:
             mujoco.mj_resetDataKeyframe(model, self._kin, key)
             mujoco.mj_kinematics(model, self._kin)

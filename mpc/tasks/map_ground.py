@@ -460,6 +460,14 @@ class MapGround:
             ok &= self.edge_map.height(points[:, 0], points[:, 1]) <= self.EDGE_TOLERANCE
         return points[int(np.argmax(ok))] if ok.any() else None
 
+    def warm_up(self) -> None:
+        """Compile (or load from numba's cache) the kernels that read the map, now: felt's
+        map is first read at the first riser, mid-walk, and on loopback the Go2's first plan
+        there, compiling them, took 0.74 s; its policy expired and the robot was put in
+        damping."""
+        x0, y0 = self.map.origin
+        self.highest_along(np.array([[x0, y0], [x0 + 2 * self.clearance + 0.1, y0]]))
+
     def highest_along(self, path: np.ndarray) -> float:
         """The highest ground a swing along ``path`` (n, 2 points, lift-off first, touchdown
         last) passes over: the map itself along the whole path, and the clearance map (the

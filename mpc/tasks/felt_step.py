@@ -34,7 +34,8 @@ goes back to the plane fitted to its footholds and the next riser is met afresh
 
 Limits: one riser at a time, perpendicular to the map's x axis (the travel of the goal-mode
 configs, the riser met along +x), within the map's extent (:attr:`FeltStep.EXTENT` about the
-start); the ground before it level, at the height of the ground the held foot lifted off.
+start; :meth:`FeltStep.fits`: beyond it the task stays on the fitted plane); the ground before
+it level, at the height of the ground the held foot lifted off.
 """
 
 from __future__ import annotations
@@ -80,6 +81,9 @@ class FeltStep:
     #: the A1's hind foot, held at the ramp's foot, made one of the ramp; the front feet
     #: beyond it confirmed a top 9 cm up, level, and the robot was thrown back down.
     LEVEL: ClassVar[float] = 0.1
+    #: How far (m) a riser's face must lie inside the map's extent (:meth:`fits`), twice
+    #: that before its far end (the top).
+    INSIDE: ClassVar[float] = 0.5
 
     def __init__(self, foot_radius: float, offset: float = 0.0):
         """``foot_radius`` (m): the foot sphere's; ``offset`` (m): added to the face's x where
@@ -115,6 +119,16 @@ class FeltStep:
         self.ground = float(lifted)
         self.top = max(self.ground + self.RISE, float(foot[2]) + self.MARGIN)
         return True
+
+    def fits(self, foot: np.ndarray) -> bool:
+        """Whether a riser met by a foot at ``foot`` (x, y; the map's frame) lies within the
+        map's extent (:attr:`EXTENT` about the start), :attr:`INSIDE` from its edges: beyond
+        it the step could not be written into the map (a riser's box with no top behind it),
+        and the task stays on the fitted plane."""
+        x0, x1, w = self.EXTENT
+        face = float(foot[0]) + self.radius
+        return (x0 + self.INSIDE <= face <= x1 - 2 * self.INSIDE
+                and abs(float(foot[1])) <= w - self.INSIDE)
 
     def confirm(self, points: np.ndarray, standing: np.ndarray) -> bool:
         """The first foothold on top (a standing foot's ground point a foot radius past the

@@ -740,16 +740,19 @@ class LeggedTask(GoalMode, VelocityMode, Task):
                     points: np.ndarray) -> bool:
         """``ground: felt`` on the fitted plane: whether a swing foot is held back at a riser
         (:meth:`_held_feet`) while the plane is level (no steeper than
-        :attr:`FeltStep.LEVEL`). If one is, the step's map takes over from the plane: its level
-        ground (0 in the map's frame) is raised to the ground the held foot lifted off (its
-        newest foothold, or the plane under it), the riser is placed from the foot
-        (:meth:`FeltStep.meet`) and revealed, the targets read the map from now on, and the
-        feet, if they had floors of their own, stand on the map's floor again (felt's map
-        mode has none: its riser's box must touch them)."""
+        :attr:`FeltStep.LEVEL`), within the map's extent (:meth:`FeltStep.fits`). If one
+        is, the step's map takes over from the plane: its level ground (0 in the map's
+        frame) is raised to the ground the held foot lifted off (its newest foothold, or
+        the plane under it), the riser is placed from the foot (:meth:`FeltStep.meet`)
+        and revealed, the targets read the map from now on, and the feet, if they had
+        floors of their own, stand on the map's floor again (felt's map mode has none:
+        its riser's box must touch them)."""
         held = self._held_feet(time, qpos, qvel)
         if not held.any() or np.hypot(self.ground.a1, self.ground.a2) > FeltStep.LEVEL:
             return False
         i = int(np.flatnonzero(held)[0])
+        if not self.felt.fits(points[i]):
+            return False
         p = self.ground_fit.footholds[i, 0]
         lifted = (float(p[2]) if np.all(np.isfinite(p))
                   else float(self.ground.height(points[i, 0], points[i, 1])))

@@ -365,6 +365,26 @@ def test_a_held_foot_brings_the_step_in_and_climbing_it_takes_it_out():
     assert task.ground.height(*d.qpos[:2]) == pytest.approx(on_top, abs=0.002)
 
 
+def test_a_riser_beyond_the_maps_extent_is_not_met():
+    """The step's map covers :attr:`FeltStep.EXTENT` about the start: a riser met beyond it
+    could not be written into it (a riser's box with no top behind it), so the task stays on
+    the fitted plane there."""
+    felt = FeltStep(R)
+    x0, x1, w = felt.EXTENT
+    assert felt.fits(np.array([0.5, 0.0])) and felt.fits(np.array([x1 - 1.1, w - 0.6]))
+    assert not felt.fits(np.array([x1 - 0.9, 0.0])) and not felt.fits(np.array([1.0, w - 0.4]))
+    assert not felt.fits(np.array([x0 + 0.4, 0.0]))
+    task, m = go1_felt()
+    d = pitched(m, task.robot.home_key, 0.0)
+    d.qpos[0] = x1 - 0.8
+    mujoco.mj_forward(m, d)
+    task.update(0.0, d.qpos, d.qvel)
+    hold_fl(task, m, x1 - 0.8)
+    assert task.map_ground is None and task.felt.face is None
+    hold_fl(task, m, 0.0)  # the same foot, held near the start: the riser is met
+    assert task.map_ground is task.terrain
+
+
 def test_a_foot_held_on_sloped_ground_meets_no_riser():
     """The step's map is level before the riser and on top: on a fitted plane steeper than
     :attr:`FeltStep.LEVEL` (a ramp) a held foot is not taken for a riser."""

@@ -14,6 +14,7 @@ time enters only as an explicit argument and is never perturbed.
 
 from __future__ import annotations
 
+import numbers
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, replace
 from typing import ClassVar
@@ -68,6 +69,9 @@ def weighted_terms(terms: list[CostTerm], weights: dict | None, task: str) -> li
     if unknown:
         raise ValueError(f"unknown cost term(s) {', '.join(sorted(unknown))} in weights; "
                          f"terms of {task}: {', '.join(names)}")
+    for name, weight in (weights or {}).items():
+        if isinstance(weight, bool) or not isinstance(weight, numbers.Real):
+            raise ValueError(f"weights.{name} must be a number, got {weight!r}")
     return [replace(t, weight=float((weights or {}).get(t.name, t.weight))) for t in terms]
 
 

@@ -95,6 +95,14 @@ def test_weights_of_terms_the_task_does_not_have_are_rejected():
     assert {t.name: t.weight for t in task.terms}["heading"] == 3.0
 
 
+@pytest.mark.parametrize("weight", [[0.1, 0.2], "0.1", True, None])
+def test_a_weight_that_is_not_a_number_is_refused_naming_the_term(weight):
+    """Found by the config fuzz test: ``weights.position`` given as a list passed the bounds
+    (they bound each number of a value) and raised a TypeError, a traceback, in the task."""
+    with pytest.raises(ValueError, match=r"^weights\.position must be a number, got "):
+        make_task("quadruped_flat", robots.info("a1"), weights={"position": weight})
+
+
 # --- waypoints -----------------------------------------------------------------------------------
 class Bare(Task):
     name = "bare"

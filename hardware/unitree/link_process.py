@@ -122,13 +122,21 @@ class LinkProcessPlant(Plant):
                                       os.getpid()))
         # The child inherits this thread's signal mask: it starts with SIGINT and SIGTERM
         # blocked and unblocks them once its own handlers are in place (see serve), so a
-        # Ctrl-C while it imports is neither lost nor a traceback.
+        # Ctrl-C while it imports is neither lost nor a traceback. The mask is this thread's
+        # only: another thread (the run's record, the lifeline's holder) may take the signal
+        # for the process, and Python then runs its handler here, inside start(). Between the
+        # spawn and the write of the child's arguments that cut the child's input short (a
+        # traceback from its bootstrap, and a child this plant did not know it had), so the
+        # signal is only noted while start() runs and raised again once it has returned.
         mask = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
         try:
-            self.proc.start()
+            with held_signals() as noted:
+                self.proc.start()
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, mask)
             child_conn.close()
+        if noted:
+            signal.raise_signal(signal.Signals[noted[0]])
         connect = float(options.get("connect_timeout", 3.0))
         self._expect("ready", connect + 60.0)  # the child imports and compiles first
         # A program that ends without closing the plant (an exception) closes it at its exit,

@@ -169,3 +169,75 @@ def test_an_estop_while_the_main_thread_holds_the_bridge_lock_does_not_deadlock(
     result = json.loads(out.strip().splitlines()[-1])
     assert result == {"reason": "e-stop: SIGINT", "closed_as": "e-stop: SIGINT",
                       "last_is_damping": True}, (result, err)
+
+
+#: A controller with a second thread (as mpc-run has: the run's record, the lifeline's holder),
+#: which takes SIGINT for the process while the main thread, its signals blocked, spawns the
+#: link process: sent from the spawn's own step, after the child exists and before its
+#: arguments are written to it.
+SIGNAL_IN_THE_SPAWN = """
+import os, signal, sys, threading, time
+import multiprocessing.util as util
+
+def interrupt(signum, _frame):  # as mpc-run
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+signal.signal(signal.SIGINT, interrupt)
+signal.signal(signal.SIGTERM, interrupt)
+spawn, pids, asked, sent = util.spawnv_passfds, [], threading.Event(), threading.Event()
+
+def sender():  # started before the spawn: a thread inherits the mask of the one starting it
+    asked.wait()
+    signal.raise_signal(signal.SIGINT)  # raise() here: delivered to this thread
+    sent.set()
+
+threading.Thread(target=sender, daemon=True).start()
+
+def spawn_then_signal(path, args, passfds):
+    pids.append(spawn(path, args, passfds))
+    if not any(b"spawn_main" in os.fsencode(a) for a in args):  # the resource tracker
+        return pids[-1]
+    asked.set()
+    sent.wait()
+    for _ in range(20):  # Python runs the handler in the main thread, here, as it would
+        time.sleep(0.005)  # between the spawn and the write of the child's input
+    return pids[-1]
+
+util.spawnv_passfds = spawn_then_signal
+import robots
+from hardware.safety.layer import SafetyConfig
+from hardware.unitree.udp_plant import UnitreeUdpPlant
+try:
+    UnitreeUdpPlant(robots.info("go1"), robot_ip="127.0.0.1", robot_port=int(sys.argv[1]),
+                    local_port=int(sys.argv[2]), safety=SafetyConfig(state_timeout=0.5),
+                    connect_timeout=60.0)
+except KeyboardInterrupt as e:
+    print(f"interrupted by {e} while the link started; link process {pids}", flush=True)
+    sys.exit(130)
+print("ready", flush=True)
+"""
+
+
+def test_a_signal_another_thread_takes_during_the_spawn_is_raised_after_it(fake_robot):
+    """SIGINT taken by another thread while the link process is spawned (CI, 2026-11-29: the
+    storm's SIGINT 1 s after mpc-run's start printed a traceback from the link process's
+    bootstrap, its input cut short, and the controller, not knowing it had a child, ended
+    without stopping it): the controller notes the signal, finishes the spawn and raises it
+    then, so its link process is stopped as any interrupted start is, with no traceback."""
+    fake = fake_robot("go1")
+    proc = subprocess.Popen([sys.executable, "-c", SIGNAL_IN_THE_SPAWN, str(fake.port),
+                             str(free_udp_port())], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            env={**os.environ, "MUJOCO_GL": "disable"})
+    try:
+        out, err = proc.communicate(timeout=120)
+        assert wait_for(lambda: not group_alive(proc.pid), 2.0), "the link process lives on"
+    finally:
+        if group_alive(proc.pid):
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, (out, err)
+    assert "interrupted by SIGINT while the link started" in out, (out, err)
+    assert "Traceback" not in err, err
+    assert "robot link stopped while starting: e-stop: SIGINT" in err, err
+    c = commands(fake)
+    assert np.all(damping(c, fake.sim.slots)) and not fake.stood

@@ -634,9 +634,14 @@ class LeggedTask(GoalMode, VelocityMode, Task):
         if self.ground_fit is None:
             return
         points, standing, first = self._footholds(time, qpos, qvel)
+        self._refit(points, standing, first)
+        self._rebuild(self.GROUND_TERMS)
+
+    def _refit(self, points: np.ndarray, standing: np.ndarray, first: bool) -> None:
+        """:attr:`ground` fitted anew to the feet at the first call, else refitted to the
+        standing feet's footholds (``points``/``standing``/``first``: :meth:`_footholds`)."""
         self.ground = (self.ground_fit.reset(points) if first
                        else self.ground_fit.observe(points, standing))
-        self._rebuild(self.GROUND_TERMS)
 
     def _update_map(self, time: float, qpos: np.ndarray, qvel: np.ndarray, points: np.ndarray,
                     standing: np.ndarray) -> None:
@@ -655,8 +660,7 @@ class LeggedTask(GoalMode, VelocityMode, Task):
         step that a swing foot met, the step's map (:meth:`_meet_riser`, :meth:`_feel`).
         The plane is fitted throughout, so that it is current when the map is left."""
         points, standing, first = self._footholds(time, qpos, qvel)
-        self.ground = (self.ground_fit.reset(points) if first
-                       else self.ground_fit.observe(points, standing))
+        self._refit(points, standing, first)
         if self.map_ground is None:
             if first or not self._meet_riser(time, qpos, qvel, points):
                 self._rebuild(self.GROUND_TERMS)
